@@ -1,0 +1,252 @@
+"""The finding catalog: every code meshcert can emit, its default severity and remediation.
+
+Codes are a public contract (tests and downstream scripts assert them). Where mesh-llm's package
+tool already names a problem, the same code is used. Checks refer to codes; reports render the
+remediation from here. Add a row here before emitting a new code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning", "info"]
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    code: str
+    severity: Severity
+    group: str
+    remediation: str
+
+
+def _rows(group: str, severity: Severity, rows: dict[str, str]) -> dict[str, CatalogEntry]:
+    return {code: CatalogEntry(code, severity, group, text) for code, text in rows.items()}
+
+
+E: Severity = "error"
+W: Severity = "warning"
+I: Severity = "info"  # noqa: E741
+
+CATALOG: dict[str, CatalogEntry] = {}
+
+# --- Ref and input -------------------------------------------------------------------------
+CATALOG |= _rows("ref", E, {
+    "direct_gguf_input": "Certify the layer package (a directory with model-package.json or an "
+    "hf:// ref), not a single .gguf file.",
+    "invalid_package_ref": "Use hf://namespace/repo[@revision], hf://namespace/repo:revision or a "
+    "local directory holding model-package.json.",
+    "unpinned_revision": "Pin the immutable 40-hex commit SHA: hf://ns/repo@<sha> (or pass "
+    "--allow-unpinned for a pre-publication check).",
+    "hub_repo_not_found": "Check the repository id and that your token can see it.",
+    "hub_revision_not_found": "Check the revision: it must exist in the repository.",
+    "hub_gated": "Accept the repository's conditions on the Hub and set HF_TOKEN.",
+    "hub_disabled": "The repository is disabled on the Hub; it cannot be certified.",
+    "hub_unauthorized": "Set HF_TOKEN to a token with read access to the repository.",
+    "hub_unreachable": "The Hub could not be reached or kept failing; retry later or check "
+    "HF_ENDPOINT. Certification is incomplete, not passed.",
+})
+
+# --- Manifest ------------------------------------------------------------------------------
+CATALOG |= _rows("manifest", E, {
+    "missing_manifest": "Add model-package.json at the package root.",
+    "invalid_manifest_json": "Write the manifest as strict UTF-8 JSON (no NaN/Infinity, no "
+    "comments, nesting under 64 levels).",
+    "manifest_too_large": "Keep model-package.json under 16 MiB; peers refuse larger manifests.",
+    "duplicate_manifest_key": "Remove the repeated key: JSON readers disagree on which value wins.",
+    "unsupported_schema_version": "Set schema_version to 1; consumers never load unknown versions.",
+    "invalid_format": "Set format to \"layer-package\".",
+    "empty_model_id": "Set model_id to the model coordinate, e.g. ns/repo:QUANT.",
+    "invalid_activation_width": "Set activation_width to the model's embedding length (> 0).",
+    "empty_source_model_path": "Set source_model.path to the source artifact's file name.",
+    "invalid_source_model_sha256": "Set source_model.sha256 (and files[].sha256) to 64 hex "
+    "characters.",
+    "empty_source_identity_field": "Remove the blank source_model field or give it a value.",
+    "missing_skippy_abi_version": "Set skippy_abi_version (major.minor[.patch]).",
+    "incompatible_skippy_abi_version": "Build the package for the runtime's ABI: same major, "
+    "minor not above the runtime's.",
+    "empty_projector_kind": "Set the projector kind (\"mmproj\").",
+    "unsupported_projector_kind": "Only projector kind \"mmproj\" is supported.",
+    "too_few_layers": "A split needs at least 2 layers.",
+    "missing_manifest_field": "Add the required field to model-package.json.",
+    "invalid_manifest_field": "Give the field the type and range the schema requires.",
+    "missing_shared_artifact": "The shared section must hold metadata, embeddings and output.",
+})
+CATALOG |= _rows("manifest", W, {
+    "missing_activation_width": "Add activation_width (routing and topology planning use it).",
+    "missing_created_at": "Set created_at_unix_secs for provenance.",
+})
+CATALOG |= _rows("manifest", I, {
+    "unknown_manifest_field": "Nothing to do: schema 1 is additive; this field is ignored by "
+    "consumers that do not know it.",
+    "skippy_abi_not_checked": "Pass --runtime-abi X.Y.Z to check the ABI against a runtime.",
+})
+
+# --- Layers --------------------------------------------------------------------------------
+CATALOG |= _rows("layers", E, {
+    "layer_index_out_of_range": "Layer indexes run from 0 to layer_count-1.",
+    "missing_layer": "Add the missing layer entry (one per index).",
+    "duplicate_layer": "Keep exactly one entry per layer index.",
+})
+
+# --- Artifacts -----------------------------------------------------------------------------
+CATALOG |= _rows("artifacts", E, {
+    "unsafe_artifact_path": "Use a relative path of normal components (no '..', '.', empty "
+    "components, absolute or drive paths, backslashes).",
+    "empty_artifact": "artifact_bytes must be the exact file size and greater than 0.",
+    "invalid_tensor_bytes": "tensor_bytes must be 0 exactly when tensor_count is 0.",
+    "invalid_artifact_sha256": "sha256 must be 64 hex characters.",
+    "artifact_not_file": "Artifacts must be regular files inside the package (no directories, "
+    "devices, FIFOs or links leaving the package).",
+    "missing_artifact": "Upload or restore the file the manifest names.",
+    "artifact_size_mismatch": "Regenerate the manifest or restore the file: sizes differ.",
+    "artifact_sha256_mismatch": "The file's content does not match the manifest: restore it or "
+    "regenerate the manifest.",
+    "artifact_sha256_unreadable": "The file could not be read to hash it; check permissions and "
+    "that it does not change during certification.",
+})
+CATALOG |= _rows("artifacts", W, {
+    "undeclared_artifact": "Name the .gguf in the manifest or remove it from the package.",
+    "artifact_hard_link": "A hard-linked artifact shares storage with a file outside the "
+    "package; copy it instead.",
+})
+
+# --- Hub metadata --------------------------------------------------------------------------
+CATALOG |= _rows("hub", E, {
+    "hub_artifact_missing": "Upload the file the manifest names to the published revision.",
+    "hub_size_mismatch": "The published file's size differs from the manifest; re-upload.",
+    "hub_sha256_mismatch": "The Hub's LFS sha256 differs from the manifest; re-upload or "
+    "regenerate the manifest.",
+})
+CATALOG |= _rows("hub", W, {
+    "hub_artifact_not_lfs": "Store GGUF fragments with Git LFS/Xet so the Hub attests their "
+    "sha256.",
+})
+
+# --- GGUF structure ------------------------------------------------------------------------
+CATALOG |= _rows("gguf", E, {
+    "gguf_bad_magic": "The file is not a GGUF file; regenerate the fragment.",
+    "gguf_unsupported_version": "Write GGUF version 2 or 3.",
+    "gguf_truncated": "The GGUF header or tensor data is cut short; re-upload the fragment.",
+    "gguf_duplicate_key": "A metadata key appears twice in the header; regenerate the fragment.",
+    "gguf_duplicate_tensor": "A tensor name appears twice in the fragment.",
+    "gguf_tensor_out_of_bounds": "A tensor's data lies beyond the end of the file.",
+    "gguf_tensor_overlap": "Two tensors' data ranges overlap.",
+    "gguf_misaligned_tensor": "Tensor offsets must be multiples of general.alignment.",
+    "tensor_count_mismatch": "Regenerate the manifest: tensor_count differs from the fragment.",
+    "tensor_bytes_mismatch": "Regenerate the manifest: tensor_bytes differs from the fragment.",
+    "tensor_in_wrong_layer": "Each layers/ file holds only blk.<its index>.* tensors; shared "
+    "files hold no layer tensors.",
+    "tensor_duplicated_across_artifacts": "Every owned tensor belongs to exactly one artifact.",
+    "metadata_has_tensors": "shared/metadata.gguf must carry metadata only, no tensors.",
+    "architecture_mismatch": "All fragments must agree on general.architecture.",
+    "layer_count_mismatch": "layer_count must equal {arch}.block_count.",
+    "missing_required_tensor": "Add the tensor the architecture requires to its fragment.",
+})
+CATALOG |= _rows("gguf", W, {
+    "activation_width_mismatch": "activation_width should equal {arch}.embedding_length.",
+    "unexpected_tensor_for_architecture": "The gguf library does not list this tensor name for "
+    "the architecture; check the converter.",
+})
+
+# --- Source parity -------------------------------------------------------------------------
+CATALOG |= _rows("source", E, {
+    "source_sha256_mismatch": "The source file does not match source_model.sha256.",
+    "source_tensor_missing_from_package": "Every source tensor must be in exactly one artifact.",
+    "package_tensor_not_in_source": "The package holds a tensor the source model does not.",
+    "source_tensor_data_mismatch": "The tensor's type, shape or bytes differ from the source.",
+})
+
+# --- Generation ----------------------------------------------------------------------------
+CATALOG |= _rows("generation", E, {
+    "empty_generation_policy_field": "Give the policy field a value or remove it.",
+    "unknown_generation_policy_value": "Use auto, dense, direct-sparse, compact-flash, "
+    "sparse-chunked or fallback (indexshare: required; experimental: evidence-gated).",
+    "unknown_experimental_policy": "Only selected_row_flash, moe_weighted_down and "
+    "moe_merged_shared_gate_up are known experimental switches.",
+    "model_family_generation_object": "Remove model-family objects (e.g. generation.glm_dsa); "
+    "use generation.policy.profile.",
+    "backend_specific_generation_field": "Remove backend/kernel fields from the manifest; "
+    "benchmark knobs belong in evidence reports.",
+    "invalid_generation_threshold_zero": "Thresholds must be positive; remove it to use the "
+    "runtime default.",
+    "invalid_generation_threshold": "Thresholds are positive integers in their unit.",
+    "glm_dsa_contract_violation": "Only emit glm-dsa-v1 for GLM-DSA artifacts with the tensors, "
+    "metadata and values the profile requires.",
+    "policy_not_supported_by_evidence": "Keep the switch evidence-gated until the evidence report "
+    "gives it a promote verdict.",
+})
+CATALOG |= _rows("generation", W, {
+    "unknown_generation_profile": "The profile is not known to this certifier; it is reported, "
+    "never reinterpreted.",
+})
+
+# --- Speculative decoding (mesh-llm preflight names) ----------------------------------------
+CATALOG |= _rows("speculative", E, {
+    "empty_speculative_default": "Set speculative_decoding.default to a declared strategy id.",
+    "missing_speculative_default_strategy": "The default must name a declared strategy.",
+    "empty_speculative_proposer_name": "Proposer names must be non-empty.",
+    "unsupported_speculative_proposer_type": "Proposer types: native-mtp, ngram-cache, "
+    "ngram-suffix.",
+    "empty_speculative_strategy_name": "Strategy ids must be non-empty.",
+    "empty_speculative_strategy_type": "Give the strategy a type.",
+    "unsupported_speculative_strategy_type": "Strategy types: native-mtp, ngram-cache, "
+    "ngram-suffix, composite.",
+    "missing_speculative_proposer": "The strategy references a proposer that is not declared.",
+    "native_mtp_strategy_proposer_type_mismatch": "A native-mtp strategy must reference a "
+    "native-mtp proposer.",
+    "missing_ngram_strategy_proposer": "An n-gram strategy must reference a declared proposer "
+    "or carry its own fields.",
+    "ngram_strategy_proposer_type_mismatch": "The n-gram strategy's proposer has another type.",
+    "missing_composite_extension_policy": "A composite strategy needs an extension_policy.",
+    "missing_composite_primary": "A composite strategy needs a primary proposer.",
+    "missing_composite_extender": "A composite strategy needs an extender proposer.",
+    "invalid_composite_primary_type": "The composite primary must be a native-mtp proposer.",
+    "invalid_composite_extender_type": "The composite extender must be an n-gram proposer.",
+    "unsupported_native_mtp_prediction_depth": "native-mtp prediction_depth must be 1.",
+    "missing_native_mtp_layers": "native-mtp needs non-empty layer_indices.",
+    "native_mtp_layer_out_of_range": "native-mtp layer indices must be < layer_count.",
+    "native_mtp_layer_missing_tensors": "The named layer has no blk.N.nextn.* tensors.",
+    "invalid_ngram_proposer_window": "Need 1 <= ngram_min <= ngram_max (cache: <= 4; suffix: "
+    "3..64).",
+    "invalid_ngram_proposer_max_tokens": "max_proposal_tokens must be > 0.",
+    "unsupported_ngram_cache_max_window": "ngram-cache supports ngram_max <= 4.",
+    "invalid_ngram_cache_history_scope": "ngram-cache history_scope must be \"request\".",
+    "invalid_ngram_suffix_history_scope": "ngram-suffix history_scope must be \"request\".",
+    "unsupported_ngram_suffix_window": "ngram-suffix needs 3 <= ngram_min <= ngram_max <= 64.",
+    "invalid_extension_policy_tokens": "extension_policy max_tokens must be > 0 (and the other "
+    "token counts non-negative integers).",
+    "empty_window_policy_default": "window_policy.default must be non-empty.",
+    "invalid_window_policy_zero": "Window sizes must be non-zero.",
+    "invalid_window_policy_pipeline_depth": "pipeline_depth must be within 1..64.",
+    "invalid_window_policy_bounds": "Need min_window <= max_window.",
+    "invalid_window_policy_initial": "Need min_window <= initial_window <= max_window.",
+})
+CATALOG |= _rows("speculative", W, {
+    "speculative_spec_disagreement": "The spec lists this type but mesh-llm's package tool "
+    "rejects it; avoid it until the two agree.",
+    "legacy_speculative_strategy_id": "Rename the legacy id native-mtp-n1 to mtp.",
+    "operator_only_speculative_strategy": "\"disabled\" is an operator choice, not a package "
+    "strategy.",
+})
+
+# --- Model card ----------------------------------------------------------------------------
+CATALOG |= _rows("readme", W, {
+    "readme_missing": "Add a README.md model card to the package.",
+    "readme_missing_field": "Add the named item to the model card.",
+})
+
+# --- Engine --------------------------------------------------------------------------------
+CATALOG |= _rows("engine", E, {
+    "internal_error": "A check crashed; the result is incomplete. Report this as a meshcert bug.",
+    "check_not_run": "A check could not run because its inputs were unavailable.",
+})
+
+
+def entry(code: str) -> CatalogEntry:
+    """Return the catalog row for `code`; unknown codes are a programming error."""
+    try:
+        return CATALOG[code]
+    except KeyError:
+        raise KeyError(f"finding code {code!r} is not in the catalog") from None

@@ -1,0 +1,52 @@
+"""Checks: pure functions from a PackageView to findings, registered with the codes they emit.
+
+Every module in this package is imported by `all_checks()`, so adding a check is adding a
+module with `@register(...)` functions; find a check by grepping its finding code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from certify.catalog import CATALOG
+from certify.findings import Finding
+from certify.view import PackageView
+
+CheckFunc = Callable[[PackageView], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    codes: frozenset[str]
+    func: CheckFunc
+    order: int
+
+
+_REGISTRY: dict[str, Check] = {}
+
+
+def register(name: str, codes: Iterable[str], order: int = 100) -> Callable[[CheckFunc], CheckFunc]:
+    """Register a check group. `codes` are every code it may emit (all must be catalogued);
+    lower `order` runs first (only affects the order findings are listed)."""
+    code_set = frozenset(codes)
+    unknown = sorted(code_set - CATALOG.keys())
+    if unknown:
+        raise KeyError(f"check {name!r} declares codes missing from the catalog: {unknown}")
+
+    def decorate(func: CheckFunc) -> CheckFunc:
+        if name in _REGISTRY and _REGISTRY[name].func is not func:
+            raise ValueError(f"check {name!r} registered twice")
+        _REGISTRY[name] = Check(name, code_set, func, order)
+        return func
+
+    return decorate
+
+
+def all_checks() -> list[Check]:
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+    return sorted(_REGISTRY.values(), key=lambda c: (c.order, c.name))

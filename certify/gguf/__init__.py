@@ -1,0 +1,1 @@
+"""GGUF header model, reader and the tensor-name knowledge the checks use."""

@@ -1,0 +1,49 @@
+"""What a GGUF header read yields (data only; the reader lives in `certify.gguf.reader`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    name: str
+    shape: tuple[int, ...]  # GGUF order (ne[0] first)
+    ggml_type: int
+    offset: int  # relative to the start of the data section
+    n_bytes: int  # computed from type and shape (0 when the type is unknown)
+
+
+@dataclass(frozen=True)
+class ArraySummary:
+    """A large array the reader skipped instead of materializing (e.g. a 152k vocab)."""
+
+    element_type: int
+    length: int
+
+
+@dataclass
+class GGUFHeader:
+    version: int
+    kv: dict[str, Any]  # scalars as Python values; arrays as lists or ArraySummary
+    tensors: list[TensorInfo]
+    alignment: int
+    data_offset: int  # absolute offset of the tensor data section
+    file_size: int | None
+    duplicate_keys: list[str] = field(default_factory=list)
+    duplicate_tensors: list[str] = field(default_factory=list)
+
+    @property
+    def architecture(self) -> str | None:
+        value = self.kv.get("general.architecture")
+        return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class HeaderError:
+    """The header could not be read; `code` is a finding code (gguf_bad_magic, ...)."""
+
+    code: str
+    message: str
+    offset: int | None = None

@@ -1,0 +1,175 @@
+"""Parallel SHA-256 of many files with bounded memory.
+
+hashlib releases the GIL while hashing buffers larger than 2 KiB, so a thread per core hashes
+files truly in parallel; each worker reuses one fixed buffer (readinto), so memory stays at
+workers x CHUNK no matter how big the files are. `bench/hash_throughput.py` measures the gain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from certify.progress import NullProgress, ProgressObserver
+
+CHUNK = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class HashResult:
+    path: str
+    sha256: str | None
+    error: str | None = None
+    cached: bool = False
+
+
+class Interrupted(Exception):
+    """Hashing was cancelled (Ctrl-C); results so far are attached."""
+
+    def __init__(self, results: dict[str, HashResult]) -> None:
+        super().__init__("hashing interrupted")
+        self.results = results
+
+
+def sha256_file(path: str, on_bytes: Callable[[int], None] | None = None,
+                cancel: threading.Event | None = None) -> str:
+    """SHA-256 of one file, streamed through a fixed buffer. Raises OSError on read failure
+    and when the file changes size while it is being read."""
+    digest = hashlib.sha256()
+    buffer = bytearray(CHUNK)
+    view = memoryview(buffer)
+    with open(path, "rb", buffering=0) as handle:
+        start_size = os.fstat(handle.fileno()).st_size
+        total = 0
+        while True:
+            if cancel is not None and cancel.is_set():
+                raise InterruptedError("cancelled")
+            n = handle.readinto(buffer)
+            if not n:
+                break
+            digest.update(view[:n])
+            total += n
+            if on_bytes is not None:
+                on_bytes(n)
+        if total != start_size or os.fstat(handle.fileno()).st_size != start_size:
+            raise OSError(f"file changed size while hashing ({start_size} -> {total} bytes)")
+    return digest.hexdigest()
+
+
+class VerifyCache:
+    """Remembers computed digests keyed on (path, size, mtime_ns, ctime_ns, inode).
+
+    It stores what the content hashed to, never a verdict: a cached digest is still compared
+    against the manifest, so the cache can skip work but cannot turn a mismatch into a pass.
+    """
+
+    def __init__(self, path: str | None) -> None:
+        self._path = path
+        self._entries: dict[str, str] = {}
+        self._lock = threading.Lock()
+        if path and os.path.isfile(path):
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    loaded = json.load(handle)
+                if isinstance(loaded, dict):
+                    self._entries = {k: v for k, v in loaded.items()
+                                     if isinstance(k, str) and isinstance(v, str)}
+            except (OSError, ValueError):
+                self._entries = {}
+
+    @staticmethod
+    def key(path: str) -> str:
+        st = os.stat(path)
+        return f"{os.path.realpath(path)}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}"
+
+    def get(self, path: str) -> str | None:
+        try:
+            key = self.key(path)
+        except OSError:
+            return None
+        with self._lock:
+            return self._entries.get(key)
+
+    def put(self, path: str, digest: str) -> None:
+        try:
+            key = self.key(path)
+        except OSError:
+            return
+        with self._lock:
+            self._entries[key] = digest
+
+    def save(self) -> None:
+        if not self._path:
+            return
+        tmp = f"{self._path}.tmp"
+        os.makedirs(os.path.dirname(os.path.abspath(self._path)), exist_ok=True)
+        with self._lock, open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(self._entries, handle)
+        os.replace(tmp, self._path)
+
+
+def hash_files(
+    paths: Iterable[str],
+    *,
+    workers: int | None = None,
+    progress: ProgressObserver | None = None,
+    cache: VerifyCache | None = None,
+) -> dict[str, HashResult]:
+    """Hash every path in parallel. Read errors become results, never exceptions.
+
+    Raises Interrupted (with the results so far) on KeyboardInterrupt.
+    """
+    todo = list(dict.fromkeys(paths))
+    progress = progress or NullProgress()
+    results: dict[str, HashResult] = {}
+    pending: list[str] = []
+    for path in todo:
+        cached = cache.get(path) if cache else None
+        if cached is not None:
+            results[path] = HashResult(path, cached, cached=True)
+        else:
+            pending.append(path)
+    total = 0
+    for path in pending:
+        try:
+            total += os.path.getsize(path)
+        except OSError:
+            pass
+    cancel = threading.Event()
+    lock = threading.Lock()
+
+    def work(path: str) -> HashResult:
+        try:
+            digest = sha256_file(path, progress.advance, cancel)
+        except InterruptedError:
+            return HashResult(path, None, "interrupted")
+        except OSError as exc:
+            return HashResult(path, None, f"{type(exc).__name__}: {exc.strerror or exc}")
+        if cache:
+            cache.put(path, digest)
+        return HashResult(path, digest)
+
+    n_workers = workers or min(len(pending), os.cpu_count() or 1) or 1
+    progress.begin("sha256", total)
+    pool = ThreadPoolExecutor(max_workers=n_workers, thread_name_prefix="sha256")
+    try:
+        futures = {pool.submit(work, p): p for p in pending}
+        for future, path in futures.items():
+            result = future.result()
+            with lock:
+                results[path] = result
+    except KeyboardInterrupt:
+        cancel.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise Interrupted(results) from None
+    finally:
+        pool.shutdown(wait=True)
+        progress.end()
+    if cache:
+        cache.save()
+    return results

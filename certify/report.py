@@ -1,0 +1,144 @@
+"""cert.json: the certification report models (a superset of mesh-llm's report).
+
+The JSON Schema in `docs/cert.schema.json` is generated from these models
+(`python -m certify.report > docs/cert.schema.json`); a test fails when it drifts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from certify.findings import Finding
+
+GateStatus = Literal["passed", "failed", "incomplete", "not_required"]
+OverallStatus = Literal["passed", "failed", "incomplete"]
+VerificationMode = Literal["local-sha256", "hub-attested", "sha256-streamed", "size-only"]
+
+SCHEMA_VERSION = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Gate(_Model):
+    name: str
+    status: GateStatus
+    details: str | None = None
+
+
+class RuntimeGate(Gate):
+    """A runtime gate with its measurements (all optional: a gate that never got an answer
+    has none)."""
+
+    severity: Literal["required", "warning"] = "required"
+    http_status: int | None = None
+    latency_ms: float | None = None
+    ttft_ms: float | None = None
+    completion_tokens: int | None = None
+    tokens_per_s: float | None = None
+    measurements: dict[str, float | int | str | None] = Field(default_factory=dict)
+
+
+class StagePart(_Model):
+    role: str
+    path: str
+    artifact_bytes: int | None = None
+    layer_index: int | None = None
+
+
+class MaterializedStage(_Model):
+    stage_id: str
+    layer_start: int
+    layer_end: int
+    include_embeddings: bool
+    include_output: bool
+    selected_part_count: int
+    verified_artifacts: int
+    cached_artifacts: int
+    materialized_path: str | None
+    materialized_bytes: int
+    parts: list[StagePart] = Field(default_factory=list)
+
+
+class CheckRun(_Model):
+    name: str
+    status: Literal["passed", "failed", "warning", "error", "skipped"]
+    findings: int = Field(description="Number of findings this check produced.")
+    duration_ms: float
+    codes: list[str] = Field(default_factory=list, description="Distinct codes it produced.")
+    details: str | None = None
+
+
+class RefInfo(_Model):
+    kind: Literal["local", "hf"]
+    repo: str | None = None
+    requested_revision: str | None = None
+    resolved_commit: str | None = None
+    pinned: bool
+
+
+class ToolInfo(_Model):
+    name: str = "meshcert"
+    version: str
+
+
+class TransferStats(_Model):
+    requests: int = 0
+    bytes_transferred: int = 0
+    header_bytes: int = 0
+
+
+class CertReport(_Model):
+    schema_version: Literal[1] = SCHEMA_VERSION
+    status: OverallStatus
+    input: str
+    resolved_package_ref: str | None = None
+    local_package_dir: str | None = None
+    model_id: str | None = None
+    manifest_sha256: str | None = None
+    source_model_path: str | None = None
+    source_model_sha256: str | None = None
+    source_model_bytes: int | None = None
+    layer_count: int | None = None
+    package_gate: Gate
+    materialized_stages: list[MaterializedStage] = Field(default_factory=list)
+    runtime_gates: list[RuntimeGate] = Field(default_factory=list)
+    # meshcert additions
+    findings: list[Finding] = Field(default_factory=list)
+    checks: list[CheckRun] = Field(default_factory=list)
+    ref: RefInfo | None = None
+    tool: ToolInfo
+    started_at: str
+    finished_at: str
+    verification: VerificationMode | None = None
+    stage_plan: list[MaterializedStage] = Field(
+        default_factory=list, description="The package tool's N-stage plan (--stages N)."
+    )
+    transfer: TransferStats | None = None
+    runtime_abi: str | None = None
+
+    def to_json(self) -> str:
+        """Pretty JSON plus a newline, as mesh-llm writes cert.json."""
+        return self.model_dump_json(indent=2) + "\n"
+
+
+def combine_statuses(statuses: list[str]) -> OverallStatus:
+    """mesh-llm's rule: any failed -> failed; else any incomplete -> incomplete; else passed
+    (`not_required` counts as a pass)."""
+    if "failed" in statuses:
+        return "failed"
+    if "incomplete" in statuses:
+        return "incomplete"
+    return "passed"
+
+
+def cert_json_schema() -> dict[str, object]:
+    return CertReport.model_json_schema()
+
+
+if __name__ == "__main__":
+    print(json.dumps(cert_json_schema(), indent=2, sort_keys=True))

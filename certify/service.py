@@ -1,0 +1,89 @@
+"""Certification use case: MODEL text + options -> CertReport. No printing, no exiting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from certify.engine import build_report, utc_now
+from certify.findings import finding
+from certify.manifest_parse import ParsedManifest
+from certify.progress import NullProgress, ProgressObserver
+from certify.refs import PackageRef, RefError, parse_ref
+from certify.report import CertReport, RefInfo, RuntimeGate
+from certify.view import CertOptions, PackageView
+
+
+@dataclass
+class RuntimeRequest:
+    api_base: str
+    model_id: str
+    prompt: str = "Say ok."
+    max_tokens: int = 2
+    api_key: str | None = None
+    timeout_s: float = 120.0
+    concurrency: int = 4
+    strict: bool = False
+    deadline_s: float | None = None
+
+
+@dataclass
+class CertRequest:
+    model: str
+    options: CertOptions = field(default_factory=CertOptions)
+    runtime: RuntimeRequest | None = None  # None: package-only
+    verify_cache: str | None = None
+    source_gguf: str | None = None
+
+
+def _empty_view(ref: PackageRef | None, text: str, options: CertOptions) -> PackageView:
+    info = RefInfo(kind=ref.kind if ref else "local", repo=ref.repo if ref else None,
+                   requested_revision=ref.revision if ref else None, pinned=False)
+    return PackageView(ref=info, display_ref=text, local_dir=None, manifest_raw=None,
+                       parsed=ParsedManifest(None), options=options)
+
+
+def load_view(request: CertRequest, ref: PackageRef, progress: ProgressObserver) -> PackageView:
+    """Gather the package facts from wherever the ref points."""
+    if ref.kind == "hf":
+        from certify.sources.hub import load_hub_package
+
+        return load_hub_package(ref, options=request.options, progress=progress)
+    from certify.sources.local import load_local_package
+
+    return load_local_package(ref.local_path or ref.text, display_ref=ref.text,
+                              options=request.options, progress=progress,
+                              verify_cache=request.verify_cache)
+
+
+def run_runtime(runtime: RuntimeRequest, progress: ProgressObserver) -> list[RuntimeGate]:
+    from certify.runtime.gates import run_runtime_gates
+
+    return run_runtime_gates(runtime, progress=progress)
+
+
+def certify_package(request: CertRequest, progress: ProgressObserver | None = None
+                    ) -> CertReport:
+    """Certify one package ref; always returns a report, whatever went wrong."""
+    progress = progress or NullProgress()
+    started = utc_now()
+    try:
+        ref = parse_ref(request.model)
+    except RefError as err:
+        view = _empty_view(None, request.model, request.options)
+        view.source_findings.append(finding(err.code, str(err)))
+        return build_report(view, input_text=request.model, started_at=started,
+                            runtime_gates=_runtime_or_default(request, progress))
+    view = load_view(request, ref, progress)
+    if request.source_gguf:
+        from certify.sources.source_gguf import attach_source
+
+        attach_source(view, request.source_gguf)
+    gates = _runtime_or_default(request, progress)
+    return build_report(view, input_text=request.model, started_at=started, runtime_gates=gates)
+
+
+def _runtime_or_default(request: CertRequest, progress: ProgressObserver
+                        ) -> list[RuntimeGate] | None:
+    if request.runtime is None:
+        return None  # engine fills the package-only gates
+    return run_runtime(request.runtime, progress)

@@ -1,0 +1,1 @@
+"""Package sources: where a PackageView's facts come from (local disk, the Hub)."""

@@ -1,0 +1,159 @@
+"""Build a PackageView from a local package directory (all disk I/O lives here)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import replace
+
+from certify.findings import finding
+from certify.gguf.model import GGUFHeader, HeaderError
+from certify.hashing import Interrupted, VerifyCache, hash_files
+from certify.manifest_parse import (
+    MANIFEST_NAME,
+    MAX_MANIFEST_BYTES,
+    ParsedManifest,
+    parse_manifest,
+)
+from certify.paths import unsafe_path_reason
+from certify.progress import NullProgress, ProgressObserver
+from certify.report import RefInfo
+from certify.view import CertOptions, FileFact, PackageView
+
+README_NAME = "README.md"
+MAX_README_BYTES = 4 * 1024 * 1024
+MAX_LISTING = 200_000
+
+
+def _read_capped(path: str, cap: int) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read(cap + 1)
+
+
+def inspect_path(root: str, rel: str) -> FileFact:
+    """Classify one declared path without following links out of the package."""
+    full = os.path.join(root, *rel.split("/"))
+    try:
+        st = os.lstat(full)
+    except FileNotFoundError:
+        return FileFact(rel, "missing")
+    except NotADirectoryError:
+        return FileFact(rel, "missing", detail="a parent component is not a directory")
+    except OSError as exc:
+        return FileFact(rel, "unreadable", detail=str(exc.strerror or exc))
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(full)
+    if os.path.commonpath([real_root, real]) != real_root:
+        return FileFact(rel, "link_outside", detail=f"resolves to {real}, outside the package")
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            st = os.stat(full)
+        except OSError:
+            return FileFact(rel, "missing", detail="dangling symbolic link")
+    if stat.S_ISDIR(st.st_mode):
+        return FileFact(rel, "directory")
+    if not stat.S_ISREG(st.st_mode):
+        return FileFact(rel, "special", detail="not a regular file (FIFO, socket or device)")
+    return FileFact(rel, "file", size=st.st_size, hard_links=st.st_nlink)
+
+
+def list_package_files(root: str) -> list[str]:
+    """Relative posix paths of every regular file (links not followed), bounded."""
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in {".git", ".cache"})
+        rel_dir = os.path.relpath(dirpath, root)
+        for name in sorted(filenames):
+            rel = name if rel_dir == "." else f"{rel_dir.replace(os.sep, '/')}/{name}"
+            out.append(rel)
+            if len(out) >= MAX_LISTING:
+                return out
+    return out
+
+
+def read_manifest(root: str) -> tuple[bytes | None, ParsedManifest]:
+    """Read and parse model-package.json, refusing to load one over 16 MiB."""
+    manifest_path = os.path.join(root, MANIFEST_NAME)
+    if not os.path.isfile(manifest_path):
+        return None, parse_manifest(None)
+    try:
+        size = os.path.getsize(manifest_path)
+        if size > MAX_MANIFEST_BYTES:
+            return None, ParsedManifest(None, [finding(
+                "manifest_too_large", f"{MANIFEST_NAME} is {size} bytes, over the 16 MiB limit",
+                path=MANIFEST_NAME)])
+        raw = _read_capped(manifest_path, MAX_MANIFEST_BYTES)
+    except OSError as exc:
+        return None, ParsedManifest(None, [finding(
+            "invalid_manifest_json", f"{MANIFEST_NAME} could not be read: {exc.strerror}",
+            path=MANIFEST_NAME)])
+    return raw, parse_manifest(raw)
+
+
+def load_local_package(
+    directory: str,
+    *,
+    display_ref: str,
+    options: CertOptions,
+    progress: ProgressObserver | None = None,
+    verify_cache: str | None = None,
+) -> PackageView:
+    """Gather manifest, file facts (sizes, SHA-256), listing, README and GGUF headers."""
+    root = os.path.abspath(directory)
+    ref = RefInfo(kind="local", pinned=False)
+    if not os.path.isdir(root):
+        return PackageView(
+            ref=ref, display_ref=display_ref, local_dir=None, manifest_raw=None,
+            parsed=ParsedManifest(None), options=options,
+            source_findings=[finding(
+                "invalid_package_ref",
+                f"{display_ref!r} is not a directory holding {MANIFEST_NAME}")])
+    raw, parsed = read_manifest(root)
+    view = PackageView(
+        ref=ref, display_ref=display_ref, local_dir=root, manifest_raw=raw, parsed=parsed,
+        options=options, verification="local-sha256" if options.verify_sha256 else "size-only",
+    )
+    _gather_files(view, root, progress or NullProgress(), verify_cache)
+    view.listing = list_package_files(root)
+    readme = os.path.join(root, README_NAME)
+    if os.path.isfile(readme):
+        data = _read_capped(readme, MAX_README_BYTES)
+        view.readme_text = data[:MAX_README_BYTES].decode("utf-8", errors="replace")
+    view.headers = read_local_headers(root, view)
+    return view
+
+
+def _gather_files(view: PackageView, root: str, progress: ProgressObserver,
+                  verify_cache: str | None) -> None:
+    facts: dict[str, FileFact] = {}
+    for artifact in view.artifacts():
+        path = artifact.path
+        if unsafe_path_reason(path) is None and path not in facts:
+            facts[path] = inspect_path(root, path)
+    if view.options.verify_sha256:
+        regular = {rel: os.path.join(root, *rel.split("/"))
+                   for rel, fact in facts.items() if fact.kind == "file"}
+        cache = VerifyCache(verify_cache) if verify_cache else None
+        try:
+            results = hash_files(regular.values(), progress=progress, cache=cache)
+        except Interrupted as stop:
+            results = stop.results
+            view.source_incomplete = True
+            view.source_facts["interrupted"] = "hashing was interrupted; some artifacts unverified"
+        for rel, full in regular.items():
+            result = results.get(full)
+            if result is None:
+                facts[rel] = replace(facts[rel], sha256_error="not hashed (interrupted)")
+            else:
+                facts[rel] = replace(facts[rel], sha256=result.sha256,
+                                     sha256_error=result.error, hash_cached=result.cached)
+    view.files = facts
+
+
+def read_local_headers(root: str, view: PackageView) -> dict[str, GGUFHeader | HeaderError]:
+    """GGUF headers of every declared .gguf artifact that is a regular file.
+
+    Filled in by the GGUF header reader (certify.gguf.reader); header reads touch only the
+    first bytes of each file.
+    """
+    return {}

@@ -1,0 +1,74 @@
+"""Stage selection and planning (pure): which parts each stage fetches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from certify.manifest_model import ArtifactEntry, artifact_entries, is_int
+
+
+@dataclass(frozen=True)
+class StageRange:
+    stage_id: str
+    layer_start: int
+    layer_end: int  # exclusive
+
+    def include_embeddings(self) -> bool:
+        return self.layer_start == 0
+
+    def include_output(self, layer_count: int) -> bool:
+        return self.layer_end == layer_count
+
+
+def certification_ranges(layer_count: int) -> list[StageRange]:
+    """mesh-llm's two fixed certification ranges: [0, L/2) and [L/2, L)."""
+    half = layer_count // 2
+    return [StageRange("cert-stage-0", 0, half), StageRange("cert-stage-1", half, layer_count)]
+
+
+def plan_stages(layer_count: int, n_stages: int) -> list[StageRange]:
+    """The package tool's plan: base = L // N, and the first L % N stages get one extra."""
+    if n_stages <= 0 or layer_count <= 0:
+        return []
+    n = min(n_stages, layer_count)
+    base, extra = divmod(layer_count, n)
+    out, start = [], 0
+    for i in range(n):
+        size = base + (1 if i < extra else 0)
+        out.append(StageRange(f"stage-{i}", start, start + size))
+        start += size
+    return out
+
+
+def select_parts(manifest: dict[str, Any], stage: StageRange, layer_count: int,
+                 projector_path: str | None = None) -> list[ArtifactEntry]:
+    """Parts a stage loads: metadata always; embeddings at the input boundary; its layers;
+    output at the final boundary; stage 0 takes the first mmproj projector (or an explicit one).
+    """
+    entries = artifact_entries(manifest)
+    by_role = {e.role: e for e in entries if e.role.startswith("shared.")}
+    parts: list[ArtifactEntry] = []
+    if "shared.metadata" in by_role:
+        parts.append(by_role["shared.metadata"])
+    if stage.include_embeddings() and "shared.embeddings" in by_role:
+        parts.append(by_role["shared.embeddings"])
+    seen: set[int] = set()
+    for entry in entries:
+        idx = entry.raw.get("layer_index")
+        if entry.role == "layer" and is_int(idx) and stage.layer_start <= idx < stage.layer_end:
+            if idx not in seen:
+                parts.append(entry)
+                seen.add(idx)
+    if stage.include_output(layer_count) and "shared.output" in by_role:
+        parts.append(by_role["shared.output"])
+    if stage.layer_start == 0:
+        projectors = [e for e in entries if e.role == "projector"]
+        chosen = None
+        if projector_path is not None:
+            chosen = next((p for p in projectors if p.path == projector_path), None)
+        else:
+            chosen = next((p for p in projectors if p.raw.get("kind") == "mmproj"), None)
+        if chosen is not None:
+            parts.append(chosen)
+    return parts

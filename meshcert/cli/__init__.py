@@ -1,0 +1,21 @@
+"""The command line: the only place that parses argv, prints, shows progress and exits."""
+
+from __future__ import annotations
+
+import typer
+
+from meshcert.cli import demo_cmd, models_cmd
+
+app = typer.Typer(
+    name="meshcert",
+    help="Certify mesh-llm layer packages and turn benchmark evidence into decisions.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(models_cmd.app, name="models")
+app.command("demo")(demo_cmd.demo)
+
+
+def main() -> None:
+    app()

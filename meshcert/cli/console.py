@@ -1,0 +1,48 @@
+"""Terminal output helpers for the CLI: a rich progress observer on stderr, quiet when asked."""
+
+from __future__ import annotations
+
+import threading
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+
+stderr_console = Console(stderr=True)
+
+
+class RichProgress:
+    """ProgressObserver drawing one byte-progress bar per task on stderr (thread-safe)."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self._console = console or stderr_console
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+        self._lock = threading.Lock()
+
+    def begin(self, label: str, total: int | None) -> None:
+        self._progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+            TransferSpeedColumn(), TimeRemainingColumn(), console=self._console, transient=True,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task(label, total=total)
+
+    def advance(self, amount: int) -> None:
+        with self._lock:
+            if self._progress is not None and self._task is not None:
+                self._progress.advance(self._task, amount)
+
+    def end(self) -> None:
+        with self._lock:
+            if self._progress is not None:
+                self._progress.stop()
+            self._progress = None
+            self._task = None

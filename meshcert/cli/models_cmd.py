@@ -1,0 +1,160 @@
+"""`meshcert models certify`: a drop-in for `mesh-llm models certify`, plus more."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Annotated
+from urllib.parse import urlparse
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from certify.progress import NullProgress, ProgressObserver
+from certify.report import CertReport
+from certify.service import CertRequest, RuntimeRequest, certify_package
+from certify.view import CertOptions
+from meshcert.cli.console import RichProgress
+from meshcert.cli.output import write_text_atomic
+
+app = typer.Typer(help="Model package commands.", no_args_is_help=True)
+
+EXIT_CODES = {"passed": 0, "failed": 1, "incomplete": 3}
+_ABI = re.compile(r"^\d+\.\d+(\.\d+)?$")
+
+
+def validate_api_base(value: str) -> str:
+    """http(s) URL with a host, without /v1; a trailing '/' is trimmed (as mesh-llm does)."""
+    base = value.strip().rstrip("/")
+    parsed = urlparse(base)
+    if parsed.scheme not in {"http", "https"} or not parsed.hostname:
+        raise typer.BadParameter(f"{value!r} is not an http(s) URL with a host",
+                                 param_hint="--api-base")
+    if parsed.path.rstrip("/").endswith("/v1"):
+        raise typer.BadParameter("give the base URL without /v1", param_hint="--api-base")
+    return base
+
+
+def load_evidence_verdicts(path: str) -> dict[str, str]:
+    """policy -> verdict from an evidence decisions.json."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise typer.BadParameter(f"cannot read evidence {path!r}: {exc}",
+                                 param_hint="--evidence") from None
+    decisions = data.get("decisions") if isinstance(data, dict) else None
+    if not isinstance(decisions, list):
+        raise typer.BadParameter(f"{path!r} has no decisions[] list", param_hint="--evidence")
+    return {str(d.get("policy")): str(d.get("verdict")) for d in decisions if isinstance(d, dict)}
+
+
+@app.command("certify")
+def certify(
+    model: Annotated[str, typer.Argument(help="hf://ns/repo[@rev] or a local package dir.")],
+    package_only: Annotated[bool, typer.Option("--package-only",
+                                               help="Certify the package only.")] = False,
+    api_base: Annotated[str | None, typer.Option(
+        "--api-base", help="OpenAI-compatible base URL (without /v1) to smoke-test.")] = None,
+    report_out: Annotated[str | None, typer.Option("--report-out",
+                                                   help="Write cert.json here.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the report JSON.")] = False,
+    prompt: Annotated[str, typer.Option(help="Prompt for the runtime gates.")] = "Say ok.",
+    max_tokens: Annotated[int, typer.Option(help="max_tokens for the runtime gates.")] = 2,
+    served_model: Annotated[str | None, typer.Option(
+        help="Model id the endpoint serves (default: MODEL as given).")] = None,
+    api_key: Annotated[str | None, typer.Option(
+        help="Bearer token for the endpoint (or MESH_LLM_API_KEY); never reported.",
+        show_default=False)] = None,
+    timeout: Annotated[float, typer.Option(help="Per-request timeout, seconds.")] = 120.0,
+    concurrency: Annotated[int, typer.Option(help="Parallel requests for the "
+                                             "concurrency gate.")] = 4,
+    strict: Annotated[bool, typer.Option(help="Extended runtime gates decide the "
+                                         "status too.")] = False,
+    runtime_abi: Annotated[str | None, typer.Option(
+        help="Check skippy_abi_version against this runtime ABI (X.Y.Z).")] = None,
+    allow_unpinned: Annotated[bool, typer.Option(
+        help="Accept a moving hf:// revision (warning instead of error).")] = False,
+    verify_sha256: Annotated[bool | None, typer.Option(
+        "--verify-sha256/--no-verify-sha256",
+        help="Hash every artifact (default: on for local dirs; hf:// uses Hub-attested "
+        "hashes unless set).")] = None,
+    verify_cache: Annotated[str | None, typer.Option(
+        help="Cache file of computed digests keyed on (path, size, mtime, ctime, inode).")
+    ] = None,
+    stages: Annotated[int | None, typer.Option(
+        help="Also show the package tool's N-stage plan.")] = None,
+    source: Annotated[str | None, typer.Option(
+        help="Source GGUF (or first shard) to compare tensors with.")] = None,
+    evidence: Annotated[str | None, typer.Option(
+        help="decisions.json from `meshcert evidence report`.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or "
+                                        "summary.")] = False,
+) -> None:
+    """Certify a layer package; exit 0 passed, 1 failed, 2 usage error, 3 incomplete."""
+    if package_only == (api_base is not None):
+        raise typer.BadParameter("give exactly one of --package-only or --api-base",
+                                 param_hint="--package-only / --api-base")
+    if not prompt.strip():
+        raise typer.BadParameter("must not be blank", param_hint="--prompt")
+    if max_tokens <= 0:
+        raise typer.BadParameter("must be > 0", param_hint="--max-tokens")
+    if concurrency <= 0 or concurrency > 256:
+        raise typer.BadParameter("must be within 1..256", param_hint="--concurrency")
+    if timeout <= 0:
+        raise typer.BadParameter("must be > 0", param_hint="--timeout")
+    if stages is not None and stages <= 0:
+        raise typer.BadParameter("must be > 0", param_hint="--stages")
+    if runtime_abi is not None and not _ABI.match(runtime_abi):
+        raise typer.BadParameter("must be major.minor[.patch]", param_hint="--runtime-abi")
+    runtime = None
+    if api_base is not None:
+        runtime = RuntimeRequest(
+            api_base=validate_api_base(api_base), model_id=served_model or model, prompt=prompt,
+            max_tokens=max_tokens, api_key=api_key or os.environ.get("MESH_LLM_API_KEY") or None,
+            timeout_s=timeout, concurrency=concurrency, strict=strict)
+    is_hf = model.strip().startswith("hf://")
+    options = CertOptions(
+        runtime_abi=runtime_abi, allow_unpinned=allow_unpinned,
+        verify_sha256=verify_sha256 if verify_sha256 is not None else not is_hf,
+        stages=stages, evidence_verdicts=load_evidence_verdicts(evidence) if evidence else None)
+    request = CertRequest(model=model, options=options, runtime=runtime,
+                          verify_cache=verify_cache, source_gguf=source)
+    progress: ProgressObserver = NullProgress() if (quiet or json_out) else RichProgress()
+    report = certify_package(request, progress)
+    if report_out:
+        write_text_atomic(report_out, report.to_json())
+    if json_out:
+        typer.echo(report.to_json(), nl=False)
+    elif not quiet:
+        print_summary(report, report_out)
+    raise typer.Exit(EXIT_CODES[report.status])
+
+
+_STYLE = {"passed": "bold green", "failed": "bold red", "incomplete": "bold yellow",
+          "not_required": "dim", "error": "red", "warning": "yellow", "info": "dim"}
+
+
+def print_summary(report: CertReport, report_out: str | None,
+                  console: Console | None = None) -> None:
+    out = console or Console()
+    out.print(f"[{_STYLE[report.status]}]{report.status.upper()}[/] {report.input}"
+              f"  (package gate: {report.package_gate.status})")
+    if report.findings:
+        table = Table(show_header=True, header_style="bold", expand=False)
+        for column in ("severity", "code", "where", "message"):
+            table.add_column(column, overflow="fold")
+        for f in report.findings:
+            where = f.path or ""
+            if f.layer_index is not None:
+                where = f"{where} (layer {f.layer_index})".strip()
+            table.add_row(f"[{_STYLE[f.severity]}]{f.severity}[/]", f.code, where, f.message)
+        out.print(table)
+    for gate in report.runtime_gates:
+        if gate.status != "not_required":
+            out.print(f"  runtime {gate.name}: [{_STYLE[gate.status]}]{gate.status}[/]"
+                      f" {gate.details or ''}")
+    if report_out:
+        out.print(f"report: {report_out}")

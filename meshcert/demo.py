@@ -1,0 +1,38 @@
+"""The demo job: build a small real package, certify it, and write the reports (no network)."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from certify.report import CertReport
+from certify.service import CertRequest, certify_package
+from certify.view import CertOptions
+from meshcert.packagegen import glm_dsa_spec, write_package
+
+
+@dataclass
+class DemoResult:
+    out_dir: Path
+    package_dir: Path
+    cert_report: CertReport
+    outputs: dict[str, Path] = field(default_factory=dict)  # label -> written file
+
+
+def run_demo(out_dir: str | Path) -> DemoResult:
+    """Write the example package under out_dir/package (fresh each run) and certify it."""
+    out = Path(out_dir).resolve()
+    package_dir = out / "package"
+    if package_dir.exists():
+        shutil.rmtree(package_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_package(glm_dsa_spec(), package_dir, source_dir=out / "source")
+    request = CertRequest(model=str(package_dir),
+                          options=CertOptions(verify_sha256=True, stages=2),
+                          source_gguf=None)
+    report = certify_package(request)
+    cert_json = out / "cert.json"
+    cert_json.write_text(report.to_json(), encoding="utf-8")
+    result = DemoResult(out, package_dir, report, {"certification report (JSON)": cert_json})
+    return result

@@ -1,0 +1,267 @@
+"""Split a tiny model into a real layer package: GGUF fragments, manifest, README.
+
+Fragments are written with gguf.GGUFWriter, so they are what a real converter produces; sizes
+and SHA-256 in the manifest are measured from the written files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from gguf import GGML_QUANT_SIZES, GGUFWriter
+from gguf import GGMLQuantizationType as Q
+
+from meshcert.packagegen.models import ModelSpec, TensorSpec
+
+ABI_VERSION = "0.1.0"
+_FLOAT_DTYPES = {Q.F32: np.float32, Q.F16: np.float16}
+
+
+@dataclass
+class PackageInfo:
+    root: Path
+    manifest: dict[str, Any]
+    spec: ModelSpec
+    source_path: Path | None = None
+    files: dict[str, Path] = field(default_factory=dict)
+
+
+def tensor_nbytes(t: TensorSpec) -> int:
+    block, type_size = GGML_QUANT_SIZES[t.ggml_type]
+    n = int(np.prod(t.shape))
+    return n // block * type_size
+
+
+def _tensor_data(t: TensorSpec, rng: np.random.Generator) -> tuple[np.ndarray, Q | None]:
+    numpy_shape = tuple(reversed(t.shape))
+    if t.ggml_type in _FLOAT_DTYPES:
+        data = (rng.standard_normal(numpy_shape) * 0.02).astype(_FLOAT_DTYPES[t.ggml_type])
+        return data, None
+    block, type_size = GGML_QUANT_SIZES[t.ggml_type]
+    if t.shape[0] % block:
+        raise ValueError(f"{t.name}: ne[0]={t.shape[0]} is not a multiple of {block}")
+    byte_shape = (*numpy_shape[:-1], numpy_shape[-1] // block * type_size)
+    data = rng.integers(0, 256, size=byte_shape, dtype=np.uint8)
+    return data, t.ggml_type
+
+
+def _write_gguf(path: Path, arch: str, kv: dict[str, Any], tensors: list[TensorSpec],
+                seed: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    writer = GGUFWriter(str(path), arch)
+    for key, value in kv.items():
+        if key == "general.architecture":
+            continue
+        _add_kv(writer, key, value)
+    for t in tensors:
+        # one generator per tensor name: a tensor has the same bytes in the source and package
+        rng = np.random.default_rng([seed, zlib.crc32(t.name.encode())])
+        data, raw_dtype = _tensor_data(t, rng)
+        writer.add_tensor(t.name, data, raw_dtype=raw_dtype)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def _add_kv(writer: GGUFWriter, key: str, value: Any) -> None:
+    if isinstance(value, bool):
+        writer.add_bool(key, value)
+    elif isinstance(value, int):
+        writer.add_uint32(key, value) if 0 <= value < 2**32 else writer.add_int64(key, value)
+    elif isinstance(value, float):
+        writer.add_float32(key, value)
+    elif isinstance(value, str):
+        writer.add_string(key, value)
+    elif isinstance(value, list):
+        writer.add_array(key, value)
+    else:
+        raise TypeError(f"unsupported KV value for {key}: {type(value).__name__}")
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _base_kv(spec: ModelSpec) -> dict[str, Any]:
+    """Keys every fragment repeats so each one stays loadable (no tokenizer arrays)."""
+    return {"general.name": spec.name,
+            **{k: v for k, v in spec.kv.items() if not k.startswith("tokenizer.")}}
+
+
+def write_source_gguf(spec: ModelSpec, path: Path, seed: int = 7) -> Path:
+    """The unsplit source model as one GGUF file (same tensors and data as the package)."""
+    kv = {"general.name": spec.name, **spec.kv}
+    _write_gguf(path, spec.arch, kv, spec.tensors, seed)
+    return path
+
+
+def _partition(spec: ModelSpec) -> dict[str, list[TensorSpec]]:
+    parts: dict[str, list[TensorSpec]] = {"metadata": [], "embeddings": [], "output": []}
+    for b in range(spec.block_count):
+        parts[f"layer:{b}"] = []
+    for t in spec.tensors:
+        if t.name.startswith("blk."):
+            parts[f"layer:{int(t.name.split('.')[1])}"].append(t)
+        elif t.name.startswith("token_embd"):
+            parts["embeddings"].append(t)
+        else:
+            parts["output"].append(t)
+    return parts
+
+
+def default_generation(spec: ModelSpec) -> dict[str, Any] | None:
+    """Generation defaults a careful publisher would declare for this model."""
+    if spec.arch != "glm-dsa":
+        return None
+    return {
+        "policy": {
+            "profile": "glm-dsa-v1", "decode": "compact-flash", "short_prefill": "dense",
+            "long_prefill": "sparse-chunked", "verify": "auto", "indexshare": "required",
+            "experimental": {"selected_row_flash": "evidence-gated",
+                             "moe_weighted_down": "evidence-gated",
+                             "moe_merged_shared_gate_up": "evidence-gated"},
+        },
+        "thresholds": {"short_prefill_max_tokens": 2048, "compact_flash_min_kv": 1,
+                       "dense_mask_max_bytes": 268435456},
+        "speculative_decoding": {
+            "default": "mtp",
+            "proposers": {
+                "mtp-head": {"type": "native-mtp", "prediction_depth": 1,
+                             "layer_indices": list(spec.nextn_layers)},
+                "suffix": {"type": "ngram-suffix", "ngram_min": 3, "ngram_max": 8,
+                           "max_proposal_tokens": 16, "history_scope": "request"},
+            },
+            "strategies": {
+                "mtp": {"type": "native-mtp", "proposer": "mtp-head",
+                        "window_policy": {"default": "adaptive", "min_window": 1,
+                                          "initial_window": 1, "max_window": 2,
+                                          "pipeline_depth": 1}},
+                "mtp-suffix": {"type": "composite", "primary": "mtp-head", "extender": "suffix",
+                               "extension_policy": {"max_tokens": 8, "initial_tokens": 2,
+                                                    "tail_backoff_proposals": 1}},
+            },
+        },
+    }
+
+
+def render_readme(manifest: dict[str, Any], manifest_sha256: str) -> str:
+    """A model card holding every item package.md asks for."""
+    src = manifest["source_model"]
+    gen = manifest.get("generation") or {}
+    spec_dec = gen.get("speculative_decoding") or {}
+    default = spec_dec.get("default")
+    lines = [
+        f"# {manifest['model_id']} (mesh-llm layer package)", "",
+        f"- Source model: {src.get('repo')} at revision {src.get('revision')}",
+        f"- Source artifact: {src['path']} (sha256 {src['sha256']})",
+        f"- Manifest: model-package.json (sha256 {manifest_sha256})",
+        f"- Layer count: {manifest['layer_count']}",
+        f"- Activation width: {manifest['activation_width']}",
+        f"- Skippy ABI version: {manifest['skippy_abi_version']}",
+    ]
+    for p in manifest.get("projectors", []):
+        lines.append(f"- Projector: {p['path']} (sha256 {p['sha256']})")
+    if default:
+        strat = spec_dec["strategies"][default]
+        proposer = spec_dec.get("proposers", {}).get(strat.get("proposer"), strat)
+        lines.append(f"- Generation defaults: speculative strategy {default} "
+                     f"(native MTP, prediction depth {proposer.get('prediction_depth')})")
+    else:
+        lines.append("- Generation defaults: none declared")
+    lines += [
+        "", "## Validation", "",
+        "`meshcert models certify hf://<repo>@<sha> --package-only --report-out cert.json`: "
+        "passed",
+        "", "## Certification notes", "",
+        "Model-family certification: tiny random-weight fixture written by meshcert; not for "
+        "inference quality.", "",
+    ]
+    return "\n".join(lines)
+
+
+def write_package(
+    spec: ModelSpec,
+    root: str | os.PathLike[str],
+    *,
+    source_dir: str | os.PathLike[str] | None = None,
+    generation: dict[str, Any] | None | bool = True,
+    readme: bool = True,
+    seed: int = 7,
+    mutate_manifest: Callable[[dict[str, Any]], None] | None = None,
+) -> PackageInfo:
+    """Write spec as a layer package under `root` (and the unsplit source under source_dir).
+
+    `generation=True` declares the defaults for the architecture; a dict declares that dict;
+    None/False declares none. `mutate_manifest` edits the manifest before it is written.
+    """
+    out = Path(root)
+    out.mkdir(parents=True, exist_ok=True)
+    base_kv = _base_kv(spec)
+    layout: list[tuple[str, str, list[TensorSpec], dict[str, Any]]] = []
+    parts = _partition(spec)
+    layout.append(("metadata", "shared/metadata.gguf", [], {"general.name": spec.name,
+                                                            **spec.kv}))
+    layout.append(("embeddings", "shared/embeddings.gguf", parts["embeddings"], base_kv))
+    layout.append(("output", "shared/output.gguf", parts["output"], base_kv))
+    for b in range(spec.block_count):
+        layout.append((f"layer:{b}", f"layers/layer-{b:05d}.gguf", parts[f"layer:{b}"], base_kv))
+    entries: dict[str, dict[str, Any]] = {}
+    files: dict[str, Path] = {}
+    for key, rel, tensors, kv in layout:
+        path = out / rel
+        _write_gguf(path, spec.arch, kv, tensors, seed)
+        files[rel] = path
+        entries[key] = {
+            "path": rel, "tensor_count": len(tensors),
+            "tensor_bytes": sum(tensor_nbytes(t) for t in tensors),
+            "artifact_bytes": path.stat().st_size, "sha256": sha256_of(path),
+        }
+    source_path: Path | None = None
+    source_entry: dict[str, Any] = {"path": spec.source_file, "sha256": "0" * 64,
+                                    "repo": spec.source_repo, "revision": "main"}
+    if source_dir is not None:
+        source_path = write_source_gguf(spec, Path(source_dir) / spec.source_file, seed)
+        sha = sha256_of(source_path)
+        source_entry |= {"sha256": sha, "primary_file": spec.source_file,
+                         "files": [{"path": spec.source_file,
+                                    "size_bytes": source_path.stat().st_size, "sha256": sha}]}
+    else:
+        source_entry["sha256"] = hashlib.sha256(spec.source_file.encode()).hexdigest()
+    gen = default_generation(spec) if generation is True else (generation or None)
+    manifest: dict[str, Any] = {
+        "schema_version": 1,
+        "format": "layer-package",
+        "model_id": spec.model_id,
+        "source_model": source_entry,
+        "layer_count": spec.block_count,
+        "activation_width": spec.n_embd,
+        "shared": {k: entries[k] for k in ("metadata", "embeddings", "output")},
+        "layers": [{"layer_index": b, **entries[f"layer:{b}"]} for b in range(spec.block_count)],
+        "projectors": [],
+        "skippy_abi_version": ABI_VERSION,
+        "created_at_unix_secs": int(time.time()),
+    }
+    if gen:
+        manifest["generation"] = gen
+    if mutate_manifest is not None:
+        mutate_manifest(manifest)
+    raw = (json.dumps(manifest, indent=2) + "\n").encode()
+    (out / "model-package.json").write_bytes(raw)
+    if readme:
+        (out / "README.md").write_text(render_readme(manifest, hashlib.sha256(raw).hexdigest()),
+                                       encoding="utf-8")
+    return PackageInfo(out, manifest, spec, source_path, files)

@@ -1,0 +1,62 @@
+"""Shared fixtures: a factory of real layer packages (real GGUF files) and a certify helper."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from certify.report import CertReport
+from certify.service import CertRequest, certify_package
+from certify.view import CertOptions
+from meshcert.packagegen import PackageInfo, glm_dsa_spec, llama_spec, write_package
+
+
+class PackageFactory:
+    """Builds real packages under a tmp dir; helpers break them in the ways the codes name."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self._n = 0
+
+    def build(self, kind: str = "llama", *, layers: int = 4, **kwargs: Any) -> PackageInfo:
+        self._n += 1
+        spec = llama_spec(block_count=layers) if kind == "llama" else glm_dsa_spec(
+            block_count=layers, **kwargs.pop("spec_kwargs", {}))
+        root = self.base / f"pkg{self._n}-{kind}"
+        return write_package(spec, root, source_dir=self.base / f"src{self._n}", **kwargs)
+
+    @staticmethod
+    def edit_manifest(info: PackageInfo, edit: Callable[[dict[str, Any]], None]) -> None:
+        """Rewrite model-package.json after applying `edit` (files stay as written)."""
+        path = info.root / "model-package.json"
+        data = json.loads(path.read_text())
+        edit(data)
+        path.write_text(json.dumps(data, indent=2))
+        info.manifest = data
+
+    @staticmethod
+    def write_manifest_text(info: PackageInfo, text: str | bytes) -> None:
+        path = info.root / "model-package.json"
+        path.write_bytes(text.encode() if isinstance(text, str) else text)
+
+
+@pytest.fixture
+def packages(tmp_path: Path) -> PackageFactory:
+    return PackageFactory(tmp_path)
+
+
+def certify_dir(path: str | Path, **options: Any) -> CertReport:
+    """Certify a local package directory package-only, in process."""
+    verify_cache = options.pop("verify_cache", None)
+    source = options.pop("source_gguf", None)
+    request = CertRequest(model=str(path), options=CertOptions(**options),
+                          verify_cache=verify_cache, source_gguf=source)
+    return certify_package(request)
+
+
+def codes(report: CertReport) -> set[str]:
+    return {f.code for f in report.findings}
