@@ -74,6 +74,8 @@ CATALOG |= _rows("manifest", E, {
     "missing_shared_artifact": "The shared section must hold metadata, embeddings and output.",
 })
 CATALOG |= _rows("manifest", W, {
+    "model_id_not_coordinate": "Use a model coordinate such as ns/repo:QUANT, not a file or "
+    "directory name.",
     "missing_activation_width": "Add activation_width (routing and topology planning use it).",
     "missing_created_at": "Set created_at_unix_secs for provenance.",
 })
@@ -105,6 +107,7 @@ CATALOG |= _rows("artifacts", E, {
     "regenerate the manifest.",
     "artifact_sha256_unreadable": "The file could not be read to hash it; check permissions and "
     "that it does not change during certification.",
+    "duplicate_artifact_path": "Each artifact entry must name its own file.",
 })
 CATALOG |= _rows("artifacts", W, {
     "undeclared_artifact": "Name the .gguf in the manifest or remove it from the package.",

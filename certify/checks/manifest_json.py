@@ -1,0 +1,15 @@
+"""Report what parsing model-package.json found (missing, too large, not JSON, duplicate keys)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from certify.checks import register
+from certify.findings import Finding
+from certify.view import PackageView
+
+
+@register("manifest_json", codes=["missing_manifest", "invalid_manifest_json",
+                                  "manifest_too_large", "duplicate_manifest_key"], order=0)
+def manifest_json(view: PackageView) -> Iterator[Finding]:
+    yield from view.parsed.findings

@@ -1,0 +1,3 @@
+from meshcert.cli import main
+
+main()

@@ -1,0 +1,49 @@
+"""Stage ranges and plans: what each node fetches."""
+
+from __future__ import annotations
+
+import pytest
+
+from certify.stages import certification_ranges, plan_stages
+from tests.conftest import PackageFactory, certify_dir
+
+
+def test_certification_ranges_split_in_half() -> None:
+    a, b = certification_ranges(94)
+    assert (a.layer_start, a.layer_end, b.layer_start, b.layer_end) == (0, 47, 47, 94)
+    assert a.include_embeddings() and not a.include_output(94)
+    assert b.include_output(94) and not b.include_embeddings()
+
+
+@pytest.mark.parametrize(("layers", "n", "sizes"), [
+    (94, 4, [24, 24, 23, 23]), (10, 3, [4, 3, 3]), (4, 4, [1, 1, 1, 1]), (3, 5, [1, 1, 1]),
+])
+def test_plan_stages_matches_the_package_tool(layers: int, n: int, sizes: list[int]) -> None:
+    plan = plan_stages(layers, n)
+    assert [s.layer_end - s.layer_start for s in plan] == sizes
+    assert plan[0].layer_start == 0 and plan[-1].layer_end == layers
+
+
+def test_materialized_stages_in_report(packages: PackageFactory) -> None:
+    info = packages.build("llama", layers=6)
+    report = certify_dir(info.root, stages=3)
+    s0, s1 = report.materialized_stages
+    assert (s0.stage_id, s0.layer_start, s0.layer_end) == ("cert-stage-0", 0, 3)
+    assert (s1.stage_id, s1.layer_start, s1.layer_end) == ("cert-stage-1", 3, 6)
+    assert [p.path for p in s0.parts] == ["shared/metadata.gguf", "shared/embeddings.gguf",
+                                          "layers/layer-00000.gguf", "layers/layer-00001.gguf",
+                                          "layers/layer-00002.gguf"]
+    assert s1.parts[-1].path == "shared/output.gguf"
+    assert s0.selected_part_count == s0.verified_artifacts == 5
+    assert s0.materialized_bytes == sum(p.artifact_bytes or 0 for p in s0.parts)
+    assert [(s.layer_start, s.layer_end) for s in report.stage_plan] == [(0, 2), (2, 4), (4, 6)]
+    assert report.stage_plan[1].include_embeddings is False
+
+
+def test_stage_zero_takes_the_first_mmproj(packages: PackageFactory) -> None:
+    info = packages.build("llama")
+    meta = dict(info.manifest["shared"]["metadata"])
+    packages.edit_manifest(info, lambda m: m.update(projectors=[{**meta, "kind": "mmproj"}]))
+    report = certify_dir(info.root)
+    assert report.materialized_stages[0].parts[-1].role == "projector"
+    assert all(p.role != "projector" for p in report.materialized_stages[1].parts)
