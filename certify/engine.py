@@ -13,6 +13,7 @@ from certify.report import (
     SCHEMA_VERSION,
     CertReport,
     CheckRun,
+    CheckStatus,
     Gate,
     MaterializedStage,
     RuntimeGate,
@@ -48,14 +49,15 @@ def run_checks(view: PackageView, checks: list[Check] | None = None
         started = time.perf_counter()
         try:
             produced = [f.model_copy(update={"check": check.name}) for f in check.func(view)]
-            status = _check_status(produced)
-            details = None
+            status: CheckStatus = _check_status(produced)
+            details: str | None = None
         except Exception as exc:  # containment: a crashing check never yields "passed"
             produced = [finding(
                 "internal_error",
                 f"check {check.name!r} crashed: {type(exc).__name__}: {exc}",
             ).model_copy(update={"check": check.name})]
-            status, details = "error", f"{type(exc).__name__}: {exc}"
+            status = "error"
+            details = f"{type(exc).__name__}: {exc}"
         elapsed = (time.perf_counter() - started) * 1000
         findings.extend(produced)
         runs.append(CheckRun(
@@ -65,7 +67,7 @@ def run_checks(view: PackageView, checks: list[Check] | None = None
     return findings, runs
 
 
-def _check_status(produced: list[Finding]) -> str:
+def _check_status(produced: list[Finding]) -> CheckStatus:
     if any(f.code in INCOMPLETE_CODES for f in produced):
         return "error"
     if any(f.severity == "error" for f in produced):

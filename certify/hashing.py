@@ -7,6 +7,7 @@ workers x CHUNK no matter how big the files are. `bench/hash_throughput.py` meas
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -85,7 +86,8 @@ class VerifyCache:
     @staticmethod
     def key(path: str) -> str:
         st = os.stat(path)
-        return f"{os.path.realpath(path)}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}"
+        real = os.path.realpath(path)
+        return f"{real}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}"
 
     def get(self, path: str) -> str | None:
         try:
@@ -136,10 +138,8 @@ def hash_files(
             pending.append(path)
     total = 0
     for path in pending:
-        try:
+        with contextlib.suppress(OSError):
             total += os.path.getsize(path)
-        except OSError:
-            pass
     cancel = threading.Event()
     lock = threading.Lock()
 

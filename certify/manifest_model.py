@@ -7,7 +7,7 @@ typed loosely, and the checks decide what is wrong. Every function is pure.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 SHARED_ROLES = ("metadata", "embeddings", "output")
 
@@ -47,7 +47,7 @@ class ArtifactEntry:
         return value.lower() if isinstance(value, str) else None
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: Any) -> TypeGuard[int]:
     """JSON integers only (bool is not an int here, nor is 3.0)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -69,7 +69,8 @@ def artifact_entries(manifest: dict[str, Any]) -> list[ArtifactEntry]:
     for role, key in (("layer", "layers"), ("projector", "projectors")):
         items = manifest.get(key)
         if isinstance(items, list):
-            out.extend(ArtifactEntry(role, i, e) for i, e in enumerate(items) if isinstance(e, dict))
+            out.extend(ArtifactEntry(role, i, e)
+                       for i, e in enumerate(items) if isinstance(e, dict))
     return out
 
 

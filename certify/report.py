@@ -15,9 +15,10 @@ from certify.findings import Finding
 
 GateStatus = Literal["passed", "failed", "incomplete", "not_required"]
 OverallStatus = Literal["passed", "failed", "incomplete"]
+CheckStatus = Literal["passed", "failed", "warning", "error", "skipped"]
 VerificationMode = Literal["local-sha256", "hub-attested", "sha256-streamed", "size-only"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Literal[1] = 1
 
 
 class _Model(BaseModel):
@@ -66,7 +67,7 @@ class MaterializedStage(_Model):
 
 class CheckRun(_Model):
     name: str
-    status: Literal["passed", "failed", "warning", "error", "skipped"]
+    status: CheckStatus
     findings: int = Field(description="Number of findings this check produced.")
     duration_ms: float
     codes: list[str] = Field(default_factory=list, description="Distinct codes it produced.")

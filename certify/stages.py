@@ -56,10 +56,10 @@ def select_parts(manifest: dict[str, Any], stage: StageRange, layer_count: int,
     seen: set[int] = set()
     for entry in entries:
         idx = entry.raw.get("layer_index")
-        if entry.role == "layer" and is_int(idx) and stage.layer_start <= idx < stage.layer_end:
-            if idx not in seen:
-                parts.append(entry)
-                seen.add(idx)
+        if (entry.role == "layer" and is_int(idx)
+                and stage.layer_start <= idx < stage.layer_end and idx not in seen):
+            parts.append(entry)
+            seen.add(idx)
     if stage.include_output(layer_count) and "shared.output" in by_role:
         parts.append(by_role["shared.output"])
     if stage.layer_start == 0:

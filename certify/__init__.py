@@ -1,0 +1,1 @@
+"""The certification engine: refs -> package sources -> view -> checks -> CertReport."""

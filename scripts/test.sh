@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Install every test dependency (Python extras, the llama.cpp server, headless Chromium) and run
+# the whole suite. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+python3 -m pip install -q -e '.[test,live]'
+python3 -m pytest "$@"
