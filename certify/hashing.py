@@ -42,23 +42,24 @@ def sha256_file(path: str, on_bytes: Callable[[int], None] | None = None,
     """SHA-256 of one file, streamed through a fixed buffer. Raises OSError on read failure
     and when the file changes size while it is being read."""
     digest = hashlib.sha256()
-    buffer = bytearray(CHUNK)
-    view = memoryview(buffer)
+    view = memoryview(bytearray(CHUNK))
     with open(path, "rb", buffering=0) as handle:
-        start_size = os.fstat(handle.fileno()).st_size
+        expected = os.fstat(handle.fileno()).st_size
         total = 0
-        while True:
+        while total < expected:  # never read past the size seen at open: growth is an error
             if cancel is not None and cancel.is_set():
                 raise InterruptedError("cancelled")
-            n = handle.readinto(buffer)
+            n = handle.readinto(view[:min(CHUNK, expected - total)])
             if not n:
                 break
             digest.update(view[:n])
             total += n
             if on_bytes is not None:
                 on_bytes(n)
-        if total != start_size or os.fstat(handle.fileno()).st_size != start_size:
-            raise OSError(f"file changed size while hashing ({start_size} -> {total} bytes)")
+        now = os.fstat(handle.fileno()).st_size
+        if total != expected or now != expected:
+            raise OSError(f"file changed size while hashing ({expected} -> "
+                          f"{now if total == expected else total} bytes)")
     return digest.hexdigest()
 
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from certify.findings import finding
 from certify.gguf.model import GGUFHeader, HeaderError
+from certify.gguf.reader import read_header_file
 from certify.hashing import Interrupted, VerifyCache, hash_files
 from certify.manifest_parse import (
     MANIFEST_NAME,
@@ -136,24 +137,31 @@ def _gather_files(view: PackageView, root: str, progress: ProgressObserver,
         cache = VerifyCache(verify_cache) if verify_cache else None
         try:
             results = hash_files(regular.values(), progress=progress, cache=cache)
+            interrupted = False
         except Interrupted as stop:
-            results = stop.results
-            view.source_incomplete = True
-            view.source_facts["interrupted"] = "hashing was interrupted; some artifacts unverified"
+            results, interrupted = stop.results, True
+        unverified = 0
         for rel, full in regular.items():
             result = results.get(full)
-            if result is None:
-                facts[rel] = replace(facts[rel], sha256_error="not hashed (interrupted)")
+            if result is None or result.error == "interrupted":
+                unverified += 1  # left unverified: neither a pass nor a mismatch
             else:
                 facts[rel] = replace(facts[rel], sha256=result.sha256,
                                      sha256_error=result.error, hash_cached=result.cached)
+        if interrupted:
+            view.source_incomplete = True
+            view.source_findings.append(finding(
+                "check_not_run", f"SHA-256 verification was interrupted: {unverified} of "
+                f"{len(regular)} artifacts were not verified"))
     view.files = facts
 
 
 def read_local_headers(root: str, view: PackageView) -> dict[str, GGUFHeader | HeaderError]:
     """GGUF headers of every declared .gguf artifact that is a regular file.
 
-    Filled in by the GGUF header reader (certify.gguf.reader); header reads touch only the
-    first bytes of each file.
+    Header reads touch only the first bytes of each file (certify.gguf.reader); a file that
+    is not a GGUF, or is cut short, yields a HeaderError for the structure checks to report.
     """
-    return {}
+    return {rel: read_header_file(os.path.join(root, *rel.split("/")))
+            for rel, fact in view.files.items()
+            if fact.kind == "file" and rel.lower().endswith(".gguf")}

@@ -18,6 +18,8 @@ from certify.service import CertRequest, RuntimeRequest, certify_package
 from certify.view import CertOptions
 from meshcert.cli.console import RichProgress
 from meshcert.cli.output import write_text_atomic
+from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
+from reports.outputs import write_reports
 
 app = typer.Typer(help="Model package commands.", no_args_is_help=True)
 
@@ -73,6 +75,8 @@ def certify(
                                              "concurrency gate.")] = 4,
     strict: Annotated[bool, typer.Option(help="Extended runtime gates decide the "
                                          "status too.")] = False,
+    deadline: Annotated[float, typer.Option(help="Overall time limit for all runtime "
+                                            "gates, seconds.")] = 600.0,
     runtime_abi: Annotated[str | None, typer.Option(
         help="Check skippy_abi_version against this runtime ABI (X.Y.Z).")] = None,
     allow_unpinned: Annotated[bool, typer.Option(
@@ -92,6 +96,9 @@ def certify(
         help="decisions.json from `meshcert evidence report`.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or "
                                         "summary.")] = False,
+    html: HtmlOpt = None,
+    md: MdOpt = None,
+    junit: JunitOpt = None,
 ) -> None:
     """Certify a layer package; exit 0 passed, 1 failed, 2 usage error, 3 incomplete."""
     if package_only == (api_base is not None):
@@ -105,6 +112,8 @@ def certify(
         raise typer.BadParameter("must be within 1..256", param_hint="--concurrency")
     if timeout <= 0:
         raise typer.BadParameter("must be > 0", param_hint="--timeout")
+    if deadline <= 0:
+        raise typer.BadParameter("must be > 0", param_hint="--deadline")
     if stages is not None and stages <= 0:
         raise typer.BadParameter("must be > 0", param_hint="--stages")
     if runtime_abi is not None and not _ABI.match(runtime_abi):
@@ -114,7 +123,7 @@ def certify(
         runtime = RuntimeRequest(
             api_base=validate_api_base(api_base), model_id=served_model or model, prompt=prompt,
             max_tokens=max_tokens, api_key=api_key or os.environ.get("MESH_LLM_API_KEY") or None,
-            timeout_s=timeout, concurrency=concurrency, strict=strict)
+            timeout_s=timeout, concurrency=concurrency, strict=strict, deadline_s=deadline)
     is_hf = model.strip().startswith("hf://")
     options = CertOptions(
         runtime_abi=runtime_abi, allow_unpinned=allow_unpinned,
@@ -123,9 +132,14 @@ def certify(
     request = CertRequest(model=model, options=options, runtime=runtime,
                           verify_cache=verify_cache, source_gguf=source)
     progress: ProgressObserver = NullProgress() if (quiet or json_out) else RichProgress()
-    report = certify_package(request, progress)
+    try:
+        report = certify_package(request, progress)
+    except KeyboardInterrupt:
+        typer.echo("interrupted: no report written", err=True)
+        raise typer.Exit(EXIT_CODES["incomplete"]) from None
     if report_out:
         write_text_atomic(report_out, report.to_json())
+    write_reports(report, html=html, md=md, junit=junit)
     if json_out:
         typer.echo(report.to_json(), nl=False)
     elif not quiet:

@@ -87,3 +87,37 @@ def test_corrupt_cache_file_is_ignored(packages: PackageFactory, tmp_path: Path)
     cache.write_text("{not json")
     assert VerifyCache(str(cache)).get(str(cache)) is None
     assert certify_dir(packages.build("llama").root, verify_cache=str(cache)).status == "passed"
+
+
+class InterruptingProgress(CountingProgress):
+    """Simulates Ctrl-C arriving while the files are being hashed."""
+
+    def advance(self, amount: int) -> None:
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_during_hashing_gives_an_incomplete_report(packages: PackageFactory) -> None:
+    from certify.service import CertRequest, certify_package
+    from certify.view import CertOptions
+
+    info = packages.build("llama")
+    report = certify_package(CertRequest(model=str(info.root), options=CertOptions()),
+                             InterruptingProgress())
+    assert report.status == "incomplete"
+    note = next(f for f in report.findings if f.code == "check_not_run")
+    assert "interrupted" in note.message
+    assert "artifact_sha256_mismatch" not in codes(report)
+    assert "artifact_sha256_unreadable" not in codes(report)
+
+
+def test_file_growing_while_hashed_is_unreadable_not_verified(tmp_path: Path) -> None:
+    target = tmp_path / "growing.gguf"
+    target.write_bytes(b"x" * 1000)
+
+    class Grower(CountingProgress):
+        def advance(self, amount: int) -> None:
+            with open(target, "ab") as handle:
+                handle.write(b"more")
+
+    result = hash_files([str(target)], progress=Grower())[str(target)]
+    assert result.sha256 is None and "changed size" in (result.error or "")
