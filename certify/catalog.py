@@ -132,6 +132,8 @@ CATALOG |= _rows("gguf", E, {
     "gguf_bad_magic": "The file is not a GGUF file; regenerate the fragment.",
     "gguf_unsupported_version": "Write GGUF version 2 or 3.",
     "gguf_truncated": "The GGUF header or tensor data is cut short; re-upload the fragment.",
+    "gguf_invalid_header": "The GGUF header is malformed (unknown value or tensor type, too many "
+    "dimensions, bad alignment, or over the size limits); regenerate the fragment.",
     "gguf_duplicate_key": "A metadata key appears twice in the header; regenerate the fragment.",
     "gguf_duplicate_tensor": "A tensor name appears twice in the fragment.",
     "gguf_tensor_out_of_bounds": "A tensor's data lies beyond the end of the file.",

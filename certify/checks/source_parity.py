@@ -1,0 +1,145 @@
+"""The package against the source GGUF given with `--source` (facts from source_gguf.py).
+
+The source file(s) must match the manifest's source_model checksums; every source tensor must
+be in the package and every package tensor in the source, with the same type, shape and bytes.
+Projectors are not source-model tensors and are left out. When the source (or part of it)
+cannot be read the comparison is incomplete (``check_not_run``), never passed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+from gguf import GGMLQuantizationType
+
+from certify.checks import register
+from certify.findings import Finding, finding
+from certify.gguf.fragments import Fragment, capped, fragments, preview
+from certify.gguf.model import TensorInfo
+from certify.gguf.names import layer_of
+from certify.gguf.source_facts import SourceFacts, SourceTensor, source_facts
+from certify.view import PackageView
+
+
+@register("source_parity", order=360, codes=[
+    "source_sha256_mismatch", "source_tensor_missing_from_package",
+    "package_tensor_not_in_source", "source_tensor_data_mismatch", "check_not_run",
+])
+def check_source_parity(view: PackageView) -> Iterator[Finding]:
+    facts = source_facts(view)
+    if facts is None:
+        return  # no --source given
+    if facts.error is not None:
+        yield finding("check_not_run", f"source GGUF not compared: {facts.error}")
+        return
+    unreadable = [s for s in facts.shards if s.error is not None]
+    for shard in unreadable:
+        yield finding("check_not_run", f"source file {shard.path} not compared: {shard.error}")
+    for problem in facts.problems:
+        yield finding("check_not_run", f"source parity incomplete: {problem}")
+    yield from _checksums(view.manifest, facts)
+    package = _package_tensors(fragments(view))
+    if not unreadable:  # a missing shard would make its tensors look absent from the source
+        yield from _missing_from_package(facts, package)
+        yield from _not_in_source(facts, package)
+    yield from capped(list(_data_mismatches(facts, package)), limit=50)
+    if not facts.package_data_hashed:
+        yield finding("check_not_run", "tensor bytes not compared with the source: the package "
+                      "files are not on local disk (types and shapes were compared)")
+
+
+def _checksums(manifest: dict[str, Any] | None, facts: SourceFacts) -> Iterator[Finding]:
+    source = manifest.get("source_model") if manifest else None
+    if not isinstance(source, dict):
+        return
+    expected: dict[str, str] = {}  # file base name -> declared sha256
+    for entry in source.get("files") or []:
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str) \
+                and isinstance(entry.get("sha256"), str):
+            expected[os.path.basename(entry["path"])] = entry["sha256"].lower()
+    main = source.get("primary_file") or source.get("path")
+    main_name = os.path.basename(main) if isinstance(main, str) else None
+    hashed = [s for s in facts.shards if s.sha256 is not None]
+    names = [os.path.basename(s.path) for s in hashed]
+    main_shard = names.index(main_name) if main_name in names else 0
+    declared_main = source.get("sha256")
+    for i, shard in enumerate(hashed):
+        claims = set()
+        if names[i] in expected:
+            claims.add(("source_model.files[]", expected[names[i]]))
+        if i == main_shard and isinstance(declared_main, str):
+            claims.add(("source_model.sha256", declared_main.lower()))
+        for field, sha in sorted(claims):
+            if sha != shard.sha256:
+                yield finding("source_sha256_mismatch", f"{shard.path} hashes to {shard.sha256}, "
+                              f"but {field} says {sha}", path=shard.path)
+
+
+def _package_tensors(frags: list[Fragment]) -> dict[str, tuple[Fragment, TensorInfo]]:
+    out: dict[str, tuple[Fragment, TensorInfo]] = {}
+    for frag in frags:
+        for t in frag.header.tensors:
+            out.setdefault(t.name, (frag, t))
+    return out
+
+
+def _missing_from_package(facts: SourceFacts, package: dict[str, Any]) -> Iterator[Finding]:
+    """Grouped by owner (a layer, or the shared files) so a missing layer is one finding."""
+    by_owner: dict[int | None, list[str]] = defaultdict(list)
+    for name in facts.tensors:
+        if name not in package:
+            by_owner[layer_of(name)].append(name)
+    for layer, names in sorted(by_owner.items(), key=lambda kv: (kv[0] is not None, kv[0] or 0)):
+        owner = f"layer {layer}" if layer is not None else "the shared files"
+        yield finding("source_tensor_missing_from_package", f"{len(names)} source tensor(s) of "
+                      f"{owner} are in no package artifact: {preview(names)}", layer_index=layer)
+
+
+def _not_in_source(facts: SourceFacts, package: dict[str, tuple[Fragment, TensorInfo]]
+                   ) -> Iterator[Finding]:
+    by_path: dict[str, list[str]] = defaultdict(list)
+    layers: dict[str, int | None] = {}
+    for name, (frag, _) in package.items():
+        if name not in facts.tensors:
+            by_path[frag.path].append(name)
+            layers[frag.path] = frag.layer_index
+    for path, names in by_path.items():
+        yield finding("package_tensor_not_in_source", f"{path} holds {len(names)} tensor(s) the "
+                      f"source model does not: {preview(names)}", path=path,
+                      layer_index=layers[path])
+
+
+def _data_mismatches(facts: SourceFacts, package: dict[str, tuple[Fragment, TensorInfo]]
+                     ) -> Iterator[Finding]:
+    for name, src in facts.tensors.items():
+        if name not in package:
+            continue
+        frag, pkg = package[name]
+        differences = _differences(src, pkg, facts.package_tensor_sha256.get((frag.path, name)))
+        if differences:
+            yield finding("source_tensor_data_mismatch", f"{name} in {frag.path}: "
+                          f"{'; '.join(differences)}", path=frag.path,
+                          layer_index=frag.layer_index)
+
+
+def _differences(src: SourceTensor, pkg: TensorInfo, pkg_sha: str | None) -> list[str]:
+    out: list[str] = []
+    if src.ggml_type != pkg.ggml_type:
+        out.append(f"type {_type_name(src.ggml_type)} in the source, "
+                   f"{_type_name(pkg.ggml_type)} in the package")
+    if tuple(src.shape) != tuple(pkg.shape):
+        out.append(f"shape {list(src.shape)} in the source, {list(pkg.shape)} in the package")
+    if not out and src.sha256 is not None and pkg_sha is not None and src.sha256 != pkg_sha:
+        out.append(f"the {pkg.n_bytes} data bytes differ (sha256 {src.sha256[:12]}... in the "
+                   f"source, {pkg_sha[:12]}... in the package)")
+    return out
+
+
+def _type_name(ggml_type: int) -> str:
+    try:
+        return GGMLQuantizationType(ggml_type).name
+    except ValueError:
+        return f"type {ggml_type}"
