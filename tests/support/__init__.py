@@ -1,0 +1,1 @@
+"""Test support: in-process fake servers shared by the test suites."""
