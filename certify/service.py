@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from certify.engine import build_report, utc_now
 from certify.findings import finding
@@ -73,6 +73,9 @@ def certify_package(request: CertRequest, progress: ProgressObserver | None = No
         view.source_findings.append(finding(err.code, str(err)))
         return build_report(view, input_text=request.model, started_at=started,
                             runtime_gates=_runtime_or_default(request, progress))
+    if request.options.verify_sha256 is None:  # default: hash local files, trust the Hub's LFS
+        request = replace(request, options=replace(request.options,
+                                                    verify_sha256=ref.kind == "local"))
     view = load_view(request, ref, progress)
     if request.source_gguf:
         from certify.sources.source_gguf import attach_source

@@ -40,7 +40,7 @@ class CertOptions:
 
     runtime_abi: str | None = None
     allow_unpinned: bool = False
-    verify_sha256: bool = True
+    verify_sha256: bool | None = None  # None: local dirs hash everything, hf:// trusts the Hub
     stages: int | None = None
     evidence_verdicts: dict[str, str] | None = None  # policy -> verdict (from decisions.json)
 

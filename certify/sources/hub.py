@@ -1,0 +1,203 @@
+"""Build a PackageView from a published hf:// ref, without downloading the package.
+
+One `model_info(files_metadata=True)` resolves the ref to a commit and lists every file with
+its size and LFS sha256; every later request uses that commit. The manifest and README are
+downloaded (small); GGUF headers are read with HTTP ranges; artifact content is streamed and
+hashed only with --verify-sha256. The number of requests does not grow with the number of
+layers except for the header reads, which are per fragment by nature.
+
+Every Hub failure becomes a finding (hub_repo_not_found, hub_gated, hub_unreachable, ...);
+an unreachable Hub marks the view incomplete, so the result is never "passed".
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+
+from certify.findings import Finding, finding
+from certify.gguf.model import GGUFHeader, HeaderError
+from certify.gguf.reader import read_header
+from certify.hub.api import HubApi
+from certify.hub.errors import HubError, Redactor
+from certify.hub.files import HubFiles
+from certify.hub.listing import LFS_SIZES_FACT, RemoteFile, directories, fact_for
+from certify.hub.range_source import HubRangeSource
+from certify.hub.revision import RevisionClass, classify_revision
+from certify.hub.settings import HubSettings
+from certify.hub.stats import TransferCounter
+from certify.hub.verify import StreamInterrupted, stream_hashes
+from certify.manifest_parse import MANIFEST_NAME, MAX_MANIFEST_BYTES, ParsedManifest, parse_manifest
+from certify.paths import unsafe_path_reason
+from certify.progress import NullProgress, ProgressObserver
+from certify.refs import PackageRef
+from certify.report import RefInfo
+from certify.sources.local import MAX_README_BYTES, README_NAME
+from certify.view import CertOptions, PackageView
+
+
+def _token() -> str | None:
+    try:
+        from huggingface_hub.utils import get_token
+
+        return get_token()
+    except Exception:  # no token store, unreadable file: nothing to redact
+        return None
+
+
+def load_hub_package(ref: PackageRef, *, options: CertOptions,
+                     progress: ProgressObserver | None = None,
+                     settings: HubSettings | None = None) -> PackageView:
+    """Gather manifest, file facts, listing, README and GGUF headers of an hf:// package."""
+    settings = settings or HubSettings.from_env()
+    progress = progress or NullProgress()
+    counter = TransferCounter()
+    redact = Redactor([_token()])
+    repo = ref.repo or ""
+    view = PackageView(
+        ref=RefInfo(kind="hf", repo=repo, requested_revision=ref.revision, pinned=False),
+        display_ref=ref.text, local_dir=None, manifest_raw=None, parsed=ParsedManifest(None),
+        options=options,
+        verification="sha256-streamed" if options.verify_sha256 else "hub-attested")
+    files: HubFiles | None = None
+    try:
+        api = HubApi(settings, counter=counter, redact=redact)
+        resolved = api.resolve(repo, ref.revision)
+        view.ref = RefInfo(kind="hf", repo=repo, requested_revision=ref.revision,
+                           resolved_commit=resolved.commit, pinned=False)
+        revision = classify_revision(ref.revision, resolved.commit, api.refs(repo))
+        view.ref = view.ref.model_copy(update={"pinned": revision.pinned})
+        if not revision.pinned:
+            view.source_findings.append(_unpinned(repo, resolved.commit, revision, options))
+        listing = resolved.files if resolved.files is not None else api.tree(repo,
+                                                                             resolved.commit)
+        files = HubFiles(settings, repo=repo, commit=resolved.commit, counter=counter,
+                         redact=redact)
+        _fill(view, listing, files, settings, progress)
+    except HubError as err:
+        _record_failures(view, [err], what="")
+    except Exception as exc:  # a meshcert bug: reported as incomplete, never a traceback
+        view.source_findings.append(finding(
+            "internal_error", f"loading {ref.text} failed: {type(exc).__name__}: "
+            f"{redact(str(exc))[:300]}"))
+        view.source_incomplete = True
+    finally:
+        if files is not None:
+            files.close()
+        view.transfer = counter.as_dict()
+    return view
+
+
+def _unpinned(repo: str, commit: str, revision: RevisionClass, options: CertOptions
+              ) -> Finding:
+    allowed = " (accepted: --allow-unpinned)" if options.allow_unpinned else ""
+    return finding(
+        "unpinned_revision",
+        f"{revision.reason}; it resolved to commit {commit}. Certify the immutable ref "
+        f"hf://{repo}@{commit}{allowed}",
+        severity="warning" if options.allow_unpinned else None)
+
+
+def _fill(view: PackageView, listing: list[RemoteFile], files: HubFiles,
+          settings: HubSettings, progress: ProgressObserver) -> None:
+    by_path = {f.path: f for f in listing}
+    view.listing = sorted(by_path)
+    view.source_facts[LFS_SIZES_FACT] = {
+        p: f.lfs_size for p, f in by_path.items() if f.lfs_size is not None}
+    view.manifest_raw, view.parsed = _manifest(by_path, files)
+    folders = directories(by_path)
+    view.files = {a.path: fact_for(a.path, by_path, folders) for a in view.artifacts()
+                  if unsafe_path_reason(a.path) is None}
+    readme = by_path.get(README_NAME)
+    if readme is not None:
+        data = files.read_all(README_NAME, MAX_README_BYTES)
+        view.readme_text = data[:MAX_README_BYTES].decode("utf-8", errors="replace")
+    _read_headers(view, files, settings, progress)
+    if view.options.verify_sha256:
+        _verify(view, files, settings, progress)
+
+
+def _manifest(by_path: dict[str, RemoteFile], files: HubFiles
+              ) -> tuple[bytes | None, ParsedManifest]:
+    """Download and parse model-package.json, refusing one over 16 MiB (the listing says)."""
+    entry = by_path.get(MANIFEST_NAME)
+    if entry is None:
+        return None, parse_manifest(None)
+    size = entry.size
+    if size is None or size <= MAX_MANIFEST_BYTES:
+        raw = files.read_all(MANIFEST_NAME, MAX_MANIFEST_BYTES)
+        if len(raw) <= MAX_MANIFEST_BYTES:
+            return raw, parse_manifest(raw)  # hashed as-is by the engine
+        size = len(raw)
+    return None, ParsedManifest(None, [finding(
+        "manifest_too_large", f"{MANIFEST_NAME} is {size} bytes, over the 16 MiB limit",
+        path=MANIFEST_NAME)])
+
+
+def header_paths(view: PackageView) -> list[str]:
+    """Declared .gguf artifacts the listing has as files: the ones whose headers are read."""
+    return [path for path, fact in view.files.items()
+            if fact.kind == "file" and path.lower().endswith(".gguf")]
+
+
+def _read_headers(view: PackageView, files: HubFiles, settings: HubSettings,
+                  progress: ProgressObserver) -> None:
+    paths = header_paths(view)
+
+    def read(path: str) -> GGUFHeader | HeaderError | HubError:
+        source = HubRangeSource(files, path, view.files[path].size)
+        try:
+            header = read_header(source)
+        except HubError as err:
+            return err
+        finally:
+            progress.advance(1)
+        return source.failure or header
+
+    progress.begin("GGUF headers (HTTP ranges)", len(paths))
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, min(settings.header_workers, len(paths))),
+                                thread_name_prefix="hub-header") as pool:
+            results = dict(zip(paths, pool.map(read, paths), strict=True))
+    finally:
+        progress.end()
+    failures = [r for r in results.values() if isinstance(r, HubError)]
+    view.headers = {p: r for p, r in results.items() if not isinstance(r, HubError)}
+    _record_failures(view, failures, what=f"GGUF header reads ({len(paths)} fragments)")
+
+
+def _verify(view: PackageView, files: HubFiles, settings: HubSettings,
+            progress: ProgressObserver) -> None:
+    sizes = {p: f.size for p, f in view.files.items() if f.kind == "file"}
+    try:
+        results = stream_hashes(files, sizes, workers=settings.stream_workers,
+                                progress=progress)
+    except StreamInterrupted as stop:
+        results = stop.results
+        view.source_incomplete = True
+        view.source_findings.append(finding(
+            "check_not_run", f"SHA-256 verification was interrupted: "
+            f"{len(sizes) - sum(1 for r in results.values() if r.sha256)} of {len(sizes)} "
+            "artifacts were not verified"))
+    failures: list[HubError] = []
+    for path, result in results.items():
+        if result.sha256 is not None:
+            view.files[path] = replace(view.files[path], sha256=result.sha256)
+        elif result.error is not None:
+            failures.append(result.error)  # left unverified: neither a pass nor a mismatch
+    _record_failures(view, failures, what=f"streamed SHA-256 ({len(sizes)} artifacts)")
+
+
+def _record_failures(view: PackageView, failures: list[HubError], *, what: str) -> None:
+    """One finding per failure code (a dying Hub would otherwise give one per fragment)."""
+    by_code: dict[str, list[HubError]] = {}
+    for err in failures:
+        by_code.setdefault(err.code, []).append(err)
+    for code, errors in by_code.items():
+        first = errors[0]
+        message = first.message if not what else (
+            f"{what}: {len(errors)} failed; first: {first.message}")
+        view.source_findings.append(finding(code, message))
+        if first.incomplete:
+            view.source_incomplete = True
+
