@@ -124,10 +124,9 @@ def certify(
             api_base=validate_api_base(api_base), model_id=served_model or model, prompt=prompt,
             max_tokens=max_tokens, api_key=api_key or os.environ.get("MESH_LLM_API_KEY") or None,
             timeout_s=timeout, concurrency=concurrency, strict=strict, deadline_s=deadline)
-    is_hf = model.strip().startswith("hf://")
     options = CertOptions(
         runtime_abi=runtime_abi, allow_unpinned=allow_unpinned,
-        verify_sha256=verify_sha256 if verify_sha256 is not None else not is_hf,
+        verify_sha256=verify_sha256,
         stages=stages, evidence_verdicts=load_evidence_verdicts(evidence) if evidence else None)
     request = CertRequest(model=model, options=options, runtime=runtime,
                           verify_cache=verify_cache, source_gguf=source)
@@ -160,7 +159,8 @@ def print_summary(report: CertReport, report_out: str | None,
         table = Table(show_header=True, header_style="bold", expand=False)
         for column in ("severity", "code", "where", "message"):
             table.add_column(column, overflow="fold")
-        for f in report.findings:
+        rank = {"error": 0, "warning": 1, "info": 2}
+        for f in sorted(report.findings, key=lambda f: rank[f.severity]):
             where = f.path or ""
             if f.layer_index is not None:
                 where = f"{where} (layer {f.layer_index})".strip()

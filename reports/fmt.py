@@ -1,0 +1,70 @@
+"""Small, pure formatting helpers shared by the renderers."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+
+
+def human_bytes(value: int | float | None) -> str:
+    """1536 -> '1.5 KiB'; None -> '—'."""
+    if value is None:
+        return "\u2014"
+    size = float(value)
+    for unit in _UNITS:
+        if abs(size) < 1024 or unit == _UNITS[-1]:
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} {_UNITS[-1]}"  # pragma: no cover - loop always returns
+
+
+def exact_bytes(value: int | None) -> str:
+    return "\u2014" if value is None else f"{value:,} bytes"
+
+
+def number(value: float | int | None, digits: int = 1, unit: str = "") -> str:
+    """A measurement, or an em dash when there is none."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "\u2014"
+    text = f"{value:,}" if isinstance(value, int) else f"{value:,.{digits}f}"
+    return f"{text} {unit}".rstrip()
+
+
+def ratio(value: float | None, digits: int = 3) -> str:
+    if value is None or not math.isfinite(value):
+        return "\u2014"
+    return f"{value:.{digits}f}\u00d7"
+
+
+def percent(share: float | None, digits: int = 1) -> str:
+    if share is None or not math.isfinite(share):
+        return "\u2014"
+    return f"{share * 100:.{digits}f}%"
+
+
+def parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def elapsed(start: str | None, end: str | None) -> str:
+    """'1.23 s' between two ISO 8601 times, or an em dash."""
+    begin, finish = parse_time(start), parse_time(end)
+    if begin is None or finish is None:
+        return "\u2014"
+    seconds = (finish - begin).total_seconds()
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def short_sha(value: str | None, length: int = 12) -> str:
+    return "\u2014" if not value else value[:length]
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    return f"{count} {word if count == 1 else (many or word + 's')}"

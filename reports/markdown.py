@@ -1,0 +1,79 @@
+"""Markdown renderings (fit for a GitHub Actions step summary) of both report kinds."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from certify.report import CertReport
+from reports.cert_view import build_cert_view
+from reports.mdutil import code, table, text
+
+if TYPE_CHECKING:
+    from evidence.report import EvidenceReport
+
+STATUS_ICONS = {"passed": "\u2705", "failed": "\u274c", "incomplete": "\u26a0\ufe0f",
+                "not_required": "\u2796", "warning": "\u26a0\ufe0f", "error": "\u274c",
+                "skipped": "\u2796", "source": "\u2022"}
+
+
+def status(value: str) -> str:
+    return f"{STATUS_ICONS.get(value, '')} {text(value.replace('_', ' '))}".strip()
+
+
+def render_cert_markdown(report: CertReport) -> str:
+    view = build_cert_view(report)
+    b = view.banner
+    out = [f"## {STATUS_ICONS[b.status]} {text(b.headline)}: {code(b.subject)}", ""]
+    out.append(f"**Ref:** {code(b.ref_text)} ({text(b.pin_text)})  ")
+    runtime = next((s.value for s in b.stats if s.label == "runtime gates"), "")
+    out.append(f"**Package gate:** {status(report.package_gate.status)} \u00b7 "
+               f"**Runtime gates:** {text(runtime)} \u00b7 **Findings:** "
+               f"{view.counts['error']} error(s), {view.counts['warning']} warning(s), "
+               f"{view.counts['info']} note(s)")
+    if b.gate_details:
+        out += ["", f"> {text(b.gate_details)}"]
+
+    out += ["", "### Findings", ""]
+    if not view.severity_groups:
+        out.append("No findings.")
+    for group in view.severity_groups:
+        out += [f"#### {text(group.title)} ({group.count})", ""]
+        for check in group.checks:
+            out += [f"**{text(check.name)}** ({status(check.status)})", ""]
+            out += table(["code", "where", "message", "remediation"], [
+                [code(f.code), " ".join(filter(None, [
+                    code(f.where) if f.where else "",
+                    f"layer {text(f.layer)}" if f.layer else ""])),
+                 text(f.message), text(f.remediation)] for f in check.findings])
+            out.append("")
+    if view.checks:
+        out += ["", "### Checks", ""]
+        out += table(["check", "status", "findings", "time"],
+                     [[code(c.name), status(c.status), str(c.findings), text(c.duration)]
+                      for c in view.checks], ["l", "l", "r", "r"])
+    for fig in view.stage_figures:
+        out += ["", f"### {text(fig.title)}", ""]
+        out += table(["stage", "layers", "shared parts fetched", "parts", "verified", "bytes"],
+                     [[code(s.stage_id), text(s.layers),
+                       ", ".join(code(p) for p in s.shared_parts) or "none",
+                       str(s.parts), text(s.verified), text(s.size)] for s in fig.rows],
+                     ["l", "l", "l", "r", "r", "r"])
+    out += ["", "### Runtime gates", ""]
+    out += table(["gate", "status", "HTTP", "latency", "TTFT", "tokens/s", "details"],
+                 [[code(g.name), status(g.status), text(g.http_status), text(g.latency),
+                   text(g.ttft), text(g.tokens_per_s), text(g.details)] for g in view.gates],
+                 ["l", "l", "r", "r", "r", "r", "l"])
+    out += ["", "<details><summary>Provenance</summary>", ""]
+    out += table(["field", "value"], [[text(f.label), (code(f.value) if f.mono else text(f.value))
+                             + (f" ({text(f.note)})" if f.note else "")]
+                            for f in view.provenance])
+    out += ["", "</details>", ""]
+    return "\n".join(out)
+
+
+def render_markdown(report: CertReport | EvidenceReport) -> str:
+    if isinstance(report, CertReport):
+        return render_cert_markdown(report)
+    from reports.evidence_markdown import render_evidence_markdown
+
+    return render_evidence_markdown(report)

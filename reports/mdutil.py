@@ -1,0 +1,31 @@
+"""Markdown building blocks that render report text inert (GitHub-flavoured Markdown)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_PUNCT = re.compile(r"([\\`*_\[\]|~#!])")
+
+
+def text(value: object) -> str:
+    """Plain text: HTML special characters as entities, Markdown punctuation escaped, one line."""
+    raw = " ".join(str(value).split())
+    raw = raw.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _PUNCT.sub(r"\\\1", raw)
+
+
+def code(value: object) -> str:
+    """Inline code as an HTML `<code>` element around escaped text: unlike a backtick span it
+    keeps no raw `<` from the report, and pipes cannot break a table."""
+    escaped = text(value)
+    return f"<code>{escaped}</code>" if escaped else ""
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]],
+          align: Sequence[str] | None = None) -> list[str]:
+    """A GFM table; cells must already be escaped (use `text` / `code`). align: 'l' or 'r'."""
+    marks = [("---:" if a == "r" else "---") for a in (align or ["l"] * len(headers))]
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(marks) + " |"]
+    lines += ["| " + " | ".join(cell or " " for cell in row) + " |" for row in rows]
+    return lines

@@ -1,0 +1,67 @@
+"""JUnit XML of an evidence report: gates and decisions as testcases, counts correct."""
+
+from __future__ import annotations
+
+import pytest
+
+from evidence.report import EvidenceReport
+from reports.evidence_junit import UNDECIDED, render_evidence_junit
+from tests.reports.evidence_fixture import HOSTILE
+from tests.reports.junit_shape import cases_by_name, outcome, validate
+
+KINDS = ["example", "synthetic", "passed", "incomplete", "hostile"]
+GATE_OUTCOMES = {"passed": "passed", "failed": "failure", "missing": "error",
+                 "skipped": "skipped"}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_shape_counts_and_outcomes(evidence_reports: dict[str, EvidenceReport],
+                                   kind: str) -> None:
+    report = evidence_reports[kind]
+    xml = render_evidence_junit(report)
+    root = validate(xml)
+    gate_suite, decision_suite = root.findall("testsuite")
+    gate_cases = gate_suite.findall("testcase")
+    assert [c.get("name") for c in gate_cases] == ["required_rows"] + [
+        c.name for c in report.gate.checks]
+    assert outcome(gate_cases[0]) == ("failure" if report.gate.missing_rows else "passed")
+    for case, check in zip(gate_cases[1:], report.gate.checks, strict=True):
+        assert outcome(case) == GATE_OUTCOMES[check.status], check.name
+        if check.status == "failed":
+            failure = case.find("failure")
+            assert failure is not None
+            assert failure.get("message") == (check.error or check.message)
+    decided = decision_suite.findall("testcase")
+    assert [c.get("name") for c in decided] == [d.policy for d in report.decisions] + [
+        o.policy for o in report.omitted_decisions]
+    count = len(report.decisions)
+    for case, d in zip(decided[:count], report.decisions, strict=True):
+        assert outcome(case) == ("skipped" if d.verdict in UNDECIDED else "passed")
+        out = case.find("system-out")
+        assert out is not None and f"verdict: {d.verdict}" in (out.text or "")
+    assert all(outcome(case) == "skipped" for case in decided[count:])
+
+
+def test_missing_rows_fail_with_the_script_message(
+        evidence_reports: dict[str, EvidenceReport]) -> None:
+    report = evidence_reports["incomplete"]
+    case = cases_by_name(validate(render_evidence_junit(report)))["required_rows"]
+    failure = case.find("failure")
+    assert failure is not None
+    assert (failure.get("message") or "").startswith("error: missing Phase E MoE gate rows: ")
+    for m in report.gate.missing_rows:
+        assert m.title in (failure.text or "")
+
+
+def test_hostile_text_stays_text(evidence_reports: dict[str, EvidenceReport]) -> None:
+    xml = render_evidence_junit(evidence_reports["hostile"])
+    assert "<script>" not in xml
+    root = validate(xml)
+    assert HOSTILE in cases_by_name(root)
+
+
+def test_dispatches_on_report_kind(evidence_reports: dict[str, EvidenceReport]) -> None:
+    from reports.junit import render_junit
+
+    report = evidence_reports["synthetic"]
+    assert render_junit(report) == render_evidence_junit(report)
