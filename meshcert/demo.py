@@ -9,7 +9,10 @@ from pathlib import Path
 from certify.report import CertReport
 from certify.service import CertRequest, certify_package
 from certify.view import CertOptions
+from evidence.report import EvidenceReport
+from evidence.service import write_example_evidence
 from meshcert.packagegen import glm_dsa_spec, write_package
+from reports.outputs import write_reports
 
 
 @dataclass
@@ -18,6 +21,7 @@ class DemoResult:
     package_dir: Path
     cert_report: CertReport
     outputs: dict[str, Path] = field(default_factory=dict)  # label -> written file
+    evidence_report: EvidenceReport | None = None  # the bundled benchmark example
 
 
 def run_demo(out_dir: str | Path) -> DemoResult:
@@ -35,4 +39,11 @@ def run_demo(out_dir: str | Path) -> DemoResult:
     cert_json = out / "cert.json"
     cert_json.write_text(report.to_json(), encoding="utf-8")
     result = DemoResult(out, package_dir, report, {"certification report (JSON)": cert_json})
+    result.outputs["certification report (HTML)"] = write_reports(
+        report, html=out / "cert.html")["html"]
+    evidence_run, evidence_outputs = write_example_evidence(out / "evidence")
+    result.evidence_report = evidence_run.report
+    result.outputs.update(evidence_outputs)
+    result.outputs["evidence report (HTML)"] = write_reports(
+        evidence_run.report, html=out / "evidence" / "evidence.html")["html"]
     return result

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from meshcert.cli import demo_cmd, models_cmd
+from meshcert.cli import demo_cmd, evidence_cmd, models_cmd, report_cmd
 
 app = typer.Typer(
     name="meshcert",
@@ -14,6 +14,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(models_cmd.app, name="models")
+app.add_typer(report_cmd.app, name="report")
+app.add_typer(evidence_cmd.app, name="evidence")
 app.command("demo")(demo_cmd.demo)
 
 

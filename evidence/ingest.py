@@ -1,0 +1,313 @@
+"""Files -> parsers -> one tidy table, with provenance and every problem, never an exception
+for bad input.
+
+    result = ingest_files(["kernel-sweep/q3-k-mul-mv-id-nsg-4.console.log", "run-1.sql"])
+    result.table        # pandas DataFrame, columns evidence.table.COLUMNS
+    result.problems     # IngestProblem(file, line, excerpt, reason, kind)
+    result.sources      # SourceInfo(file, format, sha256, lines, rows, build_commit, ...)
+    write_evidence_json(result, "evidence.json")   # read back: read_evidence_json / ingest
+
+A file whose bytes were already ingested (directly or inside a merged evidence JSON) is skipped
+with a `duplicate` problem: the same run twice would count its samples twice.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path, PurePath
+from typing import Any
+
+import pandas as pd
+
+from evidence.parsers import PARSERS, detect
+from evidence.parsers import evidence_json as ej
+from evidence.parsers.base import (
+    DUPLICATE,
+    EVIDENCE_JSON,
+    UNKNOWN,
+    UNKNOWN_LINE,
+    UNREADABLE,
+    IngestProblem,
+    ParsedFile,
+    excerpt,
+)
+from evidence.table import (
+    COLUMNS,
+    DEFAULT_VARIANT,
+    concat_tables,
+    empty_table,
+    number_samples,
+    table_from_columns,
+    table_from_parsed,
+    table_records,
+)
+
+SWEEP_DIRS = ("kernel-sweep", "fixed-block-dispatch")
+_SUFFIXES = (".console.log", ".log", ".txt", ".sql", ".jsonl", ".json", ".csv")
+
+
+@dataclass
+class SourceInfo:
+    """Provenance of one ingested file."""
+
+    file: str
+    format: str
+    sha256: str
+    lines: int
+    rows: int
+    build_commit: str | None = None
+    backends: list[str] = field(default_factory=list)
+    variant: str = DEFAULT_VARIANT
+    run_id: str = ""
+    ignored: int = 0
+    problems: int = 0
+    notes: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SourceInfo:
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**known)
+
+
+@dataclass
+class IngestResult:
+    table: pd.DataFrame
+    problems: list[IngestProblem] = field(default_factory=list)
+    sources: list[SourceInfo] = field(default_factory=list)
+
+    def rows_by_format(self) -> dict[str, int]:
+        return {str(k): int(v) for k, v in self.table["format"].value_counts().items()}
+
+    def rows_by_kind(self) -> dict[str, int]:
+        return {str(k): int(v) for k, v in self.table["kind"].value_counts().items()}
+
+
+def variant_for(path: str, label: str | None = None) -> str:
+    """--label wins; else `kernel-sweep/<v>.console.log` / `fixed-block-dispatch/<v>...` give
+    <v>; any other file is a repeated run of the default variant."""
+    if label:
+        return label
+    pure = PurePath(path.replace("\\", "/"))
+    if pure.parent.name in SWEEP_DIRS:
+        name = pure.name
+        for suffix in _SUFFIXES:
+            if name.endswith(suffix) and len(name) > len(suffix):
+                return name[: -len(suffix)]
+        return name
+    return DEFAULT_VARIANT
+
+
+def run_id_for(path: str, sha256: str) -> str:
+    return f"{PurePath(path.replace(chr(92), '/')).name}@{sha256[:12]}"
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _count_lines(text: str) -> int:
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+class _Ingester:
+    """Collects parts from many inputs, then builds one table."""
+
+    def __init__(self, label: str | None) -> None:
+        self.label = label
+        self.parts: list[tuple[ParsedFile, str, str, str]] = []
+        self.tables: list[pd.DataFrame] = []
+        self.problems: list[IngestProblem] = []
+        self.sources: list[SourceInfo] = []
+        self.seen: dict[str, str] = {}      # sha256 -> file
+
+    def add_bytes(self, name: str, data: bytes) -> None:
+        # hashlib releases the GIL: hash in a thread while this one decodes and parses
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            digest = pool.submit(_sha256, data)
+            if b"\x00" in data[:8192]:
+                if not self._duplicate(name, digest.result()):
+                    self.problems.append(IngestProblem(name, None, "", "binary file, not a log",
+                                                       UNREADABLE))
+                return
+            early: list[IngestProblem] = []
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                text = data.decode("utf-8", errors="replace")
+                line = data.count(b"\n", 0, exc.start) + 1
+                early.append(IngestProblem(name, line, excerpt(text.split("\n")[line - 1]),
+                                           "not valid UTF-8; bad bytes replaced", "encoding"))
+            prepared = self._prepare(name, text)
+            sha = digest.result()
+        if not self._duplicate(name, sha):
+            self.problems.extend(early)
+            self._commit(name, text, sha, prepared)
+
+    def add_text(self, name: str, text: str) -> None:
+        sha = _sha256(text.encode("utf-8"))
+        if not self._duplicate(name, sha):
+            self._commit(name, text, sha, self._prepare(name, text))
+
+    def _duplicate(self, name: str, sha: str) -> bool:
+        first = self.seen.get(sha)
+        if first is None:
+            self.seen[sha] = name
+            return False
+        self.problems.append(IngestProblem(name, None, "", f"same content as {first} "
+                                           "(already ingested); skipped", DUPLICATE))
+        return True
+
+    def _prepare(self, name: str, text: str) -> ParsedFile | ej.EvidenceDocument:
+        """Detect and parse (no state changes: the file may still turn out a duplicate)."""
+        fmt = detect(text, name)
+        if fmt == EVIDENCE_JSON:
+            return ej.parse(text, name, COLUMNS)
+        parser = PARSERS.get(fmt)
+        parsed = parser(text, name) if parser else ParsedFile(UNKNOWN)
+        if parser is None:
+            parsed.problem(name, None, text[:120], "unrecognised format: not test-backend-ops "
+                           "console/sql, ggml_test lines, llama-bench json/jsonl/csv/sql, "
+                           "llama-perplexity output or meshcert evidence JSON", UNKNOWN_LINE)
+        elif not parsed.row_count and not parsed.problems:
+            parsed.problem(name, None, "", f"no evidence rows found in this {parsed.format} "
+                           "file", UNKNOWN_LINE)
+        return parsed
+
+    def _commit(self, name: str, text: str, sha: str,
+                parsed: ParsedFile | ej.EvidenceDocument) -> None:
+        if isinstance(parsed, ej.EvidenceDocument):
+            self._merge(parsed)
+            return
+        variant = variant_for(name, self.label)
+        run_id = run_id_for(name, sha)
+        backends = sorted(b for b in parsed.column_values("backend") if b)
+        self.parts.append((parsed, name, variant, run_id))
+        self.problems.extend(parsed.problems)
+        self.sources.append(SourceInfo(
+            file=name, format=parsed.format, sha256=sha, lines=_count_lines(text),
+            rows=parsed.row_count, build_commit=parsed.build_commit,
+            backends=backends,
+            variant=variant, run_id=run_id, ignored=parsed.ignored,
+            problems=len(parsed.problems), notes=dict(parsed.notes)))
+
+    def _merge(self, doc: ej.EvidenceDocument) -> None:
+        """An evidence JSON: its rows, sources and problems join ours (duplicates dropped)."""
+        self.problems.extend(doc.read_problems)
+        table = table_from_columns(doc.columns)
+        dropped_runs: set[str] = set()
+        dropped_files: set[str] = set()
+        for raw in doc.sources:
+            info = SourceInfo.from_dict(raw)
+            if self._duplicate(info.file, info.sha256):
+                dropped_runs.add(info.run_id)
+                dropped_files.add(info.file)
+                continue
+            self.sources.append(info)
+        self.problems.extend(p for p in doc.problems if p.file not in dropped_files)
+        if dropped_runs:
+            table = table[~table["run_id"].isin(sorted(dropped_runs))]
+        self._flush_parts()
+        self.tables.append(table)
+
+    def _flush_parts(self) -> None:
+        """Raw-file rows so far become one table, keeping the input order across merges."""
+        if self.parts:
+            self.tables.append(table_from_parsed(self.parts))
+            self.parts = []
+
+    def result(self) -> IngestResult:
+        self._flush_parts()
+        table = concat_tables(self.tables) if self.tables else empty_table()
+        return IngestResult(number_samples(table), self.problems, self.sources)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Parsing allocates hundreds of thousands of small tuples and dicts and frees none of
+    them; the cyclic collector would rescan them over and over (a third of the run time).
+    Reference counting still frees everything; the collector is back on afterwards."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def ingest_files(paths: Iterable[str | os.PathLike[str]], label: str | None = None
+                 ) -> IngestResult:
+    """Ingest files (any mix of formats). Unreadable files become problems, not exceptions."""
+    ingester = _Ingester(label)
+    with _gc_paused():
+        for path in paths:
+            name = os.fspath(path)
+            try:
+                data = Path(name).read_bytes()
+            except OSError as exc:
+                ingester.problems.append(IngestProblem(name, None, "", f"cannot read: "
+                                                       f"{exc.strerror or exc}", UNREADABLE))
+                continue
+            ingester.add_bytes(name, data)
+        return ingester.result()
+
+
+def ingest_texts(texts: Mapping[str, str] | Sequence[tuple[str, str]],
+                 label: str | None = None) -> IngestResult:
+    """Ingest in-memory texts keyed by a source name (used like a path: sweep directories
+    give variants). For tests and for callers that already hold the logs."""
+    ingester = _Ingester(label)
+    items = texts.items() if isinstance(texts, Mapping) else texts
+    with _gc_paused():
+        for name, text in items:
+            ingester.add_text(name, text)
+        return ingester.result()
+
+
+def tool_version() -> str:
+    try:
+        return metadata.version("meshcert")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def evidence_json_text(result: IngestResult, label: str | None = None) -> str:
+    meta = {"tool": {"name": "meshcert", "version": tool_version()},
+            "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "label": label}
+    return ej.dumps(meta, list(COLUMNS), [asdict(s) for s in result.sources], result.problems,
+                    table_records(result.table))
+
+
+def write_evidence_json(result: IngestResult, path: str | os.PathLike[str],
+                        label: str | None = None) -> Path:
+    """Write the evidence JSON (schema/version, tool version, sources with sha256, problems,
+    rows) atomically; returns the path."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(evidence_json_text(result, label), encoding="utf-8")
+    os.replace(tmp, target)
+    return target
+
+
+def read_evidence_json(path: str | os.PathLike[str]) -> IngestResult:
+    """Exactly what `write_evidence_json` wrote (problems reading it are appended)."""
+    name = os.fspath(path)
+    try:
+        text = Path(name).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return IngestResult(empty_table(), [IngestProblem(name, None, "", f"cannot read: {exc}",
+                                                          UNREADABLE)])
+    doc = ej.parse(text, name, COLUMNS)
+    return IngestResult(table_from_columns(doc.columns), [*doc.problems, *doc.read_problems],
+                        [SourceInfo.from_dict(s) for s in doc.sources])

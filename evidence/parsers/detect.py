@@ -1,0 +1,85 @@
+"""Which format is this text? Decided by content; the file extension only breaks ties.
+
+Order matters: the most specific markers first (our own JSON schema, SQL table names, CSV
+headers, perplexity results), then the console markers, then bare `ggml_test:` lines.
+"""
+
+from __future__ import annotations
+
+import re
+
+from evidence.parsers.base import (
+    EVIDENCE_JSON,
+    GGML_TEST,
+    LLAMA_BENCH,
+    PERPLEXITY,
+    TBO_CONSOLE,
+    TBO_CSV,
+    TBO_SQL,
+    UNKNOWN,
+)
+
+_HEAD = 1 << 20
+_CONSOLE_ROW = re.compile(r"^[ \t]+[A-Z][A-Za-z0-9_.\-]*\(.*?\):[ \t]*(?:\x1b\[[0-9;]*m)?"
+                          r"(?:OK|FAIL|not supported|\d+ runs -)", re.MULTILINE)
+_CONSOLE_SECTION = re.compile(r"^(?:Backend \d+/\d+: |Testing \d+ devices|\d+/\d+ backends "
+                              r"passed|  \d+/\d+ tests passed)", re.MULTILINE)
+_PERPLEXITY = ("Final estimate: PPL", "====== KL divergence statistics", "Same top p:",
+               "perplexity: calculating perplexity", "kl_divergence: computing over")
+
+
+def _first_line(text: str) -> str:
+    for line in text.split("\n", 50)[:50]:
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def detect(text: str, name: str = "") -> str:
+    """One of the format names in `evidence.parsers.base` (UNKNOWN when nothing fits)."""
+    text = text.lstrip("\ufeff")
+    head = text[:_HEAD]
+    start = head.lstrip()[:1]
+    if start in ("{", "["):
+        found = _json_kind(head, start)
+        if found != UNKNOWN:
+            return found
+    upper = head[:20000].upper()
+    if "INSERT INTO TEST_BACKEND_OPS" in upper or "TABLE IF NOT EXISTS TEST_BACKEND_OPS" in upper:
+        return TBO_SQL
+    if "INSERT INTO LLAMA_BENCH" in upper or "TABLE IF NOT EXISTS LLAMA_BENCH" in upper:
+        return LLAMA_BENCH
+    first = _first_line(head)
+    columns = {c.strip().strip('"') for c in first.split(",")} if "," in first else set()
+    if {"op_name", "op_params"} <= columns and "time_us" not in columns:
+        return TBO_CSV
+    if columns & {"avg_ns", "avg_ts"}:
+        return LLAMA_BENCH
+    if first.startswith("|") and "t/s" in first:
+        return LLAMA_BENCH          # markdown: the llama-bench parser rejects it clearly
+    for body in (head, text) if len(text) > _HEAD else (head,):
+        if any(marker in body for marker in _PERPLEXITY):
+            return PERPLEXITY
+        if " us/run" in body or _CONSOLE_SECTION.search(body) or _CONSOLE_ROW.search(body):
+            return TBO_CONSOLE
+        if "ggml_test: perf_" in body:
+            return GGML_TEST
+    return _by_extension(name)
+
+
+def _json_kind(head: str, start: str) -> str:
+    if start == "{" and '"schema"' in head[:2000] and '"meshcert.evidence"' in head[:2000]:
+        return EVIDENCE_JSON
+    if '"avg_ns"' in head or '"avg_ts"' in head or '"samples_ns"' in head:
+        return LLAMA_BENCH
+    return UNKNOWN
+
+
+def _by_extension(name: str) -> str:
+    """No content marker at all (an empty run, chatter only): go by the name."""
+    lower = name.lower()
+    if lower.endswith(".sql"):
+        return TBO_SQL
+    if lower.endswith((".console.log", ".log")):
+        return TBO_CONSOLE
+    return UNKNOWN

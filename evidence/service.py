@@ -1,0 +1,83 @@
+"""Evidence use cases: files -> IngestResult -> EvidenceReport (plus the package rule).
+
+No printing, no exiting: the CLI and the demo call these and decide what to show. Errors a
+user can fix are raised as `EvidenceError` subclasses (SettingsError, BackendError,
+PackageLoadError) with a message fit for `error: ...`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from evidence.build import BuildOptions, build_report
+from evidence.catalog import CATALOG
+from evidence.decisions import DecisionOptions
+from evidence.gates import evaluate_gate
+from evidence.ingest import IngestResult, ingest_files, tool_version
+from evidence.matching import Evidence
+from evidence.report import EvidenceReport, GateResult, PackageCheck
+from evidence.settings import EvidenceSettings, load_settings
+
+
+@dataclass
+class GateRun:
+    ingest: IngestResult
+    evidence: Evidence
+    gate: GateResult
+
+
+@dataclass
+class ReportRun:
+    ingest: IngestResult
+    report: EvidenceReport
+
+
+def gate_files(paths: Iterable[str | os.PathLike[str]], *, settings: EvidenceSettings,
+               label: str | None = None, backend: str | None = None) -> GateRun:
+    result = ingest_files(paths, label=label)
+    ev = Evidence.build(result.table, CATALOG, backend)
+    return GateRun(result, ev, evaluate_gate(ev, settings))
+
+
+def check_package(package: str, source_gguf: str | None = None) -> PackageCheck:
+    """The q2_K routed-down NextN rule on a local package dir or hf:// ref."""
+    from evidence.package_rules import check_nextn_down, load_package, read_source_header
+
+    view = load_package(package)
+    source = read_source_header(source_gguf) if source_gguf else None
+    return check_nextn_down(view, package, source)
+
+
+def report_files(paths: Iterable[str | os.PathLike[str]], *, settings: EvidenceSettings,
+                 label: str | None = None, backend: str | None = None,
+                 decisions: DecisionOptions | None = None, package: str | None = None,
+                 source_gguf: str | None = None) -> ReportRun:
+    result = ingest_files(paths, label=label)
+    package_check = check_package(package, source_gguf) if package else None
+    options = BuildOptions(backend=backend, label=label,
+                           decisions=decisions or DecisionOptions(),
+                           generated_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                           tool_version=tool_version())
+    report = build_report(result.table, settings=settings, options=options,
+                          problems=result.problems, sources=result.sources,
+                          package_check=package_check)
+    return ReportRun(result, report)
+
+
+def write_example_evidence(out_dir: str | os.PathLike[str]) -> tuple[ReportRun, dict[str, Path]]:
+    """The bundled example (published GLM-5.2 Metal means) with default settings:
+    `decisions.json` and `summary.md` under out_dir. Returns the run and label -> path."""
+    from evidence.examplegen import example_files
+    from evidence.summary import render_summary
+
+    run = report_files(example_files(), settings=load_settings({}))
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    decisions, summary = out / "decisions.json", out / "summary.md"
+    decisions.write_text(run.report.to_json(), encoding="utf-8")
+    summary.write_text(render_summary(run.report), encoding="utf-8")
+    return run, {"evidence decisions (JSON)": decisions, "evidence summary (Markdown)": summary}

@@ -1,0 +1,216 @@
+"""The tidy evidence table: one row per measurement or sample, the contract downstream code
+(gates, statistics, decisions, reports) reads.
+
+Columns (`COLUMNS`, dtypes in `DTYPES`): text columns hold str or None (object dtype);
+floats are float64 with NaN when missing; runs/sample are Int64 and supported/passed boolean
+(nullable, <NA> when missing).
+
+- source_file (str), source_line (int64): where the row is (a split row: its name line).
+- format (str): tbo-console, tbo-test, tbo-sql, ggml-test, llama-bench, perplexity.
+- kind (str): perf, perf_sample, perf_warmup, perf_summary, perf_metadata, parity,
+  parity_backend, parity_total, bench, quality.
+- backend, device, build_commit (str): where and what was measured, when known.
+- op (str): row name (`GLM_FFN_CONSUMER`), llama-bench test (`tg128`), `perplexity`;
+  "" for parity_backend / parity_total rows.
+- params (str): canonical `k=v,...` (blanks stripped, original order).
+- param_dict (object): the parsed params (int, float, tuple for arrays, str). Shared between
+  rows with the same params: read-only.
+- variant (str): `default`, the `--label`, or the sweep file name.
+- run_id (str): one run (file), `<file name>@<sha256[:12]>`.
+- us_per_run (float64): perf us/run; perf_sample/perf_warmup avg_us; perf_summary median_us;
+  bench avg_ns / 1000 (and sample_ns / 1000).
+- runs (Int64): runs behind the timing.
+- sample (Int64): perf rows: ordinal among rows of the same (backend, op, params, variant)
+  across runs, in table order; perf_sample/perf_warmup: i of `sample=i/n`; bench: repetition.
+- supported (boolean): False for `not supported` perf rows.
+- passed (boolean): parity, parity_backend, parity_total.
+- nmse (float64): the NMSE (or ERR) a parity failure printed; threshold in extra["threshold"].
+- error (str): parity failure text.
+- metric (str), value, value_err (float64): us_per_run, median_us, avg_ts, avg_ns, sample_ns,
+  sample_ts, ppl, ppl_q, kld_mean, kld_median, same_top_p, delta_p_mean, ...
+- extra (object): everything else (throughput, tests_passed/tests_total, backends_passed,
+  stddev, file type, result_line of a split row, ...).
+
+Rows with the same (backend, op, params, variant) are samples of one measurement; `run_id`
+tells the runs apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evidence.parsers.base import ROW_FIELDS, Const, ParsedFile, Row
+
+COLUMNS: tuple[str, ...] = (
+    "source_file", "source_line", "format", "kind", "backend", "device", "build_commit", "op",
+    "params", "param_dict", "variant", "run_id", "us_per_run", "runs", "sample", "supported",
+    "passed", "nmse", "error", "metric", "value", "value_err", "extra",
+)
+
+_STR = "object"     # str values, None when missing (plain Python objects: cheap to build)
+DTYPES: dict[str, str] = {
+    "source_file": _STR, "source_line": "int64", "format": _STR, "kind": _STR,
+    "backend": _STR, "device": _STR, "build_commit": _STR, "op": _STR, "params": _STR,
+    "param_dict": "object", "variant": _STR, "run_id": _STR, "us_per_run": "float64",
+    "runs": "Int64", "sample": "Int64", "supported": "boolean", "passed": "boolean",
+    "nmse": "float64", "error": _STR, "metric": _STR, "value": "float64",
+    "value_err": "float64", "extra": "object",
+}
+
+MEASUREMENT_KEY = ("backend", "op", "params", "variant")
+DEFAULT_VARIANT = "default"
+
+
+def empty_table() -> pd.DataFrame:
+    """A table with every column, the right dtypes and no rows."""
+    return table_from_columns({c: [] for c in COLUMNS})
+
+
+Chunk = Sequence[Any] | Const
+_SHARED_EXTRA = Row._field_defaults["extra"]      # the NamedTuple default: give rows their own
+
+
+def _chunk(dtype: str, chunk: Chunk) -> tuple[np.ndarray, np.ndarray | None]:
+    """(values, mask or None) of one chunk as numpy arrays."""
+    n = len(chunk)
+    if isinstance(chunk, Const):
+        value = chunk.value
+        if dtype == "object":
+            return np.full(n, value, dtype=object), None
+        if dtype in ("Int64", "boolean"):
+            numpy_dtype = "int64" if dtype == "Int64" else "bool"
+            if value is None:
+                return np.zeros(n, dtype=numpy_dtype), np.ones(n, dtype=bool)
+            return np.full(n, value, dtype=numpy_dtype), np.zeros(n, dtype=bool)
+        return np.full(n, np.nan if value is None else value, dtype=dtype), None
+    if dtype == "object":
+        out = np.empty(n, dtype=object)
+        out[:] = chunk if isinstance(chunk, list) else list(chunk)
+        return out, None
+    if dtype in ("Int64", "boolean"):
+        floats = np.array(chunk, dtype="float64")          # None -> NaN
+        mask = np.isnan(floats)
+        values = np.where(mask, 0.0, floats)
+        return values.astype("int64" if dtype == "Int64" else "bool"), mask
+    return np.array(chunk, dtype=dtype), None               # float64: None -> NaN
+
+
+def _column(name: str, chunks: Sequence[Chunk]) -> Any:
+    dtype = DTYPES[name]
+    parts = [_chunk(dtype, c) for c in chunks]
+    values = np.concatenate([p[0] for p in parts]) if len(parts) != 1 else parts[0][0]
+    if dtype == "object":
+        return pd.Series(values, dtype=object, copy=False)   # no str-dtype inference
+    if dtype == "Int64":
+        mask = np.concatenate([p[1] for p in parts if p[1] is not None])
+        return pd.arrays.IntegerArray(values, mask)
+    if dtype == "boolean":
+        mask = np.concatenate([p[1] for p in parts if p[1] is not None])
+        return pd.arrays.BooleanArray(values, mask)
+    return values
+
+
+def table_from_columns(columns: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
+    """Build the table from equally long column lists (None for missing values)."""
+    return table_from_chunks({name: [columns[name]] for name in COLUMNS})
+
+
+def table_from_chunks(chunks: Mapping[str, Sequence[Chunk]]) -> pd.DataFrame:
+    """Build the table from per-column chunks (lists or Const), concatenated in order."""
+    if not any(len(c) for c in chunks["source_line"]):
+        return pd.DataFrame({name: _column(name, [[]]) for name in COLUMNS})
+    return pd.DataFrame({name: _column(name, [c for c in chunks[name] if len(c)] or [[]])
+                         for name in COLUMNS})
+
+
+def table_from_parsed(parts: Sequence[tuple[ParsedFile, str, str, str]]) -> pd.DataFrame:
+    """Build the table from parser output: parts of (parsed file, source_file, variant,
+    run_id). Rows come out in input order, sorted by line within each file; a file-level
+    build commit fills the rows that have none."""
+    chunks: dict[str, list[Chunk]] = {name: [] for name in COLUMNS}
+    counts: list[int] = []
+    for parsed, file, part_variant, part_run in parts:
+        n = 0
+        pieces: list[Mapping[str, Chunk]] = []
+        if parsed.rows:
+            lists = dict(zip(ROW_FIELDS, (list(c) for c in zip(*parsed.rows, strict=True)),
+                             strict=True))
+            lists["extra"] = [{} if e is _SHARED_EXTRA else e for e in lists["extra"]]
+            pieces.append(lists)
+        pieces.extend(parsed.batches)
+        for piece in pieces:
+            size = len(piece["source_line"])
+            for name in ROW_FIELDS:
+                column = piece[name]
+                if name == "build_commit" and parsed.build_commit:
+                    column = _fill(column, parsed.build_commit)
+                chunks[name].append(column)
+            n += size
+        chunks["source_file"].append(Const(file, n))
+        chunks["variant"].append(Const(part_variant, n))
+        chunks["run_id"].append(Const(part_run, n))
+        counts.append(n)
+    if not sum(counts):
+        return empty_table()
+    table = table_from_chunks(chunks)
+    lines = table["source_line"].to_numpy()
+    files = np.repeat(np.arange(len(counts)), counts)
+    if len(lines) > 1 and np.any((np.diff(lines) < 0) & (np.diff(files) == 0)):
+        order = np.lexsort((lines, files))
+        table = table.take(order).reset_index(drop=True)
+    return table
+
+
+def _fill(column: Chunk, value: str) -> Chunk:
+    if isinstance(column, Const):
+        return column if column.value else Const(value, column.n)
+    return [v or value for v in column]
+
+
+def concat_tables(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    tables = [t for t in tables if len(t)]
+    if not tables:
+        return empty_table()
+    if len(tables) == 1:
+        return tables[0].reset_index(drop=True)
+    return pd.concat(tables, ignore_index=True).astype(DTYPES)[list(COLUMNS)]
+
+
+def number_samples(table: pd.DataFrame) -> pd.DataFrame:
+    """Give supported perf rows their ordinal among rows of the same measurement (1, 2, ...),
+    in table order: repeated runs become samples 1..n of one measurement."""
+    mask = (table["kind"].to_numpy() == "perf") & \
+        table["supported"].to_numpy(dtype=bool, na_value=False)
+    where = np.flatnonzero(mask)
+    if not len(where):
+        return table
+    key = np.zeros(len(where), dtype="int64")
+    for column in MEASUREMENT_KEY:
+        codes, uniques = pd.factorize(table[column].to_numpy()[where], use_na_sentinel=False)
+        key, _ = pd.factorize(key * (len(uniques) + 1) + codes)
+    order = np.argsort(key, kind="stable")
+    ranked = key[order]
+    first = np.r_[True, ranked[1:] != ranked[:-1]]
+    position = np.arange(len(order))
+    rank = position - np.maximum.accumulate(np.where(first, position, 0)) + 1
+    ordinals = np.empty(len(order), dtype="int64")
+    ordinals[order] = rank
+    sample = table["sample"].to_numpy(dtype="float64", na_value=np.nan)
+    sample[where] = ordinals
+    table["sample"] = pd.array(sample, dtype="Int64")
+    return table
+
+
+def table_records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as dicts of plain Python values (None for missing), for JSON."""
+    columns: dict[str, list[Any]] = {}
+    for name in COLUMNS:
+        values = table[name].astype(object).tolist()
+        columns[name] = [None if v is None or v is pd.NA or (isinstance(v, float) and v != v)
+                         else v for v in values]
+    return [dict(zip(COLUMNS, values, strict=True))
+            for values in zip(*(columns[c] for c in COLUMNS), strict=True)]

@@ -1,0 +1,312 @@
+"""`meshcert evidence ...`: benchmark evidence commands.
+
+    meshcert evidence ingest FILE... [--out evidence.json] [--label L] [--json] [--quiet]
+    meshcert evidence gate FILE... [--require-gates] [--label L] [--backend B] [--json]
+    meshcert evidence report FILE... --out-dir D [--package P] [--require-gates] ...
+
+Each command is one function registered on `app`; output helpers sit below the commands.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from evidence.catalog import REQUIRE_GATES
+from evidence.decisions import DecisionOptions
+from evidence.ingest import IngestResult, ingest_files, write_evidence_json
+from evidence.matching import BackendError
+from evidence.package_rules import PackageLoadError
+from evidence.report import EvidenceReport, GateCheck, GateResult
+from evidence.service import gate_files, report_files
+from evidence.settings import EvidenceSettings, SettingsError, load_settings
+from evidence.stats import DEFAULT_REPLICATES, DEFAULT_SEED
+from evidence.summary import render_summary
+from meshcert.cli.output import write_text_atomic
+from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
+from reports.outputs import write_reports
+
+app = typer.Typer(help="Benchmark evidence: ingest llama.cpp logs, gate, report.",
+                  no_args_is_help=True)
+
+MAX_PROBLEMS_SHOWN = 50
+
+
+# --------------------------------------------------------------------------------------------
+# ingest
+# --------------------------------------------------------------------------------------------
+
+
+@app.command("ingest")
+def ingest(
+    files: Annotated[list[Path], typer.Argument(
+        help="Logs to ingest: test-backend-ops console (perf/test) or --output sql, "
+        "ggml_test lines, llama-bench json/jsonl/csv/sql, llama-perplexity output, or an "
+        "evidence JSON to merge. The format is detected from the content.",
+        exists=True, dir_okay=False, readable=True, show_default=False, metavar="FILE")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Write the evidence JSON (table, sources with sha256, problems) here.",
+        dir_okay=False)] = None,
+    label: Annotated[str | None, typer.Option(
+        "--label", help="Variant label for every row (default: the sweep file name under "
+        "kernel-sweep/ or fixed-block-dispatch/, else 'default').")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
+) -> None:
+    """Parse benchmark logs into one evidence table; report rows per file and every problem
+    with file:line. Problems never fail the command (exit 0); usage errors exit 2."""
+    if label is not None and not label.strip():
+        raise typer.BadParameter("must not be blank", param_hint="--label")
+    result = ingest_files(files, label=label)
+    if out is not None:
+        try:
+            write_evidence_json(result, out, label=label)
+        except OSError as exc:
+            raise typer.BadParameter(f"cannot write {str(out)!r}: {exc.strerror or exc}",
+                                     param_hint="--out") from None
+    if json_out:
+        typer.echo(json.dumps(ingest_summary(result, out), indent=2, ensure_ascii=False))
+    elif not quiet:
+        print_ingest_summary(result, out)
+
+
+def ingest_summary(result: IngestResult, out: Path | None) -> dict[str, Any]:
+    """The machine-readable summary `--json` prints (the rows themselves go to --out)."""
+    return {
+        "rows": len(result.table),
+        "rows_by_format": result.rows_by_format(),
+        "rows_by_kind": result.rows_by_kind(),
+        "sources": [{**asdict(s), "rows_by_kind": kinds}
+                    for s, kinds in zip(result.sources, _kinds_per_source(result), strict=True)],
+        "problems": [asdict(p) for p in result.problems],
+        "out": str(out) if out is not None else None,
+    }
+
+
+def print_ingest_summary(result: IngestResult, out: Path | None,
+                         echo: Callable[[str], None] = typer.echo) -> None:
+    echo(f"ingested {len(result.sources)} file(s): {len(result.table)} row(s), "
+         f"{len(result.problems)} problem(s)")
+    for source, kinds in zip(result.sources, _kinds_per_source(result), strict=True):
+        detail = ", ".join(f"{k} {n}" for k, n in kinds.items()) or "no rows"
+        extras = [f"variant={source.variant}"]
+        if source.ignored:
+            extras.append(f"{source.ignored} chatter line(s) ignored")
+        extras.extend(f"{k}={v}" for k, v in source.notes.items())
+        echo(f"  {source.file}  [{source.format}]  {source.rows} row(s): {detail}  "
+             f"({'; '.join(extras)})")
+    if result.problems:
+        echo("problems:")
+        for problem in result.problems[:MAX_PROBLEMS_SHOWN]:
+            echo(f"  {problem.where()}: {problem.kind}: {problem.reason}")
+            if problem.excerpt:
+                echo(f"      {problem.excerpt}")
+        hidden = len(result.problems) - MAX_PROBLEMS_SHOWN
+        if hidden > 0:
+            echo(f"  ... and {hidden} more (all of them: --json, or the --out file)")
+    if out is not None:
+        echo(f"wrote {out}")
+
+
+def _kinds_per_source(result: IngestResult) -> list[dict[str, int]]:
+    """Rows per kind for each source, in source order (run_id identifies a source's rows)."""
+    table = result.table
+    counts: dict[str, dict[str, int]] = {}
+    if len(table):
+        for (run_id, kind), n in table.groupby(["run_id", "kind"], sort=False).size().items():
+            counts.setdefault(str(run_id), {})[str(kind)] = int(n)
+    return [counts.get(s.run_id, {}) for s in result.sources]
+
+
+# --------------------------------------------------------------------------------------------
+# gate / report (exit codes: 0 ok or advisory; 2 enforced gate failure, package rule failure,
+# or a bad setting / option; `error: ...` lines go to stderr)
+# --------------------------------------------------------------------------------------------
+
+GATE_EXIT = 2
+MAX_WARNINGS_SHOWN = 20
+
+FilesArg = Annotated[list[Path], typer.Argument(
+    help="Benchmark logs (any format `evidence ingest` reads); repeated runs are samples.",
+    exists=True, dir_okay=False, readable=True, show_default=False)]
+RequireOpt = Annotated[bool, typer.Option(
+    "--require-gates", help=f"Exit 2 on any gate failure (as {REQUIRE_GATES}=1).")]
+LabelOpt = Annotated[str | None, typer.Option(
+    "--label", help="Variant label for every row (default: from sweep file names).")]
+BackendOpt = Annotated[str | None, typer.Option(
+    "--backend", help="Backend to evaluate (default: the non-CPU backend with the most "
+    "catalog rows).")]
+
+
+def _fail(lines: list[str]) -> typer.Exit:
+    for line in lines:
+        typer.echo(line if line.startswith("error: ") else f"error: {line}", err=True)
+    return typer.Exit(GATE_EXIT)
+
+
+def _settings(require_gates: bool) -> EvidenceSettings:
+    try:
+        return load_settings(overrides={REQUIRE_GATES: True} if require_gates else None)
+    except SettingsError as exc:
+        raise _fail([str(exc)]) from None
+
+
+def _warn_problems(result: IngestResult) -> None:
+    for problem in result.problems[:MAX_WARNINGS_SHOWN]:
+        typer.echo(f"warning: {problem.where()}: {problem.reason}", err=True)
+    hidden = len(result.problems) - MAX_WARNINGS_SHOWN
+    if hidden > 0:
+        typer.echo(f"warning: ... and {hidden} more ingest problem(s)", err=True)
+
+
+def _gate_value(check: GateCheck) -> str:
+    if check.value is None:
+        return "-"
+    return f"{check.value:.1%}" if check.unit == "share" else f"{check.value:.3f}x"
+
+
+def _gate_threshold(check: GateCheck) -> str:
+    if check.threshold is None:
+        return "-"
+    shown = f"{check.threshold:.0%}" if check.unit == "share" else f"{check.threshold:g}"
+    return f"{check.comparator} {shown}"
+
+
+def print_gate(gate: GateResult, echo: Callable[[str], None] = typer.echo) -> None:
+    """The gate table: required rows, the estimate, then one line per gate."""
+    mode = "enforced" if gate.enforced else "advisory"
+    echo(f"Phase E MoE gate: {'passed' if gate.passed else 'FAILED'} ({mode}; kernel sweep "
+         f"{'on' if gate.kernel_sweep else 'off'})")
+    present = len(gate.required_rows) - len(gate.missing_rows)
+    echo(f"required rows: {present}/{len(gate.required_rows)} present")
+    if gate.missing_rows:
+        echo("missing: " + ", ".join(m.title for m in gate.missing_rows))
+    e = gate.estimate
+    if e is None:
+        echo(f"estimate: {gate.estimate_message}")
+    else:
+        shares = ", ".join(f"{k} {v:.1%}" for k, v in e.shares.items())
+        shared = ("" if e.shared_expert_share is None
+                  else f"; shared expert {e.shared_expert_share:.1%} of routed+shared")
+        echo(f"estimate: routed FFN decode {e.total_us:.2f} us ({shares}){shared}")
+    echo(f"{'STATUS':<8} {'GATE':<54} {'VALUE':>9} {'THRESHOLD':>10}  MESSAGE")
+    for c in gate.checks:
+        echo(f"{c.status:<8} {c.title:<54} {_gate_value(c):>9} {_gate_threshold(c):>10}  "
+             f"{c.message}")
+
+
+@app.command("gate", help=(
+    "The Phase E MoE gate of glm52-phase-e-moe-report.sh: required rows, the routed FFN decode "
+    "estimate and the hard gates. Advisory (exit 0) unless --require-gates or "
+    "GLM52_PHASE_E_REQUIRE_GATES is non-zero: then any failure exits 2 with `error: ...` lines "
+    "on stderr. GLM52_PHASE_E_* variables set the sweep, sanity probe and thresholds."))
+def gate(
+    files: FilesArg,
+    require_gates: RequireOpt = False,
+    label: LabelOpt = None,
+    backend: BackendOpt = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the gate result as "
+                                           "JSON.")] = False,
+) -> None:
+    """The Phase E MoE gate of glm52-phase-e-moe-report.sh: required rows, the routed FFN
+    decode estimate and the hard gates. Advisory (exit 0) unless --require-gates or
+    GLM52_PHASE_E_REQUIRE_GATES is non-zero: then any failure exits 2 with `error: ...` lines
+    on stderr. GLM52_PHASE_E_* variables set the sweep, sanity probe and thresholds."""
+    settings = _settings(require_gates)
+    try:
+        run = gate_files(files, settings=settings, label=label, backend=backend)
+    except BackendError as exc:
+        raise _fail([str(exc)]) from None
+    _warn_problems(run.ingest)
+    if json_out:
+        typer.echo(run.gate.model_dump_json(indent=2))
+    else:
+        print_gate(run.gate)
+    if run.gate.enforced and run.gate.errors:
+        raise _fail(run.gate.errors)
+
+
+def print_report(report: EvidenceReport, written: list[Path],
+                 echo: Callable[[str], None] = typer.echo) -> None:
+    print_gate(report.gate, echo)
+    echo("decisions:")
+    for d in report.decisions:
+        speedups = "; ".join(f"{c.speedup:.3f}x" if c.speedup is not None else "-"
+                             for c in d.comparisons)
+        flag = "  [review]" if d.review_required else ""
+        echo(f"  {d.policy:<28} {d.verdict:<20} {speedups}{flag}")
+    for o in report.omitted_decisions:
+        echo(f"  {o.policy:<28} (not decided: {o.reason})")
+    if report.package_check is not None:
+        pc = report.package_check
+        echo(f"package rule: {pc.status} ({pc.package})")
+    for path in written:
+        echo(f"wrote {path}")
+
+
+@app.command("report", help=(
+    "Gate + decisions: write decisions.json (the EvidenceReport) and summary.md. Exit 2 when "
+    "the gate is enforced and fails, or when --package breaks the q2_K routed-down rule."))
+def report(
+    files: FilesArg,
+    out_dir: Annotated[Path, typer.Option("--out-dir", help="Folder for decisions.json and "
+                                          "summary.md.", file_okay=False)],
+    package: Annotated[str | None, typer.Option(
+        "--package", help="Package dir or hf:// ref: check that its NextN/MTP layers keep "
+        "their original routed down-projection type (q2_K recipe rule).")] = None,
+    source_gguf: Annotated[Path | None, typer.Option(
+        "--source-gguf", help="Source GGUF giving the original tensor types for --package.",
+        exists=True, dir_okay=False)] = None,
+    require_gates: RequireOpt = False,
+    label: LabelOpt = None,
+    backend: BackendOpt = None,
+    max_ppl_increase: Annotated[float | None, typer.Option(
+        "--max-ppl-increase", help="q2_K recipe: largest allowed relative perplexity "
+        "increase vs the baseline (default 0.01 = 1%).", min=0.0)] = None,
+    max_kld: Annotated[float | None, typer.Option(
+        "--max-kld", help="q2_K recipe: largest allowed mean KL divergence vs the baseline "
+        "(default 0.01).", min=0.0)] = None,
+    quality_baseline: Annotated[str | None, typer.Option(
+        "--quality-baseline", help="Variant label or file name of the baseline quality run "
+        "(default q3-k-routed-down).")] = None,
+    quality_candidate: Annotated[str | None, typer.Option(
+        "--quality-candidate", help="Variant label or file name of the candidate quality run "
+        "(default q2-k-routed-down).")] = None,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = DEFAULT_SEED,
+    replicates: Annotated[int, typer.Option(help="Bootstrap replicates.",
+                                            min=1000)] = DEFAULT_REPLICATES,
+    html: HtmlOpt = None,
+    md: MdOpt = None,
+    junit: JunitOpt = None,
+) -> None:
+    """Gate + decisions: write decisions.json (the EvidenceReport) and summary.md. Exit 2 when
+    the gate is enforced and fails, or when --package breaks the q2_K routed-down rule."""
+    settings = _settings(require_gates)
+    options = DecisionOptions(quality_baseline=quality_baseline,
+                              quality_candidate=quality_candidate,
+                              max_ppl_increase=max_ppl_increase, max_kld_mean=max_kld,
+                              seed=seed, replicates=replicates)
+    try:
+        run = report_files(files, settings=settings, label=label, backend=backend,
+                           decisions=options, package=package,
+                           source_gguf=str(source_gguf) if source_gguf else None)
+    except (BackendError, PackageLoadError) as exc:
+        raise _fail([str(exc)]) from None
+    _warn_problems(run.ingest)
+    written = [write_text_atomic(out_dir / "decisions.json", run.report.to_json()),
+               write_text_atomic(out_dir / "summary.md", render_summary(run.report))]
+    written += write_reports(run.report, html=html, md=md, junit=junit).values()
+    print_report(run.report, written)
+    errors = list(run.report.gate.errors) if run.report.gate.enforced else []
+    pc = run.report.package_check
+    if pc is not None and pc.status == "failed":
+        errors += [f"error: {pc.rule}: {m}" for m in pc.messages]
+    elif pc is not None and pc.status == "unknown":
+        typer.echo(f"warning: package rule not checked: {'; '.join(pc.messages)}", err=True)
+    if errors:
+        raise _fail(errors)
