@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Annotated
 
 import typer
@@ -22,6 +23,14 @@ def demo(
     console.print(f"package:       {result.package_dir}")
     console.print(f"certification: [{style[report.status]}]{report.status}[/] "
                   f"({len(report.findings)} finding(s), {len(report.checks)} check groups)")
+    evidence = result.evidence_report
+    if evidence is not None:
+        gate = evidence.gate
+        verdicts = Counter(d.verdict for d in evidence.decisions)
+        console.print(
+            f"evidence:      Phase E gate {'passed' if gate.passed else 'failed'} (advisory), "
+            f"{len(gate.missing_rows)} required row(s) missing, {len(gate.errors)} error(s); "
+            "decisions: " + ", ".join(f"{v} x{n}" for v, n in sorted(verdicts.items())))
     for label, path in result.outputs.items():
         console.print(f"{label}: {path}")
     if report.status != "passed":
