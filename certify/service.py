@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 
 from certify.engine import build_report, utc_now
@@ -76,17 +77,42 @@ def certify_package(request: CertRequest, progress: ProgressObserver | None = No
     if request.options.verify_sha256 is None:  # default: hash local files, trust the Hub's LFS
         request = replace(request, options=replace(request.options,
                                                     verify_sha256=ref.kind == "local"))
-    view = load_view(request, ref, progress)
+    api_key = request.runtime.api_key if request.runtime else None
+    try:
+        view = load_view(request, ref, progress)
+    except Exception as exc:  # containment: a loader bug is an incomplete report, not a crash
+        view = _empty_view(ref, request.model, request.options)
+        _contain(view, f"loading {request.model} failed", exc, api_key)
     if request.source_gguf:
         from certify.sources.source_gguf import attach_source
 
-        attach_source(view, request.source_gguf)
+        try:
+            attach_source(view, request.source_gguf)
+        except Exception as exc:  # containment, as above
+            _contain(view, f"reading --source {request.source_gguf} failed", exc, api_key)
     gates = _runtime_or_default(request, progress)
     return build_report(view, input_text=request.model, started_at=started, runtime_gates=gates)
+
+
+def _contain(view: PackageView, what: str, exc: Exception, api_key: str | None) -> None:
+    from certify.hub.errors import Redactor
+
+    redact = Redactor([os.environ.get("HF_TOKEN"), os.environ.get("HUGGING_FACE_HUB_TOKEN"),
+                       api_key])
+    view.source_findings.append(finding("internal_error", f"{what}: {type(exc).__name__}: "
+                                        f"{redact(str(exc))[:300]}"))
+    view.source_incomplete = True
 
 
 def _runtime_or_default(request: CertRequest, progress: ProgressObserver
                         ) -> list[RuntimeGate] | None:
     if request.runtime is None:
         return None  # engine fills the package-only gates
-    return run_runtime(request.runtime, progress)
+    try:
+        return run_runtime(request.runtime, progress)
+    except Exception as exc:  # containment; the text may quote the key: only the type is kept
+        from certify.engine import MESH_GATES
+
+        return [RuntimeGate(name=name, status="incomplete",
+                            details=f"not run: internal error: {type(exc).__name__}")
+                for name in MESH_GATES]

@@ -193,8 +193,12 @@ class HubFiles:
 
         return self._retrying(action, attempt)
 
-    def read_all(self, path: str, cap: int) -> bytes:
-        """The whole file, reading at most cap+1 bytes (a longer result means "too large")."""
+    def read_all(self, path: str, cap: int, *,
+                 check: Callable[[bytes], str | None] | None = None) -> bytes:
+        """The whole file, reading at most cap+1 bytes (a longer result means "too large").
+
+        `check(data)` names what is wrong with what arrived (e.g. not the size or hash the
+        listing gives); such an answer is retried like a dropped one, then fails."""
         action = f"downloading {path}"
 
         def attempt() -> bytes:
@@ -202,7 +206,11 @@ class HubFiles:
                 if response.status_code != 200:
                     raise HubError(UNREACHABLE, f"{action}: unexpected HTTP "
                                    f"{response.status_code}")
-                return self._body(response, limit=cap + 1)
+                data = self._body(response, limit=cap + 1)
+            problem = check(data) if check is not None and len(data) <= cap else None
+            if problem is not None:
+                raise HubError(UNREACHABLE, f"{action}: {problem}", retryable=True)
+            return data
 
         return self._retrying(action, attempt)
 

@@ -12,6 +12,7 @@ an unreachable Hub marks the view incomplete, so the result is never "passed".
 
 from __future__ import annotations
 
+import hashlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
@@ -110,7 +111,8 @@ def _fill(view: PackageView, listing: list[RemoteFile], files: HubFiles,
                   if unsafe_path_reason(a.path) is None}
     readme = by_path.get(README_NAME)
     if readme is not None:
-        data = files.read_all(README_NAME, MAX_README_BYTES)
+        data = files.read_all(README_NAME, MAX_README_BYTES,
+                              check=lambda got: listed_content_problem(readme, got))
         view.readme_text = data[:MAX_README_BYTES].decode("utf-8", errors="replace")
     _read_headers(view, files, settings, progress)
     if view.options.verify_sha256:
@@ -125,13 +127,33 @@ def _manifest(by_path: dict[str, RemoteFile], files: HubFiles
         return None, parse_manifest(None)
     size = entry.size
     if size is None or size <= MAX_MANIFEST_BYTES:
-        raw = files.read_all(MANIFEST_NAME, MAX_MANIFEST_BYTES)
+        raw = files.read_all(MANIFEST_NAME, MAX_MANIFEST_BYTES,
+                             check=lambda got: listed_content_problem(entry, got))
         if len(raw) <= MAX_MANIFEST_BYTES:
             return raw, parse_manifest(raw)  # hashed as-is by the engine
         size = len(raw)
     return None, ParsedManifest(None, [finding(
         "manifest_too_large", f"{MANIFEST_NAME} is {size} bytes, over the 16 MiB limit",
         path=MANIFEST_NAME)])
+
+
+def listed_content_problem(entry: RemoteFile, data: bytes) -> str | None:
+    """Why downloaded bytes are not the file the Hub lists (size, LFS sha256 or git blob id).
+
+    hf_hub_download checks only the size; a wrong Content-Length or corrupted storage would
+    otherwise hand the checks a different manifest than the one published."""
+    if entry.size is not None and len(data) != entry.size:
+        return f"received {len(data)} bytes, the Hub lists {entry.size}"
+    if entry.lfs_sha256 is not None:
+        if hashlib.sha256(data).hexdigest() != entry.lfs_sha256:
+            return "the content does not match the Hub's LFS sha256"
+    elif entry.blob_id and _git_blob_id(data) != entry.blob_id.lower():
+        return "the content does not match the Hub's git blob id"
+    return None
+
+
+def _git_blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def header_paths(view: PackageView) -> list[str]:

@@ -90,27 +90,94 @@ def parse(text: str, source: str, columns: tuple[str, ...]) -> EvidenceDocument:
         return empty
     out = EvidenceDocument({c: [] for c in columns},
                            meta={k: doc.get(k) for k in ("tool", "created", "label")})
-    out.sources = [s for s in doc.get("sources") or [] if isinstance(s, dict)]
-    for p in doc.get("problems") or []:
+    for i, entry in enumerate(_list(doc.get("sources"))):
+        wrong = _wrong_source_fields(entry)
+        if wrong is None:
+            out.sources.append(entry)
+        else:
+            out.read_problems.append(IngestProblem(source, None, f"sources[{i}]",
+                                                   f"source entry skipped: {wrong}"))
+    for p in _list(doc.get("problems")):
         if isinstance(p, dict):
-            out.problems.append(IngestProblem(str(p.get("file", "")), p.get("line"),
+            line = p.get("line")
+            out.problems.append(IngestProblem(str(p.get("file", "")),
+                                              line if _is_int(line) else None,
                                               str(p.get("excerpt", "")),
                                               str(p.get("reason", "")),
                                               str(p.get("kind", "malformed"))))
+    from evidence.table import DTYPES  # here: evidence.table imports the parsers package
+
     unknown: set[str] = set()
-    for i, row in enumerate(doc.get("rows") or []):
+    for i, row in enumerate(_list(doc.get("rows"))):
         if not isinstance(row, dict):
             out.read_problems.append(IngestProblem(source, None, f"rows[{i}]",
                                                    "row is not an object"))
             continue
+        decoded = {name: _decode(name, row.get(name)) for name in out.columns}
+        misfits = [n for n, v in decoded.items() if not _fits(DTYPES.get(n, "object"), n, v)]
+        if misfits:
+            out.read_problems.append(IngestProblem(source, None, f"rows[{i}]", "row skipped: "
+                                                   f"wrong type for {', '.join(misfits)}"))
+            continue
         unknown.update(k for k in row if k not in out.columns)
         for name, values in out.columns.items():
-            values.append(_decode(name, row.get(name)))
+            values.append(decoded[name])
     if unknown:
         out.read_problems.append(IngestProblem(
             source, None, ", ".join(sorted(unknown)), "unknown columns dropped (written by a "
             "newer meshcert?)", "unknown"))
     return out
+
+
+_SOURCE_FIELDS: dict[str, tuple[type, ...]] = {
+    "file": (str,), "format": (str,), "sha256": (str,), "lines": (int,), "rows": (int,),
+    "build_commit": (str, type(None)), "backends": (list,), "variant": (str,),
+    "run_id": (str,), "ignored": (int,), "problems": (int,), "notes": (dict,),
+}
+_SOURCE_REQUIRED = ("file", "format", "sha256", "lines", "rows")  # SourceInfo has no default
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and -2**63 <= value < 2**63
+
+
+def _wrong_source_fields(entry: Any) -> str | None:
+    """Why a `sources[]` entry cannot become a SourceInfo (None: it can)."""
+    if not isinstance(entry, dict):
+        return "not an object"
+    missing = [k for k in _SOURCE_REQUIRED if k not in entry]
+    if missing:
+        return f"missing {', '.join(missing)}"
+    wrong = [k for k, kinds in _SOURCE_FIELDS.items() if k in entry and (
+        not isinstance(entry[k], kinds) or (int in kinds and isinstance(entry[k], bool)))]
+    return f"wrong type for {', '.join(wrong)}" if wrong else None
+
+
+def _fits(dtype: str, name: str, value: Any) -> bool:
+    """Whether a decoded value can go into a table column of `dtype`."""
+    if name in ("param_dict", "extra"):
+        return True  # _decode made them dicts
+    if dtype == "int64":
+        return _is_int(value)
+    if value is None:
+        return True
+    if dtype == "Int64":
+        return _is_int(value)
+    if dtype == "boolean":
+        return isinstance(value, bool)
+    if dtype == "float64":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        try:
+            float(value)
+        except OverflowError:
+            return False
+        return True
+    return isinstance(value, str)
 
 
 def _decode(name: str, value: Any) -> Any:

@@ -42,7 +42,8 @@ _BUILD = re.compile(r"build: \d+ \(([0-9a-fA-F]+)\)")
 _MODEL = re.compile(r"loaded meta data with .* from (.+?) \(version")
 _FTYPE = re.compile(r"file type\s*=\s*(.+?)\s*$")
 _CHUNKS = re.compile(r"(?:calculating perplexity|computing) over (\d+) chunks, n_ctx=(\d+)")
-_WATCH = ("Final estimate", "KLD", "Δp", "Same top p", "PPL(Q)", "PPL(base)")
+_WATCH = ("Final estimate", "KLD", "Δp", "Same top p", "PPL(Q)", "PPL(base)", "Cor(",
+          "Mean ", "Maximum ", "Minimum ", "Median ", "RMS ")
 
 
 def _stat_name(label: str, family: str) -> str:
