@@ -21,6 +21,7 @@ from evidence.ingest import IngestResult, ingest_files, tool_version
 from evidence.matching import Evidence
 from evidence.report import EvidenceReport, GateResult, PackageCheck
 from evidence.settings import EvidenceSettings, load_settings
+from meshcert.atomic import write_atomic
 
 
 @dataclass
@@ -78,6 +79,6 @@ def write_example_evidence(out_dir: str | os.PathLike[str]) -> tuple[ReportRun, 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     decisions, summary = out / "decisions.json", out / "summary.md"
-    decisions.write_text(run.report.to_json(), encoding="utf-8")
-    summary.write_text(render_summary(run.report), encoding="utf-8")
+    write_atomic(decisions, run.report.to_json())
+    write_atomic(summary, render_summary(run.report))
     return run, {"evidence decisions (JSON)": decisions, "evidence summary (Markdown)": summary}

@@ -11,6 +11,7 @@ from certify.service import CertRequest, certify_package
 from certify.view import CertOptions
 from evidence.report import EvidenceReport
 from evidence.service import write_example_evidence
+from meshcert.atomic import write_atomic
 from meshcert.packagegen import glm_dsa_spec, write_package
 from reports.outputs import write_reports
 
@@ -37,7 +38,7 @@ def run_demo(out_dir: str | Path) -> DemoResult:
                           source_gguf=None)
     report = certify_package(request)
     cert_json = out / "cert.json"
-    cert_json.write_text(report.to_json(), encoding="utf-8")
+    write_atomic(cert_json, report.to_json())
     result = DemoResult(out, package_dir, report, {"certification report (JSON)": cert_json})
     result.outputs["certification report (HTML)"] = write_reports(
         report, html=out / "cert.html")["html"]

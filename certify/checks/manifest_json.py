@@ -10,6 +10,7 @@ from certify.view import PackageView
 
 
 @register("manifest_json", codes=["missing_manifest", "invalid_manifest_json",
-                                  "manifest_too_large", "duplicate_manifest_key"], order=0)
+                                  "manifest_too_large", "duplicate_manifest_key",
+                                  "artifact_not_file"], order=0)
 def manifest_json(view: PackageView) -> Iterator[Finding]:
     yield from view.parsed.findings

@@ -79,8 +79,14 @@ class HubApi:
     def resolve(self, repo: str, revision: str | None) -> ResolvedRepo:
         """One `model_info(files_metadata=True)`: the commit and the whole file listing."""
         where = f"{repo}@{revision}" if revision else repo
-        info = self._call(f"model_info {where}", lambda: self._api.model_info(
-            repo, revision=revision, files_metadata=True, timeout=self._settings.timeout_s))
+        deadline = self._settings.timeout_s * 2  # the client's timeout is per read, not per call
+
+        def call() -> Any:
+            return run_with_deadline(lambda: self._api.model_info(
+                repo, revision=revision, files_metadata=True, timeout=self._settings.timeout_s),
+                deadline)
+
+        info = self._call(f"model_info {where}", call)
         commit = info.sha if isinstance(info.sha, str) else ""
         if not FULL_SHA.match(commit.lower()):
             raise HubError(UNREACHABLE, f"model_info {where}: the Hub gave no commit id "

@@ -75,8 +75,13 @@ def list_package_files(root: str) -> list[str]:
 def read_manifest(root: str) -> tuple[bytes | None, ParsedManifest]:
     """Read and parse model-package.json, refusing to load one over 16 MiB."""
     manifest_path = os.path.join(root, MANIFEST_NAME)
-    if not os.path.isfile(manifest_path):
+    fact = inspect_path(root, MANIFEST_NAME)
+    if fact.kind == "missing":
         return None, parse_manifest(None)
+    if fact.kind != "file":  # never follow the manifest out of the package, nor block on a FIFO
+        return None, ParsedManifest(None, [finding(
+            "artifact_not_file", f"{MANIFEST_NAME} is not a regular file inside the package"
+            f"{': ' + fact.detail if fact.detail else ''}", path=MANIFEST_NAME)])
     try:
         size = os.path.getsize(manifest_path)
         if size > MAX_MANIFEST_BYTES:
@@ -117,7 +122,7 @@ def load_local_package(
     _gather_files(view, root, progress or NullProgress(), verify_cache)
     view.listing = list_package_files(root)
     readme = os.path.join(root, README_NAME)
-    if os.path.isfile(readme):
+    if inspect_path(root, README_NAME).kind == "file":
         data = _read_capped(readme, MAX_README_BYTES)
         view.readme_text = data[:MAX_README_BYTES].decode("utf-8", errors="replace")
     view.headers = read_local_headers(root, view)

@@ -27,7 +27,7 @@ from evidence.service import gate_files, report_files
 from evidence.settings import EvidenceSettings, SettingsError, load_settings
 from evidence.stats import DEFAULT_REPLICATES, DEFAULT_SEED
 from evidence.summary import render_summary
-from meshcert.cli.output import write_text_atomic
+from meshcert.atomic import write_atomic
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
 from reports.outputs import write_reports
 
@@ -298,8 +298,8 @@ def report(
     except (BackendError, PackageLoadError) as exc:
         raise _fail([str(exc)]) from None
     _warn_problems(run.ingest)
-    written = [write_text_atomic(out_dir / "decisions.json", run.report.to_json()),
-               write_text_atomic(out_dir / "summary.md", render_summary(run.report))]
+    written = [write_atomic(out_dir / "decisions.json", run.report.to_json()),
+               write_atomic(out_dir / "summary.md", render_summary(run.report))]
     written += write_reports(run.report, html=html, md=md, junit=junit).values()
     print_report(run.report, written)
     errors = list(run.report.gate.errors) if run.report.gate.enforced else []

@@ -16,8 +16,8 @@ from certify.progress import NullProgress, ProgressObserver
 from certify.report import CertReport
 from certify.service import CertRequest, RuntimeRequest, certify_package
 from certify.view import CertOptions
+from meshcert.atomic import write_atomic
 from meshcert.cli.console import RichProgress
-from meshcert.cli.output import write_text_atomic
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
 from reports.outputs import write_reports
 
@@ -136,9 +136,14 @@ def certify(
     except KeyboardInterrupt:
         typer.echo("interrupted: no report written", err=True)
         raise typer.Exit(EXIT_CODES["incomplete"]) from None
-    if report_out:
-        write_text_atomic(report_out, report.to_json())
-    write_reports(report, html=html, md=md, junit=junit)
+    try:
+        if report_out:
+            write_atomic(report_out, report.to_json())
+        write_reports(report, html=html, md=md, junit=junit)
+    except OSError as exc:  # the verdict cannot be delivered: never claim success
+        typer.echo(f"error: cannot write {exc.filename or 'a report'}: "
+                   f"{exc.strerror or exc}", err=True)
+        raise typer.Exit(EXIT_CODES["incomplete"]) from None
     if json_out:
         typer.echo(report.to_json(), nl=False)
     elif not quiet:

@@ -56,3 +56,23 @@ def test_duplicate_key_in_real_manifest(packages: PackageFactory) -> None:
     packages.write_manifest_text(info, text.replace('"format"', '"format": "x", "format"', 1))
     report = certify_dir(info.root)
     assert "duplicate_manifest_key" in codes(report) and report.status == "failed"
+
+
+def test_manifest_linking_out_of_the_package_is_not_read(packages: PackageFactory,
+                                                        tmp_path) -> None:
+    info = packages.build("llama")
+    outside = tmp_path / "elsewhere.json"
+    (info.root / "model-package.json").rename(outside)
+    (info.root / "model-package.json").symlink_to(outside)
+    report = certify_dir(info.root)
+    assert codes(report) >= {"artifact_not_file"} and report.status == "failed"
+    assert report.manifest_sha256 is None  # nothing was read through the link
+
+
+def test_readme_linking_out_of_the_package_is_not_read(packages: PackageFactory,
+                                                      tmp_path) -> None:
+    info = packages.build("llama")
+    outside = tmp_path / "README.md"
+    (info.root / "README.md").rename(outside)
+    (info.root / "README.md").symlink_to(outside)
+    assert "readme_missing" in codes(certify_dir(info.root))
