@@ -26,9 +26,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from certify.redact import Redactor  # noqa: E402
 from certify.runtime.client import Deadline, RuntimeClient  # noqa: E402
 from certify.runtime.gates import GateContext, gate_v1_chat_completions  # noqa: E402
-from certify.runtime.redact import Redactor  # noqa: E402
 from certify.runtime.stats import percentile  # noqa: E402
 from certify.service import RuntimeRequest  # noqa: E402
 

@@ -95,7 +95,7 @@ def certify_package(request: CertRequest, progress: ProgressObserver | None = No
 
 
 def _contain(view: PackageView, what: str, exc: Exception, api_key: str | None) -> None:
-    from certify.hub.errors import Redactor
+    from certify.redact import Redactor
 
     redact = Redactor([os.environ.get("HF_TOKEN"), os.environ.get("HUGGING_FACE_HUB_TOKEN"),
                        api_key])

@@ -9,7 +9,6 @@ subclass of RepositoryNotFoundError.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -17,6 +16,9 @@ from typing import Any
 import httpx
 
 from certify.findings import Finding, finding
+from certify.redact import Redactor
+
+__all__ = ["HubError", "Redactor", "from_exception", "from_status", "parse_retry_after"]
 
 UNREACHABLE = "hub_unreachable"
 RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
@@ -60,23 +62,6 @@ class HubError(Exception):
 
     def to_finding(self, path: str | None = None) -> Finding:
         return finding(self.code, self.message, path=path)
-
-
-class Redactor:
-    """Removes the Hub token (and anything shaped like a bearer credential) from text."""
-
-    _BEARER = re.compile(r"(?i)(bearer\s+)\S+")
-    _HF_TOKEN = re.compile(r"\bhf_[A-Za-z0-9]{8,}")
-
-    def __init__(self, secrets: list[str | None] | None = None) -> None:
-        self._secrets = sorted({s for s in secrets or [] if s and len(s) >= 4}, key=len,
-                               reverse=True)
-
-    def __call__(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        text = self._BEARER.sub(r"\1***", text)
-        return self._HF_TOKEN.sub("hf_***", text)
 
 
 def parse_retry_after(value: str | None) -> float | None:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 import httpcore
 import httpx
 
-from certify.runtime.redact import Redactor
+from certify.redact import Redactor
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 DEFAULT_DEADLINE_S = 600.0

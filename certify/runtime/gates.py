@@ -19,6 +19,7 @@ from typing import Any, Literal
 import httpx
 
 from certify.progress import NullProgress, ProgressObserver
+from certify.redact import Redactor
 from certify.report import GateStatus, RuntimeGate
 from certify.runtime.client import (
     DEFAULT_DEADLINE_S,
@@ -29,7 +30,6 @@ from certify.runtime.client import (
     RuntimeClient,
     TransportFailure,
 )
-from certify.runtime.redact import Redactor
 from certify.runtime.rules import (
     chat_texts,
     error_object,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from certify.runtime.redact import Redactor
+from certify.redact import Redactor
 from certify.runtime.rules import (
     chat_texts,
     error_object,
