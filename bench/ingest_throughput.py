@@ -10,6 +10,15 @@ the same run (interleaved rounds, median):
   ggml_test samples, no provenance, no table;
 - meshcert: `evidence.ingest_files` (detect, sha256, every parser, problems, the DataFrame).
 
+The issue's target (meshcert at least as fast as that loop) is not met: about 0.27x on a
+2-core Xeon, Python 3.11. On the mixed 1,000,000-line log meshcert spends ~1.7 s parsing (the
+~360k lines that carry data ~1.3 s: the row/sample regexes ~0.45 s, one throughput dict per
+perf row, joining split rows ~0.3 s; the ~640k chatter lines ~0.3 s with the split), ~0.35 s
+on the table and sample numbering and ~0.15 s reading and decoding. The baseline's whole loop
+takes ~0.65 s. Keeping chatter out of Python with one whole-text regex was tried and was slower:
+it must still prove no skipped line holds `us/run`, `ggml_test:`, an ANSI escape or
+`backends passed`, which costs about as much as it saves.
+
     python bench/ingest_throughput.py                # mixed log, 1,000,000 lines, 3 rounds
     python bench/ingest_throughput.py --mix all      # also stock rows-only and chatter-heavy
     python bench/ingest_throughput.py --lines 200000 --rounds 5
@@ -18,6 +27,7 @@ the same run (interleaved rounds, median):
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import random
 import re
@@ -146,13 +156,22 @@ def run(mix: str, n_lines: int, rounds: int, work: Path) -> float:
     baseline(log)  # warm the page cache
     names = ("baseline (script regex loop)", "meshcert ingest_files")
     times: dict[str, list[float]] = {name: [] for name in names}
+    rows: list[tuple[str, str, float]] = []
+    result = None
     for _ in range(rounds):
+        # each timing starts clean: the previous round's answers are freed and the cyclic
+        # collector has run before the clock starts (else a method pays for tearing down, or
+        # for the collector walking, what the previous round built)
+        rows, result = [], None
+        gc.collect()
         start = time.perf_counter()
         rows = baseline(log)
         times[names[0]].append(time.perf_counter() - start)
+        gc.collect()
         start = time.perf_counter()
         result = ingest_files([log])
         times[names[1]].append(time.perf_counter() - start)
+    assert result is not None
     found = {names[0]: len(rows), names[1]: len(result.table)}
     table = result.table
     perf = int(((table["kind"] == "perf") & table["supported"].fillna(False)).sum())
@@ -164,8 +183,8 @@ def run(mix: str, n_lines: int, rounds: int, work: Path) -> float:
         t = statistics.median(times[name])
         print(f"  {name:<30}{t:>9.3f}{total / t:>13,.0f}{found[name]:>10,}")
     ratio = statistics.median(times[names[0]]) / statistics.median(times[names[1]])
-    print(f"  meshcert / baseline throughput: {ratio:.2f}x (target >= 1.00x: "
-          f"{'met' if ratio >= 1.0 else 'NOT met'})")
+    print(f"  meshcert / baseline throughput: {ratio:.2f}x (issue target >= 1.00x: "
+          f"{'met' if ratio >= 1.0 else 'not met; see --help for where the time goes'})")
     print(f"  meshcert also: {perf:,} perf rows incl. split rows (baseline: {len(rows):,}), "
           f"{found[names[1]] - perf:,} other rows, {len(result.problems)} problem(s), "
           f"{result.sources[0].ignored:,} chatter lines counted, sha256 + provenance")

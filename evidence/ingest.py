@@ -21,10 +21,10 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path, PurePath
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from evidence.parsers import PARSERS, detect
@@ -49,6 +49,7 @@ from evidence.table import (
     table_from_parsed,
     table_records,
 )
+from meshcert.atomic import write_atomic
 
 SWEEP_DIRS = ("kernel-sweep", "fixed-block-dispatch")
 _SUFFIXES = (".console.log", ".log", ".txt", ".sql", ".jsonl", ".json", ".csv")
@@ -113,6 +114,17 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _sha256_and_lines(data: bytes) -> tuple[str, int]:
+    """sha256 and line count of the bytes; both release the GIL (hashlib, numpy), so this
+    runs beside decoding and parsing. The count equals `_count_lines` of the decoded text:
+    a "\\n" byte is never part of a multi-byte UTF-8 sequence, decoded or replaced."""
+    sha = _sha256(data)
+    if not data:
+        return sha, 0
+    newlines = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == 10))
+    return sha, newlines + (0 if data.endswith(b"\n") else 1)
+
+
 def _count_lines(text: str) -> int:
     if not text:
         return 0
@@ -133,9 +145,9 @@ class _Ingester:
     def add_bytes(self, name: str, data: bytes) -> None:
         # hashlib releases the GIL: hash in a thread while this one decodes and parses
         with ThreadPoolExecutor(max_workers=1) as pool:
-            digest = pool.submit(_sha256, data)
+            digest = pool.submit(_sha256_and_lines, data)
             if b"\x00" in data[:8192]:
-                if not self._duplicate(name, digest.result()):
+                if not self._duplicate(name, digest.result()[0]):
                     self.problems.append(IngestProblem(name, None, "", "binary file, not a log",
                                                        UNREADABLE))
                 return
@@ -148,15 +160,15 @@ class _Ingester:
                 early.append(IngestProblem(name, line, excerpt(text.split("\n")[line - 1]),
                                            "not valid UTF-8; bad bytes replaced", "encoding"))
             prepared = self._prepare(name, text)
-            sha = digest.result()
+            sha, lines = digest.result()
         if not self._duplicate(name, sha):
             self.problems.extend(early)
-            self._commit(name, text, sha, prepared)
+            self._commit(name, lines, sha, prepared)
 
     def add_text(self, name: str, text: str) -> None:
         sha = _sha256(text.encode("utf-8"))
         if not self._duplicate(name, sha):
-            self._commit(name, text, sha, self._prepare(name, text))
+            self._commit(name, _count_lines(text), sha, self._prepare(name, text))
 
     def _duplicate(self, name: str, sha: str) -> bool:
         first = self.seen.get(sha)
@@ -183,7 +195,7 @@ class _Ingester:
                            "file", UNKNOWN_LINE)
         return parsed
 
-    def _commit(self, name: str, text: str, sha: str,
+    def _commit(self, name: str, lines: int, sha: str,
                 parsed: ParsedFile | ej.EvidenceDocument) -> None:
         if isinstance(parsed, ej.EvidenceDocument):
             self._merge(parsed)
@@ -194,7 +206,7 @@ class _Ingester:
         self.parts.append((parsed, name, variant, run_id))
         self.problems.extend(parsed.problems)
         self.sources.append(SourceInfo(
-            file=name, format=parsed.format, sha256=sha, lines=_count_lines(text),
+            file=name, format=parsed.format, sha256=sha, lines=lines,
             rows=parsed.row_count, build_commit=parsed.build_commit,
             backends=backends,
             variant=variant, run_id=run_id, ignored=parsed.ignored,
@@ -275,10 +287,9 @@ def ingest_texts(texts: Mapping[str, str] | Sequence[tuple[str, str]],
 
 
 def tool_version() -> str:
-    try:
-        return metadata.version("meshcert")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    from meshcert import __version__
+
+    return __version__
 
 
 def evidence_json_text(result: IngestResult, label: str | None = None) -> str:
@@ -292,12 +303,7 @@ def write_evidence_json(result: IngestResult, path: str | os.PathLike[str],
                         label: str | None = None) -> Path:
     """Write the evidence JSON (schema/version, tool version, sources with sha256, problems,
     rows) atomically; returns the path."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(evidence_json_text(result, label), encoding="utf-8")
-    os.replace(tmp, target)
-    return target
+    return write_atomic(path, evidence_json_text(result, label))
 
 
 def read_evidence_json(path: str | os.PathLike[str]) -> IngestResult:

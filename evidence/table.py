@@ -99,17 +99,47 @@ def _chunk(dtype: str, chunk: Chunk) -> tuple[np.ndarray, np.ndarray | None]:
     return np.array(chunk, dtype=dtype), None               # float64: None -> NaN
 
 
-def _column(name: str, chunks: Sequence[Chunk]) -> Any:
+_NUMPY_DTYPE = {"Int64": "int64", "boolean": "bool"}
+
+
+def _placed(dtype: str, chunks: Sequence[Chunk], where: np.ndarray | None
+            ) -> tuple[np.ndarray, np.ndarray | None]:
+    """(values, mask or None) of the chunks concatenated; `where`: the final row of each
+    concatenated row (None: in order). Each chunk is written once, straight to its rows."""
+    if len(chunks) == 1 and where is None:
+        return _chunk(dtype, chunks[0])
+    n = sum(len(c) for c in chunks)
+    values = np.empty(n, dtype=_NUMPY_DTYPE.get(dtype, dtype))
+    mask = np.zeros(n, dtype=bool) if dtype in _NUMPY_DTYPE else None
+    start = 0
+    for chunk in chunks:
+        size = len(chunk)
+        rows = slice(start, start + size) if where is None else where[start:start + size]
+        start += size
+        if isinstance(chunk, Const) and not isinstance(chunk.value, tuple | list | dict):
+            value = chunk.value             # a scalar: fills its rows without a temporary
+            if value is None and mask is not None:
+                mask[rows] = True
+                value = 0
+            elif value is None and dtype != "object":
+                value = np.nan
+            values[rows] = value
+            continue
+        part, part_mask = _chunk(dtype, chunk)
+        values[rows] = part
+        if mask is not None and part_mask is not None:
+            mask[rows] = part_mask
+    return values, mask
+
+
+def _column(name: str, chunks: Sequence[Chunk], where: np.ndarray | None = None) -> Any:
     dtype = DTYPES[name]
-    parts = [_chunk(dtype, c) for c in chunks]
-    values = np.concatenate([p[0] for p in parts]) if len(parts) != 1 else parts[0][0]
+    values, mask = _placed(dtype, chunks, where)
     if dtype == "object":
         return pd.Series(values, dtype=object, copy=False)   # no str-dtype inference
     if dtype == "Int64":
-        mask = np.concatenate([p[1] for p in parts if p[1] is not None])
         return pd.arrays.IntegerArray(values, mask)
     if dtype == "boolean":
-        mask = np.concatenate([p[1] for p in parts if p[1] is not None])
         return pd.arrays.BooleanArray(values, mask)
     return values
 
@@ -119,12 +149,14 @@ def table_from_columns(columns: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
     return table_from_chunks({name: [columns[name]] for name in COLUMNS})
 
 
-def table_from_chunks(chunks: Mapping[str, Sequence[Chunk]]) -> pd.DataFrame:
-    """Build the table from per-column chunks (lists or Const), concatenated in order."""
+def table_from_chunks(chunks: Mapping[str, Sequence[Chunk]], where: np.ndarray | None = None
+                      ) -> pd.DataFrame:
+    """Build the table from per-column chunks (lists or Const), concatenated in order, or
+    row i of the concatenation at row where[i]."""
     if not any(len(c) for c in chunks["source_line"]):
         return pd.DataFrame({name: _column(name, [[]]) for name in COLUMNS})
-    return pd.DataFrame({name: _column(name, [c for c in chunks[name] if len(c)] or [[]])
-                         for name in COLUMNS})
+    return pd.DataFrame({name: _column(name, [c for c in chunks[name] if len(c)] or [[]],
+                                       where) for name in COLUMNS})
 
 
 def table_from_parsed(parts: Sequence[tuple[ParsedFile, str, str, str]]) -> pd.DataFrame:
@@ -156,13 +188,14 @@ def table_from_parsed(parts: Sequence[tuple[ParsedFile, str, str, str]]) -> pd.D
         counts.append(n)
     if not sum(counts):
         return empty_table()
-    table = table_from_chunks(chunks)
-    lines = table["source_line"].to_numpy()
+    lines = _placed("int64", [c for c in chunks["source_line"] if len(c)], None)[0]
     files = np.repeat(np.arange(len(counts)), counts)
+    where = None
     if len(lines) > 1 and np.any((np.diff(lines) < 0) & (np.diff(files) == 0)):
-        order = np.lexsort((lines, files))
-        table = table.take(order).reset_index(drop=True)
-    return table
+        order = np.lexsort((lines, files))     # stable: by file, then line
+        where = np.empty_like(order)
+        where[order] = np.arange(len(order))
+    return table_from_chunks(chunks, where)
 
 
 def _fill(column: Chunk, value: str) -> Chunk:

@@ -145,7 +145,7 @@ class _ConsoleParser:
             elif "ggml_test:" in line:
                 self._ggml(line, index)
             elif (line[0] in _SECTION_START or "\x1b" in line
-                  or line.endswith(_RESULT_ENDINGS)):
+                  or line.endswith(_RESULT_ENDINGS) or "backends passed" in line):
                 if not self._other_line(line, index):
                     ignored += 1
             elif line.strip():
@@ -191,7 +191,13 @@ class _ConsoleParser:
                 return True
         if line[:1] in _SECTION_START and self._section_line(line, index):
             return True
-        return self.pending is not None and self._completes_test(line, index)
+        if self.pending is not None and self._completes_test(line, index):
+            return True
+        if "backends passed" in line:  # a summary that did not parse: a verdict, not chatter
+            self.out.problem(self.source, index + 1, line, "summary does not parse as "
+                             "`K/N backends passed`")
+            return True
+        return False
 
     # -- sections (backend / device for every row) -----------------------------------------
     def _set_section(self, index: int, backend: str | None, device: str | None) -> None:
@@ -455,6 +461,10 @@ class _ConsoleParser:
         if m is not None:
             self._flush_pending("the backend's status followed")
             self._use_tests(True, m.group(1).strip(), m.group(2) == "OK", index)
+            return True
+        if "tests passed" in line:  # a summary that did not parse: a verdict, not chatter
+            self.out.problem(self.source, index + 1, line, "summary does not parse as "
+                             "`N/M tests passed`")
             return True
         return False
 

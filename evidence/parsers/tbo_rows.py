@@ -15,9 +15,10 @@ from typing import Any
 
 _A = r"(?:\x1b\[[0-9;]*m[ \t]*)?"   # an optional colour code (bulk patterns only)
 _NAME = r"([A-Z][A-Za-z0-9_.\-]*)\((.*?)\):"
-_NUMS = (r"(\d+) runs -[ \t]+([0-9.]+) us/run -[ \t]+" + _A
-         + r"(?:([0-9.]+) kB/run -[ \t]+" + _A + r"([0-9.]+) GB/s"
-         r"|([0-9.]+) ([kMGT]?)FLOP/run -[ \t]+" + _A + r"([0-9.]+) ([kMGT]?)FLOPS)"
+_F = r"(\d+(?:\.\d+)?)"  # a decimal as printf prints it (not "[0-9.]+": "1.2.3" is no float)
+_NUMS = (r"(\d+) runs -[ \t]+" + _F + r" us/run -[ \t]+" + _A
+         + r"(?:" + _F + r" kB/run -[ \t]+" + _A + _F + r" GB/s"
+         r"|" + _F + r" ([kMGT]?)FLOP/run -[ \t]+" + _A + _F + r" ([kMGT]?)FLOPS)"
          + _A + r"[ \t]*$")
 PERF_ROW = re.compile(r"[ \t]*" + _NAME + r"[ \t]+" + _NUMS)
 # bulk patterns run over "\n" + "\n".join(lines): the leading literal lets the regex engine
@@ -27,7 +28,7 @@ _PERF_ROWS = re.compile(r"\n  ([A-Z][A-Za-z0-9_.\-]*)\(([^)\n]*)\):[ \t]+" + _NU
 NUMS_AT = re.compile(r"[ \t]*" + _NUMS)
 _NUMS_ATS = re.compile(r"\n[ \t]*" + _NUMS, re.MULTILINE)
 NUMS_ANY = re.compile(_NUMS)
-TIME_ONLY = re.compile(r"(\d+) runs -\s+([0-9.]+) us/run")
+TIME_ONLY = re.compile(r"(\d+) runs -\s+" + _F + r" us/run")
 _SCALE = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
 
