@@ -18,6 +18,7 @@ from urllib.parse import quote, urljoin
 
 import httpx
 
+from certify.http_budget import budget_transport, request_budget
 from certify.hub.errors import (
     RETRYABLE_STATUS,
     UNREACHABLE,
@@ -57,6 +58,8 @@ def parse_content_range(value: str | None) -> tuple[int, int, int | None] | None
     return int(match.group(1)), int(match.group(2)), None if total == "*" else int(total)
 
 
+MIN_BYTES_PER_S = 256 * 1024  # slower than this, a bounded read is abandoned and retried
+
 class HubFiles:
     """Reads files of `repo` at `commit`. Thread-safe; close() when done."""
 
@@ -74,9 +77,15 @@ class HubFiles:
         self._targets: dict[str, str] = {}
         self._lock = threading.Lock()
         workers = max(settings.header_workers, settings.stream_workers)
+        limits = httpx.Limits(max_connections=workers * 2, max_keepalive_connections=workers)
         self._client = httpx.Client(
             headers=common, follow_redirects=False, timeout=httpx.Timeout(settings.timeout_s),
-            limits=httpx.Limits(max_connections=workers * 2, max_keepalive_connections=workers))
+            limits=limits, transport=budget_transport(limits))
+
+    def _budget_s(self, size: int) -> float:
+        """Wall-clock budget of one bounded read: the timeout plus the size at a crawl
+        (MIN_BYTES_PER_S), so a server trickling bytes cannot hold a header read forever."""
+        return self._settings.timeout_s + size / MIN_BYTES_PER_S
 
     def close(self) -> None:
         self._client.close()
@@ -172,7 +181,8 @@ class HubFiles:
         action = f"reading bytes {start}-{end} of {path}"
 
         def attempt() -> bytes:
-            with self._open(path, {"Range": f"bytes={start}-{end}"}, action) as response:
+            with request_budget(self._budget_s(length)), \
+                    self._open(path, {"Range": f"bytes={start}-{end}"}, action) as response:
                 if response.status_code == 416:
                     return b""
                 if response.status_code == 200:  # the server ignored Range: skip to start
@@ -202,7 +212,8 @@ class HubFiles:
         action = f"downloading {path}"
 
         def attempt() -> bytes:
-            with self._open(path, {}, action) as response:
+            with request_budget(self._budget_s(cap)), \
+                    self._open(path, {}, action) as response:
                 if response.status_code != 200:
                     raise HubError(UNREACHABLE, f"{action}: unexpected HTTP "
                                    f"{response.status_code}")

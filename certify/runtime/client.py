@@ -15,17 +15,15 @@ key: it is scrubbed by the client's `Redactor`.
 from __future__ import annotations
 
 import json
-import ssl
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import httpcore
 import httpx
 
+from certify.http_budget import budget_transport, request_budget
 from certify.redact import Redactor
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
@@ -155,77 +153,6 @@ class OpenStream:
             yield chunk, now
 
 
-_budget = threading.local()  # .ends: perf_counter limit of the request this thread is making
-
-
-def _clamp(timeout: float | None, error: type[Exception]) -> float | None:
-    """`timeout` cut to what is left of the current request's wall-clock budget."""
-    ends: float | None = getattr(_budget, "ends", None)
-    if ends is None:
-        return timeout
-    left = ends - time.perf_counter()
-    if left <= 0:
-        raise error("the request's time budget is spent")
-    return left if timeout is None else min(timeout, left)
-
-
-class _BudgetStream(httpcore.NetworkStream):
-    """A socket whose every read/write waits at most the rest of the request's budget.
-
-    httpx's timeouts are per read: a server sending one header byte every second never trips
-    them, and the response headers are read before any code of ours runs again."""
-
-    def __init__(self, inner: httpcore.NetworkStream) -> None:
-        self._inner = inner
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._inner.read(max_bytes, _clamp(timeout, httpcore.ReadTimeout))
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, _clamp(timeout, httpcore.WriteTimeout))
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:
-        return _BudgetStream(self._inner.start_tls(
-            ssl_context, server_hostname, _clamp(timeout, httpcore.ConnectTimeout)))
-
-    def get_extra_info(self, info: str) -> Any:
-        return self._inner.get_extra_info(info)
-
-
-class _BudgetBackend(httpcore.NetworkBackend):
-    def __init__(self) -> None:
-        self._inner = httpcore.SyncBackend()
-
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                    local_address: str | None = None,
-                    socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
-        return _BudgetStream(self._inner.connect_tcp(
-            host, port, _clamp(timeout, httpcore.ConnectTimeout), local_address, socket_options))
-
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Iterable[Any] | None = None
-                            ) -> httpcore.NetworkStream:
-        return _BudgetStream(self._inner.connect_unix_socket(
-            path, _clamp(timeout, httpcore.ConnectTimeout), socket_options))
-
-    def sleep(self, seconds: float) -> None:
-        self._inner.sleep(seconds)
-
-
-def _budget_transport(limits: httpx.Limits) -> httpx.HTTPTransport:
-    """httpx's own transport, its connection pool on `_BudgetBackend` sockets."""
-    transport = httpx.HTTPTransport(limits=limits)
-    pool = getattr(transport, "_pool", None)
-    if not hasattr(pool, "_network_backend"):  # pragma: no cover - another httpx layout
-        raise RuntimeError("httpx transport layout changed: cannot bound request time")
-    pool._network_backend = _BudgetBackend()  # type: ignore[union-attr]
-    return transport
-
-
 class RuntimeClient:
     """httpx client for one endpoint: Bearer auth (only), timeouts, bounded bodies."""
 
@@ -254,7 +181,7 @@ class RuntimeClient:
                               max_keepalive_connections=max_connections)
         self._http = httpx.Client(
             base_url=api_base.rstrip("/"), headers=headers,
-            transport=transport if transport is not None else _budget_transport(limits),
+            transport=transport if transport is not None else budget_transport(limits),
             follow_redirects=True, max_redirects=5, limits=limits,
         )
 
@@ -317,9 +244,7 @@ class RuntimeClient:
                 "deadline", f"overall deadline of {self.deadline.seconds:g} s reached before "
                 f"{method} {path} was sent"))
         started = time.perf_counter()
-        outer = getattr(_budget, "ends", None)
-        _budget.ends = started + budget_s
-        try:
+        with request_budget(budget_s):
             try:
                 request = self._http.build_request(
                     method, path, json=body, headers={"Accept": accept},
@@ -338,8 +263,6 @@ class RuntimeClient:
                                  max_body_bytes=self.max_body_bytes, client=self)
             finally:
                 response.close()
-        finally:
-            _budget.ends = outer
 
     def request(self, method: str, path: str, body: dict[str, Any] | None = None
                 ) -> Exchange:

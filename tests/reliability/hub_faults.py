@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -24,8 +25,12 @@ MutationKind = Literal[
     "range_garbage",  # a ranged answer (206) whose bytes are random
     "range_full_garbage",  # a range request answered 200 with a whole body of random bytes
     "range_wrong_start",  # a 206 whose Content-Range starts elsewhere than asked
+    "trickle",  # slow loris: headers, then the body one byte every TRICKLE_GAP_S
     "body_garbage",  # any 200 answer's body replaced by random bytes of the same length
 ]
+
+TRICKLE_GAP_S = 0.05
+TRICKLE_MAX_S = 20.0
 
 
 @dataclass
@@ -86,11 +91,37 @@ class FaultyHub(FakeHub):
                     mutation = candidate
                     break
         closing = False
+        if mutation is not None and mutation.kind == "trickle":
+            self._trickle(handler, answer)
+            return
         if mutation is not None:
             closing = self._apply(mutation, handler, answer)
         super()._send(handler, method, route, answer, truncate=truncate)
         if closing:
             handler.close_connection = True
+
+    def _trickle(self, handler: Any, answer: Any) -> None:
+        """Every byte arrives, just never fast: each read finishes well within any per-read
+        timeout, so only a whole-request budget can stop the client. Bounded: it gives up
+        after TRICKLE_MAX_S, or as soon as the client hangs up."""
+        handler.close_connection = True
+        started = time.monotonic()
+        try:
+            handler.send_response(answer.status)
+            for name, value in answer.headers.items():
+                handler.send_header(name, value)
+            if "Content-Length" not in answer.headers:
+                handler.send_header("Content-Length", str(len(answer.body)))
+            handler.end_headers()
+            handler.wfile.flush()
+            for i in range(len(answer.body)):
+                if time.monotonic() - started > TRICKLE_MAX_S:
+                    return
+                handler.wfile.write(answer.body[i:i + 1])
+                handler.wfile.flush()
+                time.sleep(TRICKLE_GAP_S)
+        except OSError:
+            return
 
     def _apply(self, mutation: Mutation, handler: Any, answer: Any) -> bool:
         """Change `answer` in place; True when the connection must close after it."""
@@ -114,6 +145,8 @@ class FaultyHub(FakeHub):
             answer.headers.pop("Content-Range", None)
             answer.body = self._garbage(size)
             return False
+        if kind == "trickle":
+            return False  # sent by _trickle, not by FakeHub._send
         if kind == "range_wrong_start":
             first, _, rest = answer.headers.get("Content-Range", "bytes 0-0/1").partition("-")
             start = int(first.rpartition(" ")[2] or 0)

@@ -262,6 +262,9 @@ CELLS: list[HubCell] = [
             "every storage GET: Content-Length = body + 4096, connection closes (every byte "
             "asked for does arrive: the reader stops at the range's end, before the lie)",
             _mutate("lfs", "length_long"), "passed", None),
+    HubCell("slow-loris-storage", "storage trickles every header read (slow loris)",
+            "every storage GET: headers, then one byte per 50 ms; client timeout 0.3 s",
+            _short_timeout(_mutate("lfs", "trickle")), "incomplete", UNREACHABLE),
     HubCell("length-short-storage", "fragment Content-Length half the body",
             "every storage GET: Content-Length = body / 2",
             _mutate("lfs", "length_short"), "incomplete", UNREACHABLE),
