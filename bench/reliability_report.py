@@ -429,28 +429,30 @@ def render(figures: Figures, exit_code: int) -> str:
         "wrongly typed row or source value (or a non-list `rows`) crashed ingestion. Fixed in "
         "`evidence/parsers/tbo_rows.py`, `tbo_console.py`, `perplexity.py`, "
         "`evidence_json.py`.",
+        "- Hub: `model_info` and the file reads had no wall-clock bound, so a Hub or storage "
+        "host trickling bytes held the certification. The runtime gates' per-request budget "
+        "moved to `certify/http_budget.py` and now bounds every Hub range and manifest read "
+        "(timeout plus the size at 256 KiB/s); `model_info` runs under a deadline like the "
+        "listings. Cell `slow-loris-storage`.",
+        "- A `model-package.json` or `README.md` that links out of the package was read "
+        "through the link; it is now `artifact_not_file` (manifest) or unread (README) "
+        "(`certify/sources/local.py`).",
+        "- An unwritable `--report-out` ended in a traceback; it is now one `error:` line and "
+        "exit 3 (`meshcert/cli/models_cmd.py`).",
         "",
         "## Known limits", "",
         "- httpcore's own DEBUG trace prints raw response headers, so a server that echoes a "
         "token in a response header shows it there if an application turns that logger on. "
         "meshcert configures no logging (the CLI never prints below WARNING), and the scan "
         "leaves that one trace out.",
-        "- **The Hub side has no wall-clock bound per request** (only `list_repo_refs` and "
-        "`list_repo_tree` run under one): `model_info` and the file reads are bounded by the "
-        "read timeout alone, so a Hub or storage host that trickles bytes faster than "
-        "`MESHCERT_HUB_TIMEOUT` but never finishes holds the certification (checked by hand: "
-        "a trickling `model_info` body with `MESHCERT_HUB_TIMEOUT=0.5` was still running "
-        "after 25 s). The runtime gates are bounded (slow-loris cells); the Hub matrix has "
-        "no slow-loris cell.",
-        "- A `model-package.json` that is a symlink leaving the package is read like any "
-        "manifest (artifacts are checked for this; the manifest and README are not).",
+        "- `--verify-sha256` streams of whole artifacts (GBs) are bounded per read only, not "
+        "by a wall-clock budget: a storage host trickling just under the read timeout slows "
+        "them without end. Header, manifest and API reads are bounded.",
         "- A hard link is a warning, not an error: its content is still hashed against the "
         "manifest.",
         "- `unknown_model_rejected` (a warning-level gate) passes when the endpoint refuses "
         "every request with 401: a 4xx with a JSON error object is what the rule asks for "
         "(cell `wrong-api-key`; the mesh gates fail there).",
-        "- When `--report-out` cannot be written (e.g. it names a directory) the CLI exits 1 "
-        "with a traceback: never 0, nothing clobbered, but not a clean message.",
         "",
         "## How to reproduce", "",
         "```",
