@@ -13,9 +13,9 @@ import json
 import os
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from certify.parallel import Cancelled, map_cancellable
 from certify.progress import NullProgress, ProgressObserver
 
 CHUNK = 4 * 1024 * 1024
@@ -141,10 +141,8 @@ def hash_files(
     for path in pending:
         with contextlib.suppress(OSError):
             total += os.path.getsize(path)
-    cancel = threading.Event()
-    lock = threading.Lock()
 
-    def work(path: str) -> HashResult:
+    def work(path: str, cancel: threading.Event) -> HashResult:
         try:
             digest = sha256_file(path, progress.advance, cancel)
         except InterruptedError:
@@ -155,21 +153,13 @@ def hash_files(
             cache.put(path, digest)
         return HashResult(path, digest)
 
-    n_workers = workers or min(len(pending), os.cpu_count() or 1) or 1
     progress.begin("sha256", total)
-    pool = ThreadPoolExecutor(max_workers=n_workers, thread_name_prefix="sha256")
     try:
-        futures = {pool.submit(work, p): p for p in pending}
-        for future, path in futures.items():
-            result = future.result()
-            with lock:
-                results[path] = result
-    except KeyboardInterrupt:
-        cancel.set()
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise Interrupted(results) from None
+        results |= map_cancellable(pending, work, name="sha256",
+                                   workers=workers or min(len(pending), os.cpu_count() or 1))
+    except Cancelled as stop:
+        raise Interrupted({**results, **stop.results}) from None
     finally:
-        pool.shutdown(wait=True)
         progress.end()
     if cache:
         cache.save()

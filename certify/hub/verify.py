@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from certify.hub.errors import HubError
 from certify.hub.files import HubFiles
+from certify.parallel import Cancelled, map_cancellable
 from certify.progress import ProgressObserver
 
 
@@ -33,10 +33,8 @@ def stream_hashes(files: HubFiles, sizes: dict[str, int | None], *, workers: int
     (with the results so far) on KeyboardInterrupt.
     """
     order = sorted(sizes, key=lambda p: -(sizes[p] or 0))
-    cancel = threading.Event()
-    results: dict[str, StreamResult] = {}
 
-    def work(path: str) -> StreamResult:
+    def work(path: str, cancel: threading.Event) -> StreamResult:
         try:
             digest, size = files.sha256(path, on_bytes=progress.advance,
                                         cancelled=cancel.is_set)
@@ -45,17 +43,9 @@ def stream_hashes(files: HubFiles, sizes: dict[str, int | None], *, workers: int
         return StreamResult(path, digest, size)
 
     progress.begin("sha256 (streamed from the Hub)", sum(s or 0 for s in sizes.values()))
-    pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(order) or 1)),
-                              thread_name_prefix="hub-sha256")
     try:
-        futures = [(path, pool.submit(work, path)) for path in order]
-        for path, future in futures:
-            results[path] = future.result()
-    except KeyboardInterrupt:
-        cancel.set()
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise StreamInterrupted(results) from None
+        return map_cancellable(order, work, workers=workers, name="hub-sha256")
+    except Cancelled as stop:
+        raise StreamInterrupted(stop.results) from None
     finally:
-        pool.shutdown(wait=True)
         progress.end()
-    return results
