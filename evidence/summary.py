@@ -108,13 +108,15 @@ def _estimate(report: EvidenceReport) -> list[str]:
     return out + [""]
 
 
-def _gate_value(c: GateCheck) -> str:
+def gate_value(c: GateCheck) -> str:
+    """A gate's measured value as reports print it (ratio or share)."""
     if c.value is None:
         return "-"
     return f"{c.value:.1%}" if c.unit == "share" else f"{c.value:.3f}x"
 
 
-def _gate_threshold(c: GateCheck) -> str:
+def gate_threshold(c: GateCheck) -> str:
+    """A gate's threshold with its comparator, as reports print it."""
     if c.threshold is None:
         return "-"
     return f"{c.comparator} " + (f"{c.threshold:.0%}" if c.unit == "share" else
@@ -131,8 +133,8 @@ def _gates(report: EvidenceReport) -> list[str]:
         out += ["Missing rows:", ""] + [f"- {m.title}: `{m.pattern}`" for m in g.missing_rows]
         out.append("")
     out += _table(["status", "gate", "kind", "value", "threshold", "message"],
-                  [(c.status, c.title, c.kind, _gate_value(c),
-                    _gate_threshold(c),
+                  [(c.status, c.title, c.kind, gate_value(c),
+                    gate_threshold(c),
                     c.message) for c in g.checks])
     if g.errors:
         out += ["", "```"] + g.errors + ["```"]

@@ -109,6 +109,15 @@ def _json_body(ctx: GateContext, name: str, exchange: Exchange
     return body, None
 
 
+def _json_answer(ctx: GateContext, name: str, exchange: Exchange
+                 ) -> tuple[Any, RuntimeGate | None]:
+    """The JSON body of a 2xx answer, or the gate's verdict when there is none to judge."""
+    verdict = _http_problem(ctx, name, exchange)
+    if verdict is not None:
+        return None, verdict
+    return _json_body(ctx, name, exchange)
+
+
 def _quote(ctx: GateContext, text: str, limit: int = 60) -> str:
     """A model's text for details: scrubbed, then cut."""
     text = ctx.redactor.scrub(text)
@@ -144,10 +153,7 @@ def gate_v1_chat_completions(ctx: GateContext) -> RuntimeGate:
     name = "v1_chat_completions"
     exchange = ctx.client.post(CHAT_PATH, ctx.chat_body())
     ctx.chat = exchange
-    verdict = _http_problem(ctx, name, exchange)
-    if verdict is not None:
-        return verdict
-    body, verdict = _json_body(ctx, name, exchange)
+    body, verdict = _json_answer(ctx, name, exchange)
     if verdict is not None:
         return verdict
     tokens = usage_completion_tokens(body)
@@ -165,10 +171,7 @@ def gate_v1_responses(ctx: GateContext) -> RuntimeGate:
     body_out = {"model": ctx.runtime.model_id, "input": ctx.runtime.prompt,
                 "max_output_tokens": ctx.runtime.max_tokens}
     exchange = ctx.client.post(RESPONSES_PATH, body_out)
-    verdict = _http_problem(ctx, name, exchange)
-    if verdict is not None:
-        return verdict
-    body, verdict = _json_body(ctx, name, exchange)
+    body, verdict = _json_answer(ctx, name, exchange)
     if verdict is not None:
         return verdict
     texts = responses_texts(body)
@@ -302,10 +305,7 @@ def gate_deterministic(ctx: GateContext) -> RuntimeGate:
     for _ in range(2):
         exchange = ctx.client.post(CHAT_PATH, body)
         last = exchange
-        verdict = _http_problem(ctx, name, exchange)
-        if verdict is not None:
-            return verdict
-        decoded, verdict = _json_body(ctx, name, exchange)
+        decoded, verdict = _json_answer(ctx, name, exchange)
         if verdict is not None:
             return verdict
         texts.append(chat_texts(decoded))

@@ -22,11 +22,11 @@ from evidence.decisions import DecisionOptions
 from evidence.ingest import IngestResult, ingest_files, write_evidence_json
 from evidence.matching import BackendError
 from evidence.package_rules import PackageLoadError
-from evidence.report import EvidenceReport, GateCheck, GateResult
+from evidence.report import EvidenceReport, GateResult
 from evidence.service import gate_files, report_files
 from evidence.settings import EvidenceSettings, SettingsError, load_settings
 from evidence.stats import DEFAULT_REPLICATES, DEFAULT_SEED
-from evidence.summary import render_summary
+from evidence.summary import gate_threshold, gate_value, render_summary
 from meshcert.atomic import write_atomic
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
 from reports.outputs import write_reports
@@ -164,19 +164,6 @@ def _warn_problems(result: IngestResult) -> None:
         typer.echo(f"warning: ... and {hidden} more ingest problem(s)", err=True)
 
 
-def _gate_value(check: GateCheck) -> str:
-    if check.value is None:
-        return "-"
-    return f"{check.value:.1%}" if check.unit == "share" else f"{check.value:.3f}x"
-
-
-def _gate_threshold(check: GateCheck) -> str:
-    if check.threshold is None:
-        return "-"
-    shown = f"{check.threshold:.0%}" if check.unit == "share" else f"{check.threshold:g}"
-    return f"{check.comparator} {shown}"
-
-
 def print_gate(gate: GateResult, echo: Callable[[str], None] = typer.echo) -> None:
     """The gate table: required rows, the estimate, then one line per gate."""
     mode = "enforced" if gate.enforced else "advisory"
@@ -196,7 +183,7 @@ def print_gate(gate: GateResult, echo: Callable[[str], None] = typer.echo) -> No
         echo(f"estimate: routed FFN decode {e.total_us:.2f} us ({shares}){shared}")
     echo(f"{'STATUS':<8} {'GATE':<54} {'VALUE':>9} {'THRESHOLD':>10}  MESSAGE")
     for c in gate.checks:
-        echo(f"{c.status:<8} {c.title:<54} {_gate_value(c):>9} {_gate_threshold(c):>10}  "
+        echo(f"{c.status:<8} {c.title:<54} {gate_value(c):>9} {gate_threshold(c):>10}  "
              f"{c.message}")
 
 
