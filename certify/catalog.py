@@ -242,6 +242,59 @@ CATALOG |= _rows("readme", W, {
     "readme_missing_field": "Add the named item to the model card.",
 })
 
+# --- Package v2 (package-v2.md; mesh-llm's own v2 code names) -------------------------------
+CATALOG |= _rows("package_v2", E, {
+    "package_identity_mismatch": "Recompute package_id from the canonical manifest (the package "
+    "writer does this); a hand-edited manifest must be re-identified.",
+    "v1_field_in_v2_manifest": "Remove the v1 key: v2 lists artifacts in artifact_catalog, the "
+    "ABI in native_abi_version, and has no generation.policy/thresholds.",
+    "inline_tensor_catalog": "Re-write the package with a current writer: the tensor catalog lives "
+    "in the metadata carrier's locator keys, not inline in the manifest.",
+    "unreleased_manifest_extension": "Remove the branch-only key: released mesh-llm (v0.76.1) "
+    "rejects it, so the package would fail to load.",
+    "missing_value": "Set the required value (non-blank).",
+    "invalid_digest": "Write the digest as exactly 64 lower-case hex characters (package_id: "
+    "'sha256:' + 64).",
+    "invalid_identifier": "Use artifact ids made of [A-Za-z0-9._-] only.",
+    "invalid_path": "Use a normalized relative path: no backslash, no '//', no trailing '/', not "
+    "absolute, only normal components.",
+    "unknown_source_file": "List primary_file in source_model.files (and every source shard).",
+    "unknown_artifact": "Name an artifact id that artifact_catalog.entries declares.",
+    "invalid_metadata_artifact": "metadata_artifact_id must name a non-sidecar .gguf artifact "
+    "(the metadata carrier).",
+    "source_identity_mismatch": "source_model.sha256 must equal the primary file's sha256.",
+    "duplicate_artifact": "Give every artifact a unique id.",
+    "duplicate_sidecar": "Give every sidecar a unique (kind, name).",
+    "duplicate_tensor": "Each tensor id/name may appear once in the carrier's directory.",
+    "layer_out_of_bounds": "Layer ordinals and generation layer indices must be < layer_count.",
+    "invalid_dimension": "Tensor dimensions must be non-empty and non-zero.",
+    "invalid_alignment": "tensor_alignment must be a power of two.",
+    "misaligned_offset": "tensor_offset must be a multiple of its tensor_alignment.",
+    "invalid_stored_length": "tensor_size must be > 0 and equal the bytes of the tensor's type "
+    "and shape.",
+    "storage_out_of_bounds": "tensor_offset + tensor_size must lie within the artifact's "
+    "byte_size.",
+    "overlapping_storage": "Two tensors of one artifact may not share bytes.",
+    "carrier_has_payload": "The metadata carrier holds no tensor data: its length must equal its "
+    "GGUF data offset.",
+    "invalid_metadata_carrier": "Re-write the carrier: skippy.package.metadata_only = true, "
+    "locator_schema = 1, part_count = number of payload artifacts, and the four per-tensor "
+    "locator arrays, one item per tensor.",
+    "carrier_directory_mismatch": "Each payload artifact's own GGUF directory must agree with the "
+    "carrier's locators (name, type, shape, offset, size) and hold no foreign tensor.",
+    "unknown_strategy": "generation.speculative_decoding.default must name a declared strategy.",
+    "unknown_proposer": "Name a declared proposer.",
+    "invalid_generation_value": "Follow the v2 generation grammar and value rules "
+    "(package-v2.md).",
+    "source_metadata_mismatch": "The carrier must hold the source's metadata (without split.* "
+    "keys); re-write the package from this source.",
+})
+CATALOG |= _rows("package_v2", W, {
+    "mesh_certify_would_fail": "The package is valid, but mesh-llm's certifier refuses it (known "
+    "mesh-llm gap); certify with meshcert or re-write with shared/common.gguf and sorted "
+    "sidecars until mesh-llm is fixed.",
+})
+
 # --- Engine --------------------------------------------------------------------------------
 CATALOG |= _rows("engine", E, {
     "internal_error": "A check crashed; the result is incomplete. Report this as a meshcert bug.",

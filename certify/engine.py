@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from datetime import UTC, datetime
 
@@ -22,7 +23,7 @@ from certify.report import (
     TransferStats,
     combine_statuses,
 )
-from certify.stages import StageRange, certification_ranges, plan_stages, select_parts
+from certify.stages import StageRange, certification_ranges, plan_stages, stage_parts
 from certify.view import PackageView
 
 # Codes that mean "could not tell", not "the package is bad": they make a result incomplete.
@@ -46,6 +47,8 @@ def run_checks(view: PackageView, checks: list[Check] | None = None
     findings: list[Finding] = []
     runs: list[CheckRun] = []
     for check in checks if checks is not None else all_checks():
+        if not check.applies_to(view.package_format):
+            continue
         started = time.perf_counter()
         try:
             produced = [f.model_copy(update={"check": check.name}) for f in check.func(view)]
@@ -96,12 +99,11 @@ def package_gate(findings: list[Finding], view: PackageView) -> Gate:
 
 
 def _stage_entry(view: PackageView, stage: StageRange, total_layers: int) -> MaterializedStage:
-    manifest = view.manifest or {}
-    parts = select_parts(manifest, stage, total_layers)
+    parts = stage_parts(view.artifacts(), view.package_format, stage, total_layers)
     verified = cached = size = 0
     out_parts: list[StagePart] = []
     for part in parts:
-        declared = part.declared_int("artifact_bytes")
+        declared = part.declared_size
         size += declared or 0
         out_parts.append(StagePart(role=part.role, path=str(part.path),
                                    artifact_bytes=declared, layer_index=part.layer_index))
@@ -119,7 +121,15 @@ def _stage_entry(view: PackageView, stage: StageRange, total_layers: int) -> Mat
         include_embeddings=stage.include_embeddings(),
         include_output=stage.include_output(total_layers),
         selected_part_count=len(parts), verified_artifacts=verified, cached_artifacts=cached,
-        materialized_path=view.local_dir, materialized_bytes=size, parts=out_parts)
+        materialized_path=_materialized_path(view), materialized_bytes=size, parts=out_parts)
+
+
+def _materialized_path(view: PackageView) -> str | None:
+    """mesh-llm reports the package directory for v1 and the carrier's local path for v2."""
+    carrier = view.carrier_entry()
+    if carrier is not None and view.local_dir and isinstance(carrier.path, str):
+        return os.path.join(view.local_dir, *carrier.path.split("/"))
+    return view.local_dir
 
 
 def package_only_gates() -> list[RuntimeGate]:
@@ -127,16 +137,25 @@ def package_only_gates() -> list[RuntimeGate]:
                         details="package-only certification requested") for name in MESH_GATES]
 
 
-def _source_fields(manifest: dict[str, object]) -> tuple[str | None, str | None, int | None]:
+def _source_fields(view: PackageView) -> tuple[str | None, str | None, int | None]:
+    """source_model_path/sha256/bytes as mesh-llm fills them: v1 from source_model.path and
+    files[].size_bytes (null when any size is unknown); v2 the carrier's local path and the
+    sum of files[].byte_size."""
+    manifest = view.manifest or {}
     source = manifest.get("source_model")
     if not isinstance(source, dict):
         return None, None, None
+    v2 = view.package_format == "v2"
     path = source.get("path") if isinstance(source.get("path"), str) else None
+    if v2:
+        carrier = view.carrier_entry()
+        path = _materialized_path(view) if carrier is not None and view.local_dir else (
+            carrier.path if carrier is not None and isinstance(carrier.path, str) else None)
     sha = source.get("sha256") if isinstance(source.get("sha256"), str) else None
     files = source.get("files")
     total: int | None = None
     if isinstance(files, list) and files:
-        sizes = [f.get("size_bytes") for f in files if isinstance(f, dict)]
+        sizes = [f.get("byte_size" if v2 else "size_bytes") for f in files if isinstance(f, dict)]
         if sizes and all(is_int(s) for s in sizes):
             total = sum(sizes)  # type: ignore[arg-type]
     return path, sha, total
@@ -167,7 +186,7 @@ def build_report(
         if view.options.stages:
             plan = [_stage_entry(view, s, total_layers)
                     for s in plan_stages(total_layers, view.options.stages)]
-    src_path, src_sha, src_bytes = _source_fields(manifest)
+    src_path, src_sha, src_bytes = _source_fields(view)
     model_id = manifest.get("model_id")
     resolved = view.display_ref
     if view.ref.kind == "hf" and view.ref.resolved_commit:
@@ -186,4 +205,10 @@ def build_report(
         runtime_gates=gates, findings=findings, checks=runs, ref=view.ref, tool=tool_info(),
         started_at=started_at, finished_at=utc_now(), verification=view.verification,
         stage_plan=plan, transfer=transfer, runtime_abi=view.options.runtime_abi,
+        package_format=view.package_format, package_id=_package_id(view),
     )
+
+
+def _package_id(view: PackageView) -> str | None:
+    value = (view.manifest or {}).get("package_id") if view.package_format == "v2" else None
+    return value if isinstance(value, str) else None

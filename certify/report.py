@@ -121,6 +121,12 @@ class CertReport(_Model):
     )
     transfer: TransferStats | None = None
     runtime_abi: str | None = None
+    package_format: Literal["v1", "v2"] | None = Field(
+        default=None, description="The manifest's format (schema_version 1 or 2); null when "
+        "the manifest could not be read or has an unsupported schema_version.")
+    package_id: str | None = Field(
+        default=None, description="v2 only: the package_id the manifest declares (checked "
+        "against the recomputed canonical id).")
 
     def to_json(self) -> str:
         """Pretty JSON plus a newline, as mesh-llm writes cert.json."""

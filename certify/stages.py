@@ -41,12 +41,45 @@ def plan_stages(layer_count: int, n_stages: int) -> list[StageRange]:
     return out
 
 
+def stage_parts(entries: list[ArtifactEntry], package_format: str | None, stage: StageRange,
+                layer_count: int) -> list[ArtifactEntry]:
+    """The parts a stage fetches, by the selection rule of the package's format."""
+    if package_format == "v2":
+        return select_v2_parts(entries, stage, layer_count)
+    return select_entries(entries, stage, layer_count)
+
+
+def select_v2_parts(entries: list[ArtifactEntry], stage: StageRange, layer_count: int
+                    ) -> list[ArtifactEntry]:
+    """mesh-llm's v2 selection: the carrier; shared/common.gguf always (meshcert also takes
+    its -partNN splits, which mesh-llm cannot select yet); shared/embeddings.gguf only at the
+    input boundary; the layer artifacts (and their -partMM splits) whose ordinal is in range;
+    shared/output.gguf only at the final boundary; sidecars with the first stage."""
+    first, last = stage.include_embeddings(), stage.include_output(layer_count)
+    parts: list[ArtifactEntry] = []
+    for entry in entries:
+        role = entry.role
+        ordinal = entry.layer_index
+        if (role in ("shared.metadata", "shared.common")
+                or (role == "shared.embeddings" and first)
+                or (role == "shared.output" and last)
+                or (role == "projector" and stage.layer_start == 0)
+                or (role == "layer" and ordinal is not None
+                    and stage.layer_start <= ordinal < stage.layer_end)):
+            parts.append(entry)
+    return parts
+
+
 def select_parts(manifest: dict[str, Any], stage: StageRange, layer_count: int,
                  projector_path: str | None = None) -> list[ArtifactEntry]:
-    """Parts a stage loads: metadata always; embeddings at the input boundary; its layers;
-    output at the final boundary; stage 0 takes the first mmproj projector (or an explicit one).
-    """
-    entries = artifact_entries(manifest)
+    """v1 parts a stage loads, from the manifest (see `select_entries`)."""
+    return select_entries(artifact_entries(manifest), stage, layer_count, projector_path)
+
+
+def select_entries(entries: list[ArtifactEntry], stage: StageRange, layer_count: int,
+                   projector_path: str | None = None) -> list[ArtifactEntry]:
+    """v1: metadata always; embeddings at the input boundary; its layers; output at the final
+    boundary; stage 0 takes the first mmproj projector (or an explicit one)."""
     by_role = {e.role: e for e in entries if e.role.startswith("shared.")}
     parts: list[ArtifactEntry] = []
     if "shared.metadata" in by_role:

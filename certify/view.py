@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from certify.findings import Finding
+from certify.formats.v2_carrier import TensorCatalog
 from certify.gguf.model import GGUFHeader, HeaderError
-from certify.manifest_model import ArtifactEntry, artifact_entries
+from certify.manifest_model import ArtifactEntry, PackageFormat, artifact_entries, package_format
 from certify.manifest_parse import ParsedManifest
 from certify.report import RefInfo, VerificationMode
 
@@ -63,10 +64,43 @@ class PackageView:
     source_header: GGUFHeader | HeaderError | None = None  # --source GGUF, when given
     source_facts: dict[str, Any] = field(default_factory=dict)
     transfer: dict[str, int] = field(default_factory=dict)
+    _catalog: list[TensorCatalog | None] = field(default_factory=list, repr=False)  # memo of tensor_catalog()
 
     @property
     def manifest(self) -> dict[str, Any] | None:
         return self.parsed.data
 
+    @property
+    def package_format(self) -> PackageFormat | None:
+        return package_format(self.parsed.data)
+
     def artifacts(self) -> list[ArtifactEntry]:
+        """Every declared artifact, through the adapter of the manifest's format."""
+        fmt = self.package_format
+        if fmt == "v2":
+            from certify.formats.v2_layout import v2_artifact_entries
+
+            return v2_artifact_entries(self.parsed.data or {})
+        # v1, or an unsupported version read as v1 so its files are still checked
         return artifact_entries(self.parsed.data) if self.parsed.data is not None else []
+
+    def carrier_entry(self) -> ArtifactEntry | None:
+        """v2: the metadata carrier's artifact entry (None for v1 or when none is declared)."""
+        if self.package_format != "v2":
+            return None
+        return next((e for e in self.artifacts() if e.role == "shared.metadata"), None)
+
+    def tensor_catalog(self) -> TensorCatalog | None:
+        """v2: the tensor catalog rebuilt from the carrier's header (None when v1, or when the
+        carrier's header could not be read: the structure checks report that)."""
+        if self._catalog:
+            return self._catalog[0]
+        from certify.formats.v2_carrier import rebuild_catalog
+        from certify.formats.v2_layout import payload_entries
+
+        carrier = self.carrier_entry()
+        header = self.headers.get(carrier.path) if carrier is not None else None
+        catalog = (rebuild_catalog(header, payload_entries(self.artifacts()))
+                   if isinstance(header, GGUFHeader) else None)
+        self._catalog.append(catalog)
+        return catalog

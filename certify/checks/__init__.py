@@ -24,14 +24,22 @@ class Check:
     codes: frozenset[str]
     func: CheckFunc
     order: int
+    formats: frozenset[str] = frozenset({"v1", "v2"})
+
+    def applies_to(self, package_format: str | None) -> bool:
+        """Format-specific checks (schema rules) run only on their format; a manifest of an
+        unsupported version is checked as v1, so its problems are still listed."""
+        return (package_format or "v1") in self.formats
 
 
 _REGISTRY: dict[str, Check] = {}
 
 
-def register(name: str, codes: Iterable[str], order: int = 100) -> Callable[[CheckFunc], CheckFunc]:
+def register(name: str, codes: Iterable[str], order: int = 100,
+             formats: Iterable[str] = ("v1", "v2")) -> Callable[[CheckFunc], CheckFunc]:
     """Register a check group. `codes` are every code it may emit (all must be catalogued);
-    lower `order` runs first (only affects the order findings are listed)."""
+    lower `order` runs first (only affects the order findings are listed); `formats` are the
+    package formats it applies to (schema checks are format-specific, the rest are not)."""
     code_set = frozenset(codes)
     unknown = sorted(code_set - CATALOG.keys())
     if unknown:
@@ -40,7 +48,7 @@ def register(name: str, codes: Iterable[str], order: int = 100) -> Callable[[Che
     def decorate(func: CheckFunc) -> CheckFunc:
         if name in _REGISTRY and _REGISTRY[name].func is not func:
             raise ValueError(f"check {name!r} registered twice")
-        _REGISTRY[name] = Check(name, code_set, func, order)
+        _REGISTRY[name] = Check(name, code_set, func, order, frozenset(formats))
         return func
 
     return decorate

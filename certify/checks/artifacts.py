@@ -23,7 +23,7 @@ def _where(entry: ArtifactEntry) -> str:
 @register("artifact_entries", order=30, codes=[
     "unsafe_artifact_path", "empty_artifact", "invalid_tensor_bytes", "invalid_artifact_sha256",
     "invalid_manifest_field", "duplicate_artifact_path",
-])
+], formats=["v1"])
 def artifact_entries(view: PackageView) -> Iterator[Finding]:
     """Rules on each declared entry, before looking at any file."""
     entries = view.artifacts()
@@ -105,7 +105,7 @@ def _file_findings(entry: ArtifactEntry, fact: FileFact) -> Iterator[Finding]:
         yield finding("artifact_sha256_unreadable", f"{entry.label}: {path} cannot be read: "
                       f"{fact.detail}", path=path, layer_index=li)
         return
-    declared = entry.declared_int("artifact_bytes")
+    declared = entry.declared_size
     if declared is not None and fact.size is not None and declared != fact.size:
         yield finding("artifact_size_mismatch",
                       f"{entry.label}: {path} is {fact.size} bytes, the manifest says {declared}",

@@ -160,7 +160,7 @@ def _levels(gen: dict[str, Any]) -> Iterator[tuple[str, Any, frozenset[str], str
 @register("generation_fields", order=40, codes=[
     "invalid_manifest_field", "unknown_manifest_field", "unknown_experimental_policy",
     "model_family_generation_object", "backend_specific_generation_field",
-])
+], formats=["v1"])
 def generation_fields(view: PackageView) -> Iterator[Finding]:
     """Every field name under `generation`: known, forbidden, or reported as unknown."""
     manifest = view.manifest
@@ -228,7 +228,7 @@ def _backend_fields(where: str, value: Any) -> Iterator[Finding]:
 @register("generation_policy", order=41, codes=[
     "empty_generation_policy_field", "unknown_generation_profile",
     "unknown_generation_policy_value",
-])
+], formats=["v1"])
 def generation_policy(view: PackageView) -> Iterator[Finding]:
     gen = _generation(view)
     policy = _section(gen, "policy") if gen is not None else None
@@ -271,7 +271,7 @@ def _policy_value(where: str, value: Any, allowed: frozenset[str], *, required: 
 # --- generation_thresholds ------------------------------------------------------------------
 @register("generation_thresholds", order=42, codes=[
     "invalid_generation_threshold_zero", "invalid_generation_threshold",
-])
+], formats=["v1"])
 def generation_thresholds(view: PackageView) -> Iterator[Finding]:
     gen = _generation(view)
     thresholds = _section(gen, "thresholds") if gen is not None else None
@@ -300,7 +300,8 @@ def _threshold(where: str, value: Any, unit: str, limit: int) -> Iterator[Findin
 
 
 # --- policy_not_supported_by_evidence ---------------------------------------------------------
-@register("generation_evidence", order=43, codes=["policy_not_supported_by_evidence"])
+@register("generation_evidence", order=43, codes=["policy_not_supported_by_evidence"],
+          formats=["v1"])
 def generation_evidence(view: PackageView) -> Iterator[Finding]:
     """With evidence supplied: an experimental switch moved off `evidence-gated` needs a
     `promote` verdict for that policy."""

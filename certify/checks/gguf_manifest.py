@@ -11,7 +11,7 @@ from certify.view import PackageView
 
 
 @register("gguf_manifest_counts", order=310,
-          codes=["tensor_count_mismatch", "tensor_bytes_mismatch"])
+          codes=["tensor_count_mismatch", "tensor_bytes_mismatch"], formats=["v1"])
 def check_gguf_manifest_counts(view: PackageView) -> Iterator[Finding]:
     """tensor_bytes is the sum of the tensors' data sizes (type and shape), padding excluded."""
     for frag in fragments(view, projectors=True):

@@ -49,7 +49,7 @@ PROFILE_THRESHOLDS = {"short_prefill_max_tokens": 2048, "compact_flash_min_kv": 
 CODE = "glm_dsa_contract_violation"
 
 
-@register("glm_dsa_contract", order=350, codes=[CODE])
+@register("glm_dsa_contract", order=350, codes=[CODE], formats=["v1"])
 def check_glm_dsa_contract(view: PackageView) -> Iterator[Finding]:
     gen = generation(view.manifest) if view.manifest is not None else None
     if gen is None:

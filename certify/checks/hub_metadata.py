@@ -54,7 +54,7 @@ def _entry_findings(entry: ArtifactEntry, fact: FileFact, lfs_size: Any) -> Iter
         return
     if fact.kind != "file":
         return
-    declared = entry.declared_int("artifact_bytes")
+    declared = entry.declared_size
     listed_agrees = fact.size is None or fact.size == declared
     if declared is not None and isinstance(lfs_size, int) and lfs_size != declared \
             and listed_agrees:

@@ -14,7 +14,7 @@ from certify.view import PackageView
 
 @register("layers", order=20, codes=[
     "layer_index_out_of_range", "missing_layer", "duplicate_layer", "invalid_manifest_field",
-])
+], formats=["v1"])
 def layers(view: PackageView) -> Iterator[Finding]:
     m = view.manifest
     if m is None or not isinstance(m.get("layers"), list):

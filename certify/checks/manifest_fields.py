@@ -36,7 +36,7 @@ def _blank(value: Any) -> bool:
     "missing_manifest_field", "invalid_manifest_field", "too_few_layers",
     "missing_activation_width", "invalid_activation_width", "missing_created_at",
     "unknown_manifest_field", "missing_shared_artifact",
-])
+], formats=["v1"])
 def manifest_fields(view: PackageView) -> Iterator[Finding]:
     m = view.manifest
     if m is None:
@@ -123,7 +123,7 @@ def _shared(m: dict[str, Any]) -> Iterator[Finding]:
 @register("source_model", order=11, codes=[
     "empty_source_model_path", "invalid_source_model_sha256", "empty_source_identity_field",
     "missing_manifest_field", "invalid_manifest_field", "unknown_manifest_field",
-])
+], formats=["v1"])
 def source_model(view: PackageView) -> Iterator[Finding]:
     m = view.manifest
     if m is None:
@@ -164,14 +164,16 @@ def _source_files(files: Any) -> Iterator[Finding]:
             continue
         if _blank(item.get("path")):
             yield _f("empty_source_model_path", f"{where}.path must be non-empty")
+        # the real writer emits null for unknown values (always sha256 for Hub inputs, both
+        # for local ones); mesh-llm treats null as absent. A present value must be valid.
         sha = item.get("sha256")
-        if not isinstance(sha, str) or not HEX64.match(sha):
+        if sha is not None and (not isinstance(sha, str) or not HEX64.match(sha)):
             yield _f("invalid_source_model_sha256",
-                     f"{where}.sha256 must be 64 hex characters, found {sha!r}")
+                     f"{where}.sha256 must be 64 hex characters or null, found {sha!r}")
         size = item.get("size_bytes")
-        if not is_int(size) or size < 0:
+        if size is not None and (not is_int(size) or size < 0):
             yield _f("invalid_manifest_field",
-                     f"{where}.size_bytes must be a non-negative integer, found {size!r}")
+                     f"{where}.size_bytes must be a non-negative integer or null, found {size!r}")
 
 
 def parse_abi(text: Any) -> tuple[int, int, int] | None:
@@ -185,7 +187,7 @@ def parse_abi(text: Any) -> tuple[int, int, int] | None:
 
 @register("skippy_abi", order=12, codes=[
     "missing_skippy_abi_version", "incompatible_skippy_abi_version", "skippy_abi_not_checked",
-])
+], formats=["v1"])
 def skippy_abi(view: PackageView) -> Iterator[Finding]:
     m = view.manifest
     if m is None:
@@ -216,7 +218,7 @@ def skippy_abi(view: PackageView) -> Iterator[Finding]:
 
 @register("projectors", order=13, codes=[
     "empty_projector_kind", "unsupported_projector_kind", "invalid_manifest_field",
-])
+], formats=["v1"])
 def projectors(view: PackageView) -> Iterator[Finding]:
     m = view.manifest
     if m is None or m.get("projectors") is None:

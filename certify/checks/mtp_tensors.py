@@ -41,7 +41,8 @@ def native_mtp_layers(manifest: dict[str, Any]) -> dict[int, list[str]]:
     return owners
 
 
-@register("native_mtp_tensors", order=340, codes=["native_mtp_layer_missing_tensors"])
+@register("native_mtp_tensors", order=340, codes=["native_mtp_layer_missing_tensors"],
+          formats=["v1"])
 def check_native_mtp_tensors(view: PackageView) -> Iterator[Finding]:
     if view.manifest is None:
         return

@@ -26,7 +26,7 @@ from certify.view import PackageView
 @register("tensor_ownership", order=320, codes=[
     "tensor_in_wrong_layer", "tensor_duplicated_across_artifacts", "metadata_has_tensors",
     "missing_required_tensor",
-])
+], formats=["v1"])
 def check_tensor_ownership(view: PackageView) -> Iterator[Finding]:
     frags = fragments(view)
     for frag in frags:

@@ -114,15 +114,36 @@ def _source_items(manifest: dict[str, Any], card: Card) -> Iterator[str]:
     revision = _text(source.get("revision"))
     if revision and not card.mentions(revision):
         yield f"source model revision ({shown(revision)})"
-    path = _text(source.get("path"))
-    if path and not card.mentions_file(path):
-        yield f"source artifact filename ({shown(path)})"
+    names = _source_file_names(source)
+    if names and not any(card.mentions_file(n) for n in names):
+        yield f"source artifact filename ({' or '.join(map(shown, names))})"
     sha = _text(source.get("sha256"))
     if sha and not card.mentions(sha):
         yield f"source artifact checksum (source_model.sha256 {shown(sha)})"
 
 
+def _source_file_names(source: dict[str, Any]) -> list[str]:
+    """Base names the card may use for the source file. `source_model.path` is provenance (the
+    writer stores the absolute local path it read): only its base name counts, as do
+    primary_file and the files[] paths (v2 has no `path`)."""
+    names: list[str] = []
+    candidates = [source.get("primary_file"), source.get("path")]
+    files = source.get("files")
+    if isinstance(files, list):
+        candidates += [f.get("path") for f in files if isinstance(f, dict)]
+    for value in candidates:
+        text = _text(value)
+        if text:
+            name = PurePosixPath(text.replace("\\", "/")).name
+            if name and name not in names:
+                names.append(name)
+    return names
+
+
 def _projector_items(manifest: dict[str, Any], card: Card) -> Iterator[str]:
+    if manifest.get("schema_version") == 2:
+        yield from _sidecar_items(manifest, card)
+        return
     projectors = manifest.get("projectors")
     for i, entry in enumerate(projectors if isinstance(projectors, list) else []):
         entry = _dict(entry)
@@ -133,15 +154,31 @@ def _projector_items(manifest: dict[str, Any], card: Card) -> Iterator[str]:
             yield f"projector checksum (projectors[{i}].sha256 {shown(sha)})"
 
 
+def _sidecar_items(manifest: dict[str, Any], card: Card) -> Iterator[str]:
+    sidecars = {s.get("artifact_id") for s in manifest.get("sidecars") or []
+                if isinstance(s, dict)}
+    catalog = _dict(manifest.get("artifact_catalog")).get("entries")
+    for entry in catalog if isinstance(catalog, list) else []:
+        entry = _dict(entry)
+        if entry.get("id") not in sidecars:
+            continue
+        path, sha = _text(entry.get("path")), _text(entry.get("sha256"))
+        if path and not card.mentions_file(path):
+            yield f"projector filename ({shown(path)})"
+        if sha and not card.mentions(sha):
+            yield f"projector checksum (artifact {entry.get('id')!r} sha256 {shown(sha)})"
+
+
 def _shape_items(manifest: dict[str, Any], card: Card) -> Iterator[str]:
     layers, width = manifest.get("layer_count"), manifest.get("activation_width")
     if is_int(layers) and not card.number_near(layers, LAYER_WORDS):
         yield f"layer count ({layers})"
     if is_int(width) and not card.number_near(width, WIDTH_WORDS):
         yield f"activation width ({width})"
-    abi = _text(manifest.get("skippy_abi_version"))
+    abi_key = "native_abi_version" if manifest.get("schema_version") == 2 else "skippy_abi_version"
+    abi = _text(manifest.get(abi_key))
     if abi and not card.mentions_version(abi):
-        yield f"skippy ABI version ({shown(abi)})"
+        yield f"skippy ABI version ({abi_key} {shown(abi)})"
 
 
 def _generation_items(view: PackageView, card: Card) -> Iterator[str]:

@@ -127,7 +127,7 @@ def _describe(value: Any) -> str:
     "operator_only_speculative_strategy", "empty_window_policy_default",
     "invalid_window_policy_zero", "invalid_window_policy_pipeline_depth",
     "invalid_window_policy_bounds", "invalid_window_policy_initial",
-])
+], formats=["v1"])
 def speculative_decoding(view: PackageView) -> Iterator[Finding]:
     gen = generation(view.manifest) if view.manifest is not None else None
     raw = gen.get("speculative_decoding") if gen is not None else None
@@ -298,7 +298,7 @@ def _ngram_fields(where: str, kind: str, fields: dict[str, Any]) -> Iterator[Fin
     "invalid_ngram_proposer_max_tokens", "unsupported_ngram_cache_max_window",
     "invalid_ngram_cache_history_scope", "invalid_ngram_suffix_history_scope",
     "unsupported_ngram_suffix_window",
-])
+], formats=["v1"])
 def speculative_proposers(view: PackageView) -> Iterator[Finding]:
     spec = read_speculative(view)
     if spec is None:
@@ -347,7 +347,7 @@ def _proposer(where: str, name: Any, raw: Any, layers: int | None) -> Iterator[F
     "invalid_extension_policy_tokens", "empty_window_policy_default",
     "invalid_window_policy_zero", "invalid_window_policy_pipeline_depth",
     "invalid_window_policy_bounds", "invalid_window_policy_initial",
-])
+], formats=["v1"])
 def speculative_strategies(view: PackageView) -> Iterator[Finding]:
     spec = read_speculative(view)
     if spec is None:

@@ -33,6 +33,8 @@ class GGUFHeader:
     file_size: int | None
     duplicate_keys: list[str] = field(default_factory=list)
     duplicate_tensors: list[str] = field(default_factory=list)
+    kv_types: dict[str, int] = field(default_factory=dict)  # GGUF value type of each key
+    array_types: dict[str, int] = field(default_factory=dict)  # element type of array keys
 
     @property
     def architecture(self) -> str | None:

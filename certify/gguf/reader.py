@@ -67,6 +67,9 @@ class ReadLimits:
     max_kv_count: int = 1 << 16  # real models carry ~50 keys
     max_tensor_count: int = 1 << 17  # real models carry a few thousand tensors at most
     array_items: int = 4096  # longer arrays become ArraySummary
+    # numeric arrays under these prefixes are always materialized (within total_items): the
+    # package-v2 carrier's per-tensor locators have one element per tensor of the model
+    always_materialize: tuple[str, ...] = ("skippy.package.",)
     total_items: int = 1 << 20  # materialized array elements over the whole header
 
 
@@ -130,6 +133,7 @@ class _Parser:
         self._size = source.size  # learnt on a short read when the source does not know it
         self._buf = bytearray()
         self._pos = 0
+        self._array_types: dict[str, int] = {}
         self._order = "<"
         self._items_left = limits.total_items
 
@@ -205,7 +209,8 @@ class _Parser:
         data_offset = -(-self._pos // alignment) * alignment
         return GGUFHeader(version=version, kv=kv, tensors=tensors, alignment=alignment,
                           data_offset=data_offset, file_size=self._size,
-                          duplicate_keys=duplicate_keys, duplicate_tensors=duplicate_tensors)
+                          duplicate_keys=duplicate_keys, duplicate_tensors=duplicate_tensors,
+                          kv_types=kv_types, array_types=self._array_types)
 
     def _preamble(self) -> int:
         try:
@@ -258,6 +263,7 @@ class _Parser:
 
     def _array(self, key: str, at: int) -> list[Any] | ArraySummary:
         element_type = self._u32(f"element type of {key!r}")
+        self._array_types.setdefault(key, element_type)
         length = self._u64(f"length of array {key!r}")
         scalar = SCALAR_FORMATS.get(element_type)
         if scalar is None and element_type != STRING:
@@ -266,7 +272,9 @@ class _Parser:
                         "do not support", at)
         item_bytes = scalar[1] if scalar is not None else 8
         self._reachable(self._pos + length * item_bytes, f"array {key!r} of {length} items", at)
-        keep = length <= self._limits.array_items and length <= self._items_left
+        wanted = length <= self._limits.array_items or (
+            scalar is not None and key.startswith(self._limits.always_materialize))
+        keep = wanted and length <= self._items_left
         if keep:
             self._items_left -= length
         if scalar is not None:

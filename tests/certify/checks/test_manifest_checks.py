@@ -36,8 +36,9 @@ def test_good_packages_pass_with_no_error_or_warning(packages: PackageFactory) -
 
 
 @pytest.mark.parametrize(("edit", "code"), [
-    (_set("schema_version", 2), "unsupported_schema_version"),
+    (_set("schema_version", 3), "unsupported_schema_version"),
     (_set("schema_version", "1"), "unsupported_schema_version"),
+    (_set("schema_version", "2"), "unsupported_schema_version"),
     (_drop("schema_version"), "unsupported_schema_version"),
     (_set("format", "gguf-split"), "invalid_format"),
     (_set("model_id", "  "), "empty_model_id"),
