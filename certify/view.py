@@ -64,7 +64,7 @@ class PackageView:
     source_header: GGUFHeader | HeaderError | None = None  # --source GGUF, when given
     source_facts: dict[str, Any] = field(default_factory=dict)
     transfer: dict[str, int] = field(default_factory=dict)
-    _catalog: list[TensorCatalog | None] = field(default_factory=list, repr=False)  # memo of tensor_catalog()
+    _catalog: list[TensorCatalog | None] = field(default_factory=list, repr=False)  # memo
 
     @property
     def manifest(self) -> dict[str, Any] | None:
