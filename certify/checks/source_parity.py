@@ -18,7 +18,7 @@ from gguf import GGMLQuantizationType
 from certify.checks import register
 from certify.findings import Finding, finding
 from certify.gguf.fragments import Fragment, capped, fragments, preview
-from certify.gguf.model import TensorInfo
+from certify.gguf.model import GGUFHeader, TensorInfo
 from certify.gguf.names import layer_of
 from certify.gguf.source_facts import SourceFacts, SourceTensor, source_facts
 from certify.view import PackageView
@@ -27,6 +27,7 @@ from certify.view import PackageView
 @register("source_parity", order=360, codes=[
     "source_sha256_mismatch", "source_tensor_missing_from_package",
     "package_tensor_not_in_source", "source_tensor_data_mismatch", "check_not_run",
+    "unknown_source_file", "source_metadata_mismatch", "layer_count_mismatch",
 ])
 def check_source_parity(view: PackageView) -> Iterator[Finding]:
     facts = source_facts(view)
@@ -41,11 +42,14 @@ def check_source_parity(view: PackageView) -> Iterator[Finding]:
     for problem in facts.problems:
         yield finding("check_not_run", f"source parity incomplete: {problem}")
     yield from _checksums(view.manifest, facts)
-    package = _package_tensors(fragments(view))
+    package = (_v2_package_tensors(view) if view.package_format == "v2"
+               else _package_tensors(fragments(view)))
     if not unreadable:  # a missing shard would make its tensors look absent from the source
         yield from _missing_from_package(facts, package)
         yield from _not_in_source(facts, package)
     yield from capped(list(_data_mismatches(facts, package)), limit=50)
+    if view.package_format == "v2":
+        yield from _v2_source_identity(view, facts)
     if not facts.package_data_hashed:
         yield finding("check_not_run", "tensor bytes not compared with the source: the package "
                       "files are not on local disk (types and shapes were compared)")
@@ -76,6 +80,80 @@ def _checksums(manifest: dict[str, Any] | None, facts: SourceFacts) -> Iterator[
             if sha != shard.sha256:
                 yield finding("source_sha256_mismatch", f"{shard.path} hashes to {shard.sha256}, "
                               f"but {field} says {sha}", path=shard.path)
+
+
+def _v2_package_tensors(view: PackageView) -> dict[str, tuple[Fragment, TensorInfo]]:
+    """v2: every catalog tensor where its locator puts it, then any tensor a payload artifact's
+    own directory adds (a foreign one is not in the source: reported below)."""
+    out: dict[str, tuple[Fragment, TensorInfo]] = {}
+    catalog = view.tensor_catalog()
+    frags = {f.path: f for f in fragments(view)}
+    for t in catalog.tensors if catalog is not None else []:
+        frag = frags.get(t.artifact.path) if t.artifact is not None else None
+        if frag is not None:
+            out.setdefault(t.name, (frag, TensorInfo(t.name, t.shape, t.ggml_type,
+                                                     t.offset - frag.header.data_offset,
+                                                     t.size)))
+    for frag in frags.values():
+        if frag.role != "shared.metadata":
+            for info in frag.header.tensors:
+                out.setdefault(info.name, (frag, info))
+    return out
+
+
+def _v2_source_identity(view: PackageView, facts: SourceFacts) -> Iterator[Finding]:
+    """What verify-package-v2 adds: the declared files are the real inventory, layer_count is
+    the source's block_count, and the carrier holds the source's normalized metadata."""
+    manifest = view.manifest or {}
+    source = manifest.get("source_model")
+    declared = {os.path.basename(f["path"]): f for f in (source or {}).get("files") or []
+                if isinstance(f, dict) and isinstance(f.get("path"), str)} \
+        if isinstance(source, dict) else {}
+    for shard in facts.shards:
+        name = os.path.basename(shard.path)
+        entry = declared.get(name)
+        if entry is None:
+            yield finding("unknown_source_file", f"source file {name} is not listed in "
+                          "source_model.files", path=shard.path)
+        elif shard.size is not None and entry.get("byte_size") != shard.size:
+            yield finding("source_sha256_mismatch", f"{name} is {shard.size} bytes, "
+                          f"source_model.files says {entry.get('byte_size')}", path=shard.path)
+    shard_names = {os.path.basename(s.path) for s in facts.shards}
+    for name in sorted(set(declared) - shard_names):
+        yield finding("unknown_source_file", f"source_model.files lists {name}, which is not "
+                      "part of the source given with --source")
+    first = facts.shards[0].header if facts.shards else None
+    carrier = view.carrier_entry()
+    carrier_header = view.headers.get(carrier.path) if carrier is not None else None
+    if not isinstance(first, GGUFHeader) or not isinstance(carrier_header, GGUFHeader):
+        return
+    arch = first.architecture
+    blocks = first.kv.get(f"{arch}.block_count")
+    layers = manifest.get("layer_count")
+    if isinstance(blocks, int) and isinstance(layers, int) and blocks != layers:
+        yield finding("layer_count_mismatch", f"layer_count is {layers} but the source's "
+                      f"{arch}.block_count is {blocks}")
+    differing = _metadata_differences(first, carrier_header)
+    if differing:
+        yield finding("source_metadata_mismatch", f"the carrier's metadata differs from the "
+                      f"source's for {len(differing)} key(s): {preview(differing)}",
+                      path=carrier.path if carrier is not None else None)
+
+
+def _metadata_differences(source: GGUFHeader, carrier: GGUFHeader) -> list[str]:
+    """Keys whose values differ, ignoring what the writer normalizes (split.* removed,
+    general.alignment added, skippy.package.* locators added)."""
+    from certify.formats.v2_carrier import KEY_PREFIX, SPLIT_KEYS
+
+    def normal(kv: dict[str, Any], added: bool) -> dict[str, Any]:
+        out = {k: v for k, v in kv.items() if k not in SPLIT_KEYS
+               and not k.startswith(KEY_PREFIX)}
+        if added and "general.alignment" not in source.kv:
+            out.pop("general.alignment", None)
+        return out
+
+    ours, theirs = normal(source.kv, False), normal(carrier.kv, True)
+    return sorted(k for k in set(ours) | set(theirs) if ours.get(k) != theirs.get(k))
 
 
 def _package_tensors(frags: list[Fragment]) -> dict[str, tuple[Fragment, TensorInfo]]:

@@ -87,17 +87,33 @@ def _read_shard(path: str, index: int, facts: SourceFacts) -> SourceShard:
     return SourceShard(path, header, size=size, sha256=file_sha)
 
 
-def _hash_package_tensors(view: PackageView, root: str, facts: SourceFacts) -> None:
+def package_tensor_ranges(view: PackageView) -> dict[str, dict[str, tuple[int, int]]]:
+    """artifact path -> {tensor name: (absolute start, length)} of every tensor the package
+    stores: v1 from each fragment's own directory, v2 through the carrier's locators (plus
+    every tensor a payload artifact's own directory lists, so a foreign one is seen too)."""
+    out: dict[str, dict[str, tuple[int, int]]] = {}
+    catalog = view.tensor_catalog()
     for frag in fragments(view):
-        ranges = {t.name: (frag.header.data_offset + t.offset, t.n_bytes)
-                  for t in frag.header.tensors}
+        if view.package_format == "v2" and frag.role == "shared.metadata":
+            continue  # the carrier's directory points at the payload artifacts, not at itself
+        out[frag.path] = {t.name: (frag.header.data_offset + t.offset, t.n_bytes)
+                          for t in frag.header.tensors}
+    if catalog is not None:
+        for t in catalog.tensors:
+            if t.artifact is not None and isinstance(t.artifact.path, str):
+                out.setdefault(t.artifact.path, {})[t.name] = (t.offset, t.size)
+    return out
+
+
+def _hash_package_tensors(view: PackageView, root: str, facts: SourceFacts) -> None:
+    for path, ranges in package_tensor_ranges(view).items():
         try:
-            _, _, digests = hash_file_and_ranges(os.path.join(root, *frag.path.split("/")), ranges)
+            _, _, digests = hash_file_and_ranges(os.path.join(root, *path.split("/")), ranges)
         except OSError as exc:
-            facts.problems.append(f"cannot hash package file {frag.path}: {exc.strerror or exc}")
+            facts.problems.append(f"cannot hash package file {path}: {exc.strerror or exc}")
             continue
         for name, digest in digests.items():
-            facts.package_tensor_sha256[(frag.path, name)] = digest
+            facts.package_tensor_sha256[(path, name)] = digest
     facts.package_data_hashed = True
 
 

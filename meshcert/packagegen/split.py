@@ -302,7 +302,7 @@ def split_v2(source: Path, out: Path, *, model_id: str, layout: V2Layout = "comm
     files: dict[str, Path] = {}
     catalog: list[dict[str, Any]] = []
     directory: list[TensorInfo] = []
-    locators: list[tuple[int, int, int, int]] = []
+    locators: list[Locator] = []
     for part, frag in enumerate(fragments):
         path = out / frag.path
         _write_fragment(path, header, payload_keys, frag.tensors, source,
@@ -316,24 +316,9 @@ def split_v2(source: Path, out: Path, *, model_id: str, layout: V2Layout = "comm
         files[frag.path] = path
         catalog.append({"id": frag.artifact_id, "path": frag.path,
                         "byte_size": path.stat().st_size, "sha256": _sha256(path)})
-    carrier_keys = keys
-    extra: list[tuple[str, Any, GGUFValueType, GGUFValueType | None]] = []
-    if "general.alignment" not in header.kv:
-        extra.append(("general.alignment", 32, GGUFValueType.UINT32, None))
-    extra += [
-        (METADATA_ONLY, True, GGUFValueType.BOOL, None),
-        (LOCATOR_SCHEMA, SUPPORTED_LOCATOR_SCHEMA, GGUFValueType.UINT32, None),
-        (PART_COUNT, len(fragments), GGUFValueType.UINT32, None),
-        (TENSOR_PART, [loc[0] for loc in locators], GGUFValueType.ARRAY, GGUFValueType.UINT32),
-        (TENSOR_OFFSET, [loc[1] for loc in locators], GGUFValueType.ARRAY,
-         GGUFValueType.UINT64),
-        (TENSOR_SIZE, [loc[2] for loc in locators], GGUFValueType.ARRAY, GGUFValueType.UINT64),
-        (TENSOR_ALIGNMENT, [loc[3] for loc in locators], GGUFValueType.ARRAY,
-         GGUFValueType.UINT32),
-    ]
     carrier = out / "shared/metadata.gguf"
-    _write_fragment(carrier, header, carrier_keys, directory, source, extra=extra,
-                    directory_only=True, memo=memo)
+    write_carrier(carrier, header, source, directory, locators, part_count=len(fragments),
+                  memo=memo)
     files["shared/metadata.gguf"] = carrier
     catalog.insert(0, {"id": "metadata", "path": "shared/metadata.gguf",
                        "byte_size": carrier.stat().st_size, "sha256": _sha256(carrier)})
@@ -362,6 +347,37 @@ def split_v2(source: Path, out: Path, *, model_id: str, layout: V2Layout = "comm
                  "created_at_unix_secs": int(time.time())}
     manifest["package_id"] = compute_package_id(manifest)
     return _finish(out, manifest, source, files, header, readme)
+
+
+Locator = tuple[int, int, int, int]  # (part, absolute offset, stored size, alignment)
+
+
+def write_carrier(path: Path, header: GGUFHeader, source: Path, directory: list[TensorInfo],
+                  locators: list[Locator], *, part_count: int,
+                  memo: dict[tuple[int, int, bool], bytes] | None = None,
+                  metadata_only: Any = True, locator_schema: int = SUPPORTED_LOCATOR_SCHEMA,
+                  ) -> None:
+    """The v2 metadata carrier: the source's metadata (split.* removed, general.alignment
+    added when absent), the whole tensor directory with no data, and the locator keys.
+    Tests pass odd `locators`/`metadata_only` values to build broken carriers."""
+    keys = [k for k in header.kv if k not in SPLIT_KEYS]
+    extra: list[tuple[str, Any, GGUFValueType, GGUFValueType | None]] = []
+    if "general.alignment" not in header.kv:
+        extra.append(("general.alignment", 32, GGUFValueType.UINT32, None))
+    marker_type = GGUFValueType.BOOL if isinstance(metadata_only, bool) else GGUFValueType.UINT8
+    extra += [
+        (METADATA_ONLY, metadata_only, marker_type, None),
+        (LOCATOR_SCHEMA, locator_schema, GGUFValueType.UINT32, None),
+        (PART_COUNT, part_count, GGUFValueType.UINT32, None),
+        (TENSOR_PART, [loc[0] for loc in locators], GGUFValueType.ARRAY, GGUFValueType.UINT32),
+        (TENSOR_OFFSET, [loc[1] for loc in locators], GGUFValueType.ARRAY,
+         GGUFValueType.UINT64),
+        (TENSOR_SIZE, [loc[2] for loc in locators], GGUFValueType.ARRAY, GGUFValueType.UINT64),
+        (TENSOR_ALIGNMENT, [loc[3] for loc in locators], GGUFValueType.ARRAY,
+         GGUFValueType.UINT32),
+    ]
+    _write_fragment(path, header, keys, directory, source, extra=extra, directory_only=True,
+                    memo=memo)
 
 
 def _finish(out: Path, manifest: dict[str, Any], source: Path, files: dict[str, Path],

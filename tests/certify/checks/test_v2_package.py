@@ -1,0 +1,255 @@
+"""Package v2: a writer-made package passes; breaking one rule gives that rule's code.
+
+Packages are real: a tiny model written with the gguf library, split by packagegen into the
+metadata carrier and payload artifacts (tests/certify/v2_packages.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from certify.report import CertReport
+from meshcert.packagegen.split import SplitPackage
+from tests.certify.v2_packages import (
+    build_v2,
+    edit_manifest,
+    refresh_artifact,
+    rewrite_carrier,
+    tensor_index,
+)
+from tests.conftest import certify_dir
+
+
+def codes(report: CertReport) -> set[str]:
+    return {f.code for f in report.findings}
+
+
+def errors(report: CertReport) -> set[str]:
+    return {f.code for f in report.findings if f.severity == "error"}
+
+
+@pytest.fixture
+def v2(tmp_path: Path) -> SplitPackage:
+    return build_v2(tmp_path)
+
+
+def test_writer_made_v2_package_passes(v2: SplitPackage) -> None:
+    report = certify_dir(v2.root)
+    assert report.status == "passed", [f.message for f in report.findings]
+    assert report.package_format == "v2"
+    assert report.package_id == v2.manifest["package_id"]
+    assert [f.code for f in report.findings if f.severity != "info"] == []
+
+
+def test_v2_report_fields_follow_mesh_llm(v2: SplitPackage) -> None:
+    report = certify_dir(v2.root)
+    carrier = str(v2.root / "shared/metadata.gguf")
+    assert report.source_model_path == carrier
+    assert report.source_model_bytes == v2.manifest["source_model"]["files"][0]["byte_size"]
+    first, second = report.materialized_stages
+    assert (first.layer_start, first.layer_end, second.layer_end) == (0, 2, 4)
+    # carrier + common + the two layers of each half, all verified
+    assert first.selected_part_count == first.verified_artifacts == 4
+    assert second.selected_part_count == second.verified_artifacts == 4
+    assert first.materialized_path == carrier
+    assert {p.path for p in first.parts} == {"shared/metadata.gguf", "shared/common.gguf",
+                                            "layers/layer-00000.gguf", "layers/layer-00001.gguf"}
+
+
+def test_earlier_v2_layout_with_embeddings_and_output_passes(tmp_path: Path) -> None:
+    pkg = build_v2(tmp_path, layout="legacy")
+    report = certify_dir(pkg.root)
+    assert report.status == "passed", [f.message for f in report.findings]
+    first, second = report.materialized_stages
+    assert "shared/embeddings.gguf" in {p.path for p in first.parts}
+    assert "shared/embeddings.gguf" not in {p.path for p in second.parts}
+    assert "shared/output.gguf" in {p.path for p in second.parts}
+
+
+def test_split_parts_pass_but_common_parts_warn_that_mesh_llm_would_refuse(
+        tmp_path: Path) -> None:
+    pkg = build_v2(tmp_path, part_budget=20_000)
+    paths = {e["path"] for e in pkg.manifest["artifact_catalog"]["entries"]}
+    assert any("-part" in p and p.startswith("layers/") for p in paths)
+    assert "shared/common-part00.gguf" in paths
+    report = certify_dir(pkg.root)
+    assert report.status == "passed", [f.message for f in report.findings if f.severity == "error"]
+    assert "mesh_certify_would_fail" in codes(report)
+
+
+def _drop_key(key: str) -> Callable[[dict[str, Any]], None]:
+    return lambda m: m.pop(key)
+
+
+def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(m: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        obj: Any = m
+        for part in parents:
+            obj = obj[int(part)] if part.isdigit() else obj[part]
+        if last.isdigit():
+            obj[int(last)] = value
+        else:
+            obj[last] = value
+    return edit
+
+
+def _entries(m: dict[str, Any]) -> list[dict[str, Any]]:
+    return m["artifact_catalog"]["entries"]  # type: ignore[no-any-return]
+
+
+MANIFEST_RULES = [
+    (_set("surprise", 1), "unknown_manifest_field"),
+    (_set("source_model.surprise", 1), "unknown_manifest_field"),
+    (_set("artifact_catalog.entries.1.surprise", 1), "unknown_manifest_field"),
+    (_set("shared", {}), "v1_field_in_v2_manifest"),
+    (_set("skippy_abi_version", "0.1.0"), "v1_field_in_v2_manifest"),
+    (_set("activation_width", 64), "v1_field_in_v2_manifest"),
+    (_set("generation", {"policy": {"profile": "glm-dsa-v1"}}), "v1_field_in_v2_manifest"),
+    (_set("tensor_catalog", []), "inline_tensor_catalog"),
+    (_set("model_metadata", {}), "inline_tensor_catalog"),
+    (_set("publisher_metadata", {}), "unreleased_manifest_extension"),
+    (_set("generation", {"request_defaults": {}}), "unreleased_manifest_extension"),
+    (_set("model_id", " "), "missing_value"),
+    (_drop_key("generator_version"), "missing_value"),
+    (_drop_key("native_abi_version"), "missing_value"),
+    (_drop_key("created_at_unix_secs"), "missing_value"),
+    (_set("layer_count", 0), "missing_value"),
+    (_set("layer_count", 1), "too_few_layers"),
+    (_set("source_model.sha256", "A" * 64), "invalid_digest"),
+    (_set("source_model.files.0.byte_size", None), "missing_value"),
+    (_set("source_model.files.0.sha256", "xyz"), "invalid_digest"),
+    (_set("source_model.files.0.path", "../up.gguf"), "invalid_path"),
+    (_set("source_model.primary_file", "other.gguf"), "unknown_source_file"),
+    (_set("source_model.sha256", "e" * 64), "source_identity_mismatch"),
+    (_set("source_model.metadata_artifact_id", "nope"), "unknown_artifact"),
+    (_set("source_model.metadata_artifact_id", "layer-00000"), "invalid_metadata_carrier"),
+    (_set("artifact_catalog.entries.2.id", "layer 0"), "invalid_identifier"),
+    (_set("artifact_catalog.entries.2.path", "layers//layer-00000.gguf"), "invalid_path"),
+    (_set("artifact_catalog.entries.2.path", "layers/"), "invalid_path"),
+    (_set("artifact_catalog.entries.2.path", "/abs/layer.gguf"), "invalid_path"),
+    (_set("artifact_catalog.entries.3.id", "layer-00000"), "duplicate_artifact"),
+    (_set("artifact_catalog.entries.3.path", "layers/layer-00000.gguf"),
+     "duplicate_artifact_path"),
+    (_set("artifact_catalog.entries", []), "missing_value"),
+    (lambda m: _entries(m)[2].update(sha256=_entries(m)[2]["sha256"].upper()), "invalid_digest"),
+    (lambda m: _entries(m)[2].update(byte_size=_entries(m)[2]["byte_size"] + 1),
+     "artifact_size_mismatch"),
+    (lambda m: _entries(m)[2].update(sha256="0" * 64), "artifact_sha256_mismatch"),
+    (lambda m: _entries(m).append({"id": "ghost", "path": "layers/ghost.gguf", "byte_size": 9,
+                                   "sha256": "0" * 64}), "missing_artifact"),
+    (_set("sidecars", [{"kind": "mmproj", "artifact_id": "nope"}]), "unknown_artifact"),
+    (_set("sidecars", [{"kind": "audio", "artifact_id": "layer-00003"}]),
+     "unsupported_projector_kind"),
+    (_set("sidecars", [{"kind": "mmproj", "artifact_id": "layer-00003", "name": "a"},
+                       {"kind": "mmproj", "artifact_id": "layer-00002", "name": "a"}]),
+     "duplicate_sidecar"),
+    (_set("generation", {"speculative_decoding": {"default": "mtp"}}), "unknown_strategy"),
+]
+
+
+@pytest.mark.parametrize(("edit", "code"), MANIFEST_RULES)
+def test_each_v2_manifest_rule_gives_its_code(v2: SplitPackage, edit: Any, code: str) -> None:
+    edit_manifest(v2, edit)
+    report = certify_dir(v2.root)
+    assert code in codes(report), [f.message for f in report.findings]
+    assert report.status == "failed"
+
+
+def test_a_hand_edited_manifest_fails_the_package_id(v2: SplitPackage) -> None:
+    edit_manifest(v2, _set("model_id", "someone/else-GGUF:F32"), reid=False)
+    assert "package_identity_mismatch" in codes(certify_dir(v2.root))
+    edit_manifest(v2, _set("package_id", "sha256:ABC"), reid=False)
+    assert "invalid_digest" in codes(certify_dir(v2.root))
+
+
+def test_unknown_v2_keys_are_errors_not_notes(v2: SplitPackage) -> None:
+    edit_manifest(v2, _set("surprise", 1))
+    (found,) = [f for f in certify_dir(v2.root).findings if f.code == "unknown_manifest_field"]
+    assert found.severity == "error"
+
+
+def test_a_stray_gguf_is_undeclared(v2: SplitPackage) -> None:
+    (v2.root / "layers/layer-00099.gguf").write_bytes(b"GGUF")
+    assert "undeclared_artifact" in codes(certify_dir(v2.root))
+
+
+def test_unsorted_sidecars_warn_that_mesh_llm_would_refuse(v2: SplitPackage) -> None:
+    edit_manifest(v2, _set("sidecars", [
+        {"kind": "mmproj", "artifact_id": "layer-00003", "name": "b"},
+        {"kind": "mmproj", "artifact_id": "layer-00002", "name": "a"}]))
+    assert "mesh_certify_would_fail" in codes(certify_dir(v2.root))
+
+
+def _swap(a: int, b: int) -> Callable[[list[list[int]]], None]:
+    def edit(rows: list[list[int]]) -> None:
+        rows[a], rows[b] = rows[b], rows[a]
+    return edit
+
+
+def _row(index: int, column: int, value: int | Callable[[int], int]
+         ) -> Callable[[list[list[int]]], None]:
+    def edit(rows: list[list[int]]) -> None:
+        current = rows[index][column]
+        rows[index][column] = value(current) if callable(value) else value
+    return edit
+
+
+PART, OFFSET, SIZE, ALIGN = range(4)
+CARRIER_RULES: list[tuple[Callable[[SplitPackage], dict[str, Any]], str]] = [
+    (lambda p: {"edit": _row(0, ALIGN, 24)}, "invalid_alignment"),
+    (lambda p: {"edit": _row(0, OFFSET, lambda o: o + 4)}, "misaligned_offset"),
+    (lambda p: {"edit": _row(0, SIZE, 0)}, "invalid_stored_length"),
+    (lambda p: {"edit": _row(0, SIZE, lambda s: s + 32)}, "invalid_stored_length"),
+    (lambda p: {"edit": _row(0, OFFSET, 1 << 40)}, "storage_out_of_bounds"),
+    (lambda p: {"edit": _row(0, PART, 99)}, "unknown_artifact"),
+    (lambda p: {"edit": lambda rows: rows.pop()}, "invalid_metadata_carrier"),
+    (lambda p: {"metadata_only": False}, "invalid_metadata_carrier"),
+    (lambda p: {"metadata_only": 1}, "invalid_metadata_carrier"),
+    (lambda p: {"locator_schema": 2}, "invalid_metadata_carrier"),
+    (lambda p: {"part_count": 3}, "invalid_metadata_carrier"),
+    # two same-size tensors of one layer trade places: each locator now points at the other's
+    # bytes, which that artifact's own directory contradicts
+    (lambda p: {"edit": _swap(tensor_index(p, "blk.0.attn_q.weight"),
+                              tensor_index(p, "blk.0.attn_output.weight"))},
+     "carrier_directory_mismatch"),
+    (lambda p: {"edit": _row(tensor_index(p, "blk.0.attn_q.weight"), OFFSET,
+                             lambda o: o - 32)}, "overlapping_storage"),
+]
+
+
+@pytest.mark.parametrize(("change", "code"), CARRIER_RULES)
+def test_each_carrier_rule_gives_its_code(v2: SplitPackage, change: Any, code: str) -> None:
+    rewrite_carrier(v2, **change(v2))
+    report = certify_dir(v2.root)
+    assert code in codes(report), [f.message for f in report.findings]
+    assert report.status == "failed"
+
+
+def test_a_layer_tensor_stored_in_another_layer_is_in_the_wrong_layer(v2: SplitPackage) -> None:
+    q0, q1 = tensor_index(v2, "blk.0.attn_q.weight"), tensor_index(v2, "blk.1.attn_q.weight")
+    rewrite_carrier(v2, edit=_swap(q0, q1))
+    report = certify_dir(v2.root)
+    assert "tensor_in_wrong_layer" in codes(report)
+
+
+def test_a_carrier_with_payload_bytes_fails(v2: SplitPackage) -> None:
+    carrier = v2.root / "shared/metadata.gguf"
+    carrier.write_bytes(carrier.read_bytes() + b"\0" * 64)
+    refresh_artifact(v2, "shared/metadata.gguf")
+    assert "carrier_has_payload" in codes(certify_dir(v2.root))
+
+
+def test_a_layer_ordinal_beyond_layer_count_is_out_of_bounds(v2: SplitPackage) -> None:
+    edit_manifest(v2, _set("layer_count", 3))
+    report = certify_dir(v2.root)
+    assert {"layer_out_of_bounds", "layer_count_mismatch"} <= codes(report)
+
+
+def test_a_tensor_the_architecture_needs_is_required(tmp_path: Path) -> None:
+    pkg = build_v2(tmp_path, drop=("blk.2.attn_norm.weight",))
+    report = certify_dir(pkg.root)
+    assert "missing_required_tensor" in errors(report)

@@ -1,0 +1,107 @@
+"""Real package-v2 fixtures for tests: a tiny source model written with the gguf library and
+split by meshcert's packagegen, plus the edits that break one v2 rule at a time."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from certify.formats.package_id import compute_package_id
+from certify.formats.v2_carrier import LOCATOR_ARRAYS
+from meshcert.packagegen import glm_dsa_spec, llama_spec, write_source_gguf
+from meshcert.packagegen.split import (
+    Locator,
+    SplitPackage,
+    V2Layout,
+    read_source,
+    split_v1,
+    split_v2,
+    write_carrier,
+)
+
+MANIFEST = "model-package.json"
+MODEL_ID = "meshcert/tiny-llama-GGUF:F32"
+
+
+def tiny_source(base: Path, kind: str = "llama", layers: int = 4,
+                drop: tuple[str, ...] = ()) -> Path:
+    spec = llama_spec(block_count=layers) if kind == "llama" else glm_dsa_spec(
+        block_count=layers)
+    spec.tensors = [t for t in spec.tensors if t.name not in drop]
+    return write_source_gguf(spec, base / "source" / spec.source_file)
+
+
+def build_v2(base: Path, *, kind: str = "llama", layers: int = 4, layout: V2Layout = "common",
+             part_budget: int | None = None, drop: tuple[str, ...] = ()) -> SplitPackage:
+    source = tiny_source(base, kind, layers, drop)
+    return split_v2(source, base / "pkg", model_id=MODEL_ID, layout=layout,
+                    part_budget=part_budget, repo="meshcert/tiny-llama", revision="main")
+
+
+def build_v1(base: Path, *, kind: str = "llama", layers: int = 4) -> SplitPackage:
+    source = tiny_source(base, kind, layers)
+    return split_v1(source, base / "pkg", model_id=MODEL_ID, repo="meshcert/tiny-llama",
+                    revision="main")
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_manifest(pkg: SplitPackage, manifest: dict[str, Any], *, reid: bool = True) -> None:
+    if reid and manifest.get("schema_version") == 2:
+        manifest["package_id"] = compute_package_id(manifest)
+    (pkg.root / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    pkg.manifest = manifest
+
+
+def edit_manifest(pkg: SplitPackage, edit: Callable[[dict[str, Any]], Any], *,
+                  reid: bool = True) -> None:
+    """Apply `edit` to the manifest; by default re-identify it (a writer-made package)."""
+    manifest = json.loads((pkg.root / MANIFEST).read_text())
+    edit(manifest)
+    write_manifest(pkg, manifest, reid=reid)
+
+
+def refresh_artifact(pkg: SplitPackage, rel: str) -> None:
+    """Make the catalog entry for `rel` match the file again (size and sha256), re-identified."""
+    path = pkg.root / rel
+
+    def fix(m: dict[str, Any]) -> None:
+        for entry in m["artifact_catalog"]["entries"]:
+            if entry["path"] == rel:
+                entry["byte_size"] = path.stat().st_size
+                entry["sha256"] = sha256_file(path)
+
+    edit_manifest(pkg, fix)
+
+
+def carrier_locators(pkg: SplitPackage) -> list[list[int]]:
+    header = read_source(pkg.root / "shared/metadata.gguf")
+    arrays = [header.kv[k] for k in LOCATOR_ARRAYS]
+    return [list(row) for row in zip(*arrays, strict=True)]
+
+
+def tensor_index(pkg: SplitPackage, name: str) -> int:
+    header = read_source(pkg.root / "shared/metadata.gguf")
+    return next(i for i, t in enumerate(header.tensors) if t.name == name)
+
+
+def rewrite_carrier(pkg: SplitPackage, edit: Callable[[list[list[int]]], Any] | None = None,
+                    **options: Any) -> None:
+    """Rewrite the carrier with edited locators (rows of part, offset, size, alignment) or
+    other marker values, then make the manifest agree with the new file."""
+    carrier = pkg.root / "shared/metadata.gguf"
+    current = read_source(carrier)
+    rows = carrier_locators(pkg)
+    if edit is not None:
+        edit(rows)
+    locators: list[Locator] = [(r[0], r[1], r[2], r[3]) for r in rows]
+    assert pkg.header is not None
+    part_count = options.pop("part_count", current.kv["skippy.package.part_count"])
+    write_carrier(carrier, pkg.header, pkg.source_path, list(current.tensors), locators,
+                  part_count=part_count, **options)
+    refresh_artifact(pkg, "shared/metadata.gguf")
