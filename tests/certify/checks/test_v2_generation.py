@@ -1,0 +1,103 @@
+"""v2 generation: the writer's native-MTP shape passes; the strict grammar and the runtime
+value rules give mesh-llm's v2 codes (package-v2.md)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from meshcert.packagegen.split import SplitPackage
+from tests.certify.v2_packages import build_v2, edit_manifest
+from tests.conftest import certify_dir
+
+WINDOW = {"default": "fixed", "initial_window": 1, "min_window": 1, "max_window": 1}
+
+
+@pytest.fixture(scope="module")
+def glm_v2(tmp_path_factory: pytest.TempPathFactory) -> SplitPackage:
+    return build_v2(tmp_path_factory.mktemp("glm"), kind="glm-dsa", layers=4)
+
+
+def _with(spec: dict[str, Any]) -> Any:
+    def edit(m: dict[str, Any]) -> None:
+        m["generation"] = {"speculative_decoding": spec}
+    return edit
+
+
+def _codes(pkg: SplitPackage, edit: Any, tmp_path: Path) -> set[str]:
+    import shutil
+
+    copy_root = tmp_path / "copy"
+    shutil.copytree(pkg.root, copy_root)
+    clone = SplitPackage(copy_root, copy.deepcopy(pkg.manifest), pkg.source_path)
+    edit_manifest(clone, edit)
+    return {f.code for f in certify_dir(copy_root).findings}
+
+
+def test_the_v2_writers_native_mtp_generation_passes(glm_v2: SplitPackage) -> None:
+    spec = glm_v2.manifest["generation"]["speculative_decoding"]
+    assert spec["strategies"]["mtp"]["layer_indices"] == [3]
+    report = certify_dir(glm_v2.root)
+    assert report.status == "passed", [f.message for f in report.findings if f.severity != "info"]
+
+
+MTP = {"type": "native-mtp", "prediction_depth": 1, "layer_indices": [3], "window_policy": WINDOW}
+SUFFIX = {"type": "ngram-suffix", "ngram_min": 3, "ngram_max": 8, "max_proposal_tokens": 16,
+          "history_scope": "request"}
+CASES = [
+    ({"default": "nope", "strategies": {"mtp": MTP}}, "unknown_strategy"),
+    ({"default": "mtp", "strategies": {"mtp": {"type": "native-mtp", "proposer": "ghost"}}},
+     "unknown_proposer"),
+    # the v1 writer's shape: a proposer AND the inline fields
+    ({"default": "mtp", "proposers": {"mtp": {"type": "native-mtp", "prediction_depth": 1,
+                                              "layer_indices": [3]}},
+      "strategies": {"mtp": {"type": "native-mtp", "proposer": "mtp", "prediction_depth": 1,
+                             "layer_indices": [3]}}}, "invalid_generation_value"),
+    ({"default": "mtp", "strategies": {"mtp": {"type": "native-mtp"}}},
+     "invalid_generation_value"),
+    ({"default": "mtp", "strategies": {"mtp": {**MTP, "type": "draft-model"}}},
+     "invalid_generation_value"),
+    ({"default": "mtp", "strategies": {"mtp": {**MTP, "colour": "red"}}},
+     "invalid_generation_value"),
+    ({"default": "mtp", "strategies": {"mtp": {**MTP, "prediction_depth": 2}}},
+     "invalid_generation_value"),
+    ({"default": "mtp", "strategies": {"mtp": {**MTP, "layer_indices": [7]}}},
+     "layer_out_of_bounds"),
+    ({"default": "mtp", "strategies": {"mtp": {**MTP, "layer_indices": [1]}}},
+     "native_mtp_layer_missing_tensors"),
+    ({"default": "mtp", "strategies": {"mtp": {**MTP, "window_policy": {**WINDOW,
+                                                                         "min_window": 2}}}},
+     "invalid_generation_value"),
+    ({"default": "s", "proposers": {"sfx": {**SUFFIX, "history_scope": "global"}},
+      "strategies": {"s": {"type": "ngram-suffix", "proposer": "sfx"}}},
+     "invalid_generation_value"),
+    ({"default": "c", "proposers": {"sfx": SUFFIX},
+      "strategies": {"c": {"type": "composite", "primary": "sfx", "extender": "sfx",
+                           "extension_policy": {"max_tokens": 4}}}},
+     "invalid_generation_value"),
+    ({"default": "mtp", "strategies": {"mtp": MTP}, "colour": 1}, "unknown_manifest_field"),
+]
+
+
+@pytest.mark.parametrize(("spec", "code"), CASES)
+def test_each_generation_rule_gives_its_v2_code(glm_v2: SplitPackage, tmp_path: Path,
+                                                 spec: dict[str, Any], code: str) -> None:
+    assert code in _codes(glm_v2, _with(spec), tmp_path)
+
+
+def test_a_valid_composite_strategy_passes(glm_v2: SplitPackage, tmp_path: Path) -> None:
+    spec = {"default": "mtp-suffix",
+            "proposers": {"head": {"type": "native-mtp", "prediction_depth": 1,
+                                   "layer_indices": [3]}, "sfx": SUFFIX},
+            "strategies": {"mtp-suffix": {"type": "composite", "primary": "head",
+                                          "extender": "sfx",
+                                          "extension_policy": {"max_tokens": 8}}}}
+    found = _codes(glm_v2, _with(spec), tmp_path)
+    assert found <= {"skippy_abi_not_checked", "readme_missing_field"}, found
+
+
+def test_llama_v2_without_mtp_tensors_declares_no_generation(tmp_path: Path) -> None:
+    assert "generation" not in build_v2(tmp_path).manifest

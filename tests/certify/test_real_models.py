@@ -1,0 +1,72 @@
+"""Real models split into real packages (v1 as the writer writes it, v2 in both layouts)
+certify `passed`, alone and against their source (`--source`); a one-byte change to a tensor
+with every hash updated is caught by `--source` alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from certify.report import CertReport
+from meshcert.packagegen.split import SplitPackage, split_v1, split_v2
+from tests.certify.v2_packages import refresh_artifact
+from tests.conftest import certify_dir
+from tests.support.real_models import gemma3_path, smollm2_path
+
+pytestmark = pytest.mark.slow
+SMOL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF:Q4_1"
+
+
+def _problems(report: CertReport) -> list[str]:
+    return [f"{f.code}: {f.message}" for f in report.findings if f.severity != "info"]
+
+
+@pytest.fixture(scope="module")
+def smol_v2(tmp_path_factory: pytest.TempPathFactory) -> SplitPackage:
+    return split_v2(smollm2_path(), tmp_path_factory.mktemp("smol") / "v2", model_id=SMOL_ID,
+                    repo="HuggingFaceTB/SmolLM2-135M-Instruct", revision="main")
+
+
+@pytest.fixture(scope="module")
+def smol_v1(tmp_path_factory: pytest.TempPathFactory) -> SplitPackage:
+    return split_v1(smollm2_path(), tmp_path_factory.mktemp("smol") / "v1", model_id=SMOL_ID,
+                    repo="HuggingFaceTB/SmolLM2-135M-Instruct", revision="main")
+
+
+def test_smollm2_v2_passes_alone_and_against_its_source(smol_v2: SplitPackage) -> None:
+    alone = certify_dir(smol_v2.root)
+    assert alone.status == "passed" and _problems(alone) == []
+    against = certify_dir(smol_v2.root, source_gguf=str(smollm2_path()))
+    assert against.status == "passed", _problems(against)
+    assert "source_parity" in {c.name for c in against.checks}
+
+
+def test_smollm2_v1_as_written_passes_alone_and_against_its_source(
+        smol_v1: SplitPackage) -> None:
+    assert _problems(certify_dir(smol_v1.root)) == []
+    against = certify_dir(smol_v1.root, source_gguf=str(smollm2_path()))
+    assert against.status == "passed", _problems(against)
+
+
+def test_gemma3_v2_in_the_earlier_layout_passes(tmp_path: Path) -> None:
+    pkg = split_v2(gemma3_path(), tmp_path / "gemma", model_id="google/gemma-3-270m:Q4_K_M",
+                   layout="legacy", repo="google/gemma-3-270m", revision="main")
+    report = certify_dir(pkg.root, source_gguf=str(gemma3_path()))
+    assert report.status == "passed", _problems(report)
+    assert report.layer_count == 18
+
+
+def test_one_changed_tensor_byte_with_updated_hashes_is_caught_by_source(
+        tmp_path: Path) -> None:
+    pkg = split_v2(smollm2_path(), tmp_path / "v2", model_id=SMOL_ID)
+    layer = pkg.root / "layers/layer-00007.gguf"
+    data = bytearray(layer.read_bytes())
+    data[-100] ^= 0xFF  # inside the last tensor's bytes
+    layer.write_bytes(bytes(data))
+    refresh_artifact(pkg, "layers/layer-00007.gguf")
+    assert certify_dir(pkg.root).status == "passed"  # every structural check is satisfied
+    report = certify_dir(pkg.root, source_gguf=str(smollm2_path()))
+    mismatches = [f for f in report.findings if f.code == "source_tensor_data_mismatch"]
+    assert [f.path for f in mismatches] == ["layers/layer-00007.gguf"]
+    assert report.status == "failed"
