@@ -9,6 +9,9 @@ to the test suite's fake Hub on 127.0.0.1, and measures on the server side, per 
 - naive: what a downloader does, `hf_hub_download` of every file (a HEAD per file plus the
   full download, through the LFS redirect).
 
+Each layer count is measured for a v1 package and for the same model as a v2 package (carrier
++ shared/common.gguf + one artifact per layer), side by side in one run.
+
     python bench/remote_certify.py
     python bench/remote_certify.py --layers 4 32 --n-embd 256 --n-ff 1024
 
@@ -34,12 +37,14 @@ prepare_process_env()  # before huggingface_hub is imported
 
 from certify.service import CertRequest, certify_package  # noqa: E402
 from certify.view import CertOptions  # noqa: E402
-from meshcert.packagegen import llama_spec, write_package  # noqa: E402
+from meshcert.packagegen import llama_spec, write_package, write_source_gguf  # noqa: E402
+from meshcert.packagegen.split import split_v2  # noqa: E402
 from tests.support.hub_server import FakeHub  # noqa: E402
 
 
 @dataclass
 class Row:
+    fmt: str
     layers: int
     files: int
     package_bytes: int
@@ -66,25 +71,34 @@ def _naive(hub: FakeHub, repo: str, sha: str, paths: list[str], cache: Path) -> 
     shutil.rmtree(cache, ignore_errors=True)
 
 
-def bench_package(hub: FakeHub, work: Path, layers: int, n_embd: int, n_ff: int) -> list[Row]:
-    info = write_package(llama_spec(block_count=layers, n_embd=n_embd, n_ff=n_ff),
-                         work / f"pkg-{layers}")
-    repo = f"bench/tiny-llama-{layers}"
-    sha = hub.publish_dir(repo, info.root)
-    paths = sorted(p.relative_to(info.root).as_posix() for p in info.root.rglob("*")
-                   if p.is_file())
-    size = sum((info.root / p).stat().st_size for p in paths)
-    shutil.rmtree(info.root)  # served from memory from here on
+def _write(fmt: str, work: Path, layers: int, n_embd: int, n_ff: int) -> Path:
+    spec = llama_spec(block_count=layers, n_embd=n_embd, n_ff=n_ff)
+    if fmt == "v1":
+        return write_package(spec, work / f"pkg-{layers}-v1").root
+    source = write_source_gguf(spec, work / f"src-{layers}" / spec.source_file)
+    root = split_v2(source, work / f"pkg-{layers}-v2", model_id=spec.model_id).root
+    shutil.rmtree(source.parent)
+    return root
+
+
+def bench_package(hub: FakeHub, work: Path, layers: int, n_embd: int, n_ff: int,
+                  fmt: str = "v1") -> list[Row]:
+    root = _write(fmt, work, layers, n_embd, n_ff)
+    repo = f"bench/tiny-llama-{layers}-{fmt}"
+    sha = hub.publish_dir(repo, root)
+    paths = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    size = sum((root / p).stat().st_size for p in paths)
+    shutil.rmtree(root)  # served from memory from here on
     rows: list[Row] = []
     for mode, verify in (("meshcert", False), ("meshcert --verify-sha256", True)):
         request = CertRequest(model=f"hf://{repo}@{sha}",
                               options=CertOptions(verify_sha256=verify))
         n, sent, secs, report = _measure(hub, lambda r=request: certify_package(r))
-        rows.append(Row(layers, len(paths), size, mode, n, sent, secs,
+        rows.append(Row(fmt, layers, len(paths), size, mode, n, sent, secs,
                         report.status))  # type: ignore[attr-defined]
     n, sent, secs, _ = _measure(hub, lambda: _naive(hub, repo, sha, paths, work / "cache"))
-    rows.append(Row(layers, len(paths), size, "naive: HEAD + download per file", n, sent, secs,
-                    "-"))
+    rows.append(Row(fmt, layers, len(paths), size, "naive: HEAD + download per file", n, sent,
+                    secs, "-"))
     return rows
 
 
@@ -93,29 +107,30 @@ def _mb(n: int) -> str:
 
 
 def print_table(rows: list[Row]) -> None:
-    header = ("layers", "files", "package", "approach", "requests", "transferred",
+    header = ("format", "layers", "files", "package", "approach", "requests", "transferred",
               "% of package", "status", "time")
     lines = [header]
     for r in rows:
-        lines.append((str(r.layers), str(r.files), _mb(r.package_bytes), r.mode,
+        lines.append((r.fmt, str(r.layers), str(r.files), _mb(r.package_bytes), r.mode,
                       str(r.requests), _mb(r.bytes_sent),
                       f"{100 * r.bytes_sent / r.package_bytes:.2f}%", r.status,
                       f"{r.seconds:.2f}s"))
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     for i, line in enumerate(lines):
-        print("  ".join(cell.ljust(w) if j == 3 else cell.rjust(w)
+        print("  ".join(cell.ljust(w) if j == 4 else cell.rjust(w)
                         for j, (cell, w) in enumerate(zip(line, widths, strict=True))))
         if i == 0:
             print("  ".join("-" * w for w in widths))
     print()
-    by_layers: dict[int, dict[str, Row]] = {}
+    by_layers: dict[tuple[str, int], dict[str, Row]] = {}
     for r in rows:
-        by_layers.setdefault(r.layers, {})[r.mode] = r
-    for layers, modes in by_layers.items():
+        by_layers.setdefault((r.fmt, r.layers), {})[r.mode] = r
+    for (fmt, layers), modes in by_layers.items():
         ours, naive = modes["meshcert"], modes["naive: HEAD + download per file"]
-        fixed = ours.requests - 2 * (layers + 3)
-        print(f"{layers:>3} layers: meshcert {ours.requests} requests ({fixed} fixed + 2 per "
-              f"fragment header read) vs naive {naive.requests}; "
+        artifacts = layers + (3 if fmt == "v1" else 2)
+        fixed = ours.requests - 2 * artifacts
+        print(f"{fmt} {layers:>3} layers: meshcert {ours.requests} requests ({fixed} fixed + 2 "
+              f"per artifact header read, {artifacts} artifacts) vs naive {naive.requests}; "
               f"{naive.bytes_sent / max(ours.bytes_sent, 1):.1f}x fewer bytes")
 
 
@@ -124,6 +139,7 @@ def main() -> None:
     parser.add_argument("--layers", type=int, nargs="+", default=[4, 32, 94])
     parser.add_argument("--n-embd", type=int, default=256)
     parser.add_argument("--n-ff", type=int, default=512)
+    parser.add_argument("--formats", nargs="+", default=["v1", "v2"], choices=["v1", "v2"])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="meshcert-bench-") as tmp, FakeHub() as hub:
         os.environ["HF_ENDPOINT"] = hub.url
@@ -133,7 +149,8 @@ def main() -> None:
         constants.HUGGINGFACE_CO_URL_TEMPLATE = hub.url + "/{repo_id}/resolve/{revision}/{filename}"
         rows: list[Row] = []
         for layers in args.layers:
-            rows += bench_package(hub, Path(tmp), layers, args.n_embd, args.n_ff)
+            for fmt in args.formats:
+                rows += bench_package(hub, Path(tmp), layers, args.n_embd, args.n_ff, fmt)
         print(f"llama-style packages, n_embd={args.n_embd}, n_ff={args.n_ff} (F16 weights); "
               "requests and bytes counted by the fake Hub\n")
         print_table(rows)

@@ -13,6 +13,7 @@ from evidence.report import EvidenceReport
 from evidence.service import write_example_evidence
 from meshcert.atomic import write_atomic
 from meshcert.packagegen import glm_dsa_spec, write_package
+from meshcert.packagegen.split import split_v2
 from reports.outputs import write_reports
 
 
@@ -23,16 +24,21 @@ class DemoResult:
     cert_report: CertReport
     outputs: dict[str, Path] = field(default_factory=dict)  # label -> written file
     evidence_report: EvidenceReport | None = None  # the bundled benchmark example
+    v2_package_dir: Path | None = None  # the same model as a package v2
+    v2_report: CertReport | None = None
 
 
 def run_demo(out_dir: str | Path) -> DemoResult:
     """Write the example package under out_dir/package (fresh each run) and certify it."""
     out = Path(out_dir).resolve()
     package_dir = out / "package"
-    if package_dir.exists():
-        shutil.rmtree(package_dir)
+    v2_dir = out / "package-v2"
+    for old in (package_dir, v2_dir):
+        if old.exists():
+            shutil.rmtree(old)
     out.mkdir(parents=True, exist_ok=True)
-    write_package(glm_dsa_spec(), package_dir, source_dir=out / "source")
+    spec = glm_dsa_spec()
+    info = write_package(spec, package_dir, source_dir=out / "source")
     request = CertRequest(model=str(package_dir),
                           options=CertOptions(verify_sha256=True, stages=2),
                           source_gguf=None)
@@ -42,6 +48,15 @@ def run_demo(out_dir: str | Path) -> DemoResult:
     result = DemoResult(out, package_dir, report, {"certification report (JSON)": cert_json})
     result.outputs["certification report (HTML)"] = write_reports(
         report, html=out / "cert.html")["html"]
+    assert info.source_path is not None
+    split_v2(info.source_path, v2_dir, model_id=spec.model_id, repo=spec.source_repo,
+             revision="main")
+    v2_report = certify_package(CertRequest(model=str(v2_dir),
+                                            options=CertOptions(verify_sha256=True, stages=2)))
+    result.v2_package_dir, result.v2_report = v2_dir, v2_report
+    cert_v2 = out / "cert-v2.json"
+    write_atomic(cert_v2, v2_report.to_json())
+    result.outputs["package v2 certification report (JSON)"] = cert_v2
     evidence_run, evidence_outputs = write_example_evidence(out / "evidence")
     result.evidence_report = evidence_run.report
     result.outputs.update(evidence_outputs)

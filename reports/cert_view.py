@@ -321,6 +321,8 @@ def _provenance(report: CertReport) -> list[Fact]:
         ]
     facts += [
         _mono("model id", report.model_id),
+        Fact("package format", report.package_format or "\u2014"),
+        _mono("package id", report.package_id),
         _mono("manifest sha256", report.manifest_sha256),
         _mono("source model", report.source_model_path),
         _mono("source model sha256", report.source_model_sha256),

@@ -112,6 +112,7 @@ def cert_suites(report: CertReport) -> list[Suite]:
         "status": report.status, "input": report.input,
         "resolved_package_ref": report.resolved_package_ref, "model_id": report.model_id,
         "manifest_sha256": report.manifest_sha256, "verification": report.verification,
+        "package_format": report.package_format, "package_id": report.package_id,
         "tool": f"{report.tool.name} {report.tool.version}",
     }.items() if v is not None}
     checks = Suite("meshcert.certification.checks", junit_timestamp(report.started_at), properties)

@@ -25,6 +25,11 @@ def render_cert_markdown(report: CertReport) -> str:
     b = view.banner
     out = [f"## {STATUS_ICONS[b.status]} {text(b.headline)}: {code(b.subject)}", ""]
     out.append(f"**Ref:** {code(b.ref_text)} ({text(b.pin_text)})  ")
+    if report.package_format is not None:
+        package = f"**Package format:** {report.package_format}"
+        if report.package_id is not None:
+            package += f" \u00b7 **Package id:** {code(report.package_id)}"
+        out.append(package + "  ")
     runtime = next((s.value for s in b.stats if s.label == "runtime gates"), "")
     out.append(f"**Package gate:** {status(report.package_gate.status)} \u00b7 "
                f"**Runtime gates:** {text(runtime)} \u00b7 **Findings:** "

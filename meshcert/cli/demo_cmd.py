@@ -23,6 +23,11 @@ def demo(
     console.print(f"package:       {result.package_dir}")
     console.print(f"certification: [{style[report.status]}]{report.status}[/] "
                   f"({len(report.findings)} finding(s), {len(report.checks)} check groups)")
+    v2 = result.v2_report
+    if v2 is not None:
+        console.print(f"package v2:    {result.v2_package_dir}")
+        console.print(f"certification: [{style[v2.status]}]{v2.status}[/] (package_id "
+                      f"{v2.package_id}, {len(v2.findings)} finding(s))")
     evidence = result.evidence_report
     if evidence is not None:
         gate = evidence.gate
@@ -33,5 +38,5 @@ def demo(
             "decisions: " + ", ".join(f"{v} x{n}" for v, n in sorted(verdicts.items())))
     for label, path in result.outputs.items():
         console.print(f"{label}: {path}")
-    if report.status != "passed":
+    if report.status != "passed" or (v2 is not None and v2.status != "passed"):
         raise typer.Exit(1)

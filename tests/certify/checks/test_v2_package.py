@@ -253,3 +253,58 @@ def test_a_tensor_the_architecture_needs_is_required(tmp_path: Path) -> None:
     pkg = build_v2(tmp_path, drop=("blk.2.attn_norm.weight",))
     report = certify_dir(pkg.root)
     assert "missing_required_tensor" in errors(report)
+
+
+def test_a_tensor_listed_twice_in_the_carrier_is_a_duplicate(v2: SplitPackage) -> None:
+    carrier = v2.root / "shared/metadata.gguf"
+    data = carrier.read_bytes()
+    assert data.count(b"blk.0.attn_k.weight") == 1
+    carrier.write_bytes(data.replace(b"blk.0.attn_k.weight", b"blk.0.attn_q.weight"))
+    refresh_artifact(v2, "shared/metadata.gguf")
+    assert "duplicate_tensor" in codes(certify_dir(v2.root))
+
+
+def test_a_zero_dimension_in_the_carrier_directory_is_invalid(v2: SplitPackage) -> None:
+    from dataclasses import replace
+
+    from meshcert.packagegen.split import read_source, write_carrier
+    from tests.certify.v2_packages import carrier_locators
+
+    carrier = v2.root / "shared/metadata.gguf"
+    directory = list(read_source(carrier).tensors)
+    directory[0] = replace(directory[0], shape=(0, *directory[0].shape[1:]))
+    rows = carrier_locators(v2)
+    assert v2.header is not None
+    write_carrier(carrier, v2.header, v2.source_path, directory,
+                  [(r[0], r[1], r[2], r[3]) for r in rows],
+                  part_count=len(v2.manifest["artifact_catalog"]["entries"]) - 1)
+    refresh_artifact(v2, "shared/metadata.gguf")
+    assert "invalid_dimension" in codes(certify_dir(v2.root))
+
+
+@pytest.mark.parametrize("target", ["notes", "layer-00003"])
+def test_the_metadata_artifact_must_be_a_non_sidecar_gguf(v2: SplitPackage, target: str) -> None:
+    (v2.root / "notes.txt").write_text("hello\n")
+
+    def edit(m: dict[str, Any]) -> None:
+        _entries(m).append({"id": "notes", "path": "notes.txt", "byte_size": 6,
+                            "sha256": "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e8"
+                                      "46f6be03"})
+        m["source_model"]["metadata_artifact_id"] = target
+        if target != "notes":
+            m["sidecars"] = [{"kind": "mmproj", "artifact_id": target}]
+
+    edit_manifest(v2, edit)
+    assert "invalid_metadata_artifact" in codes(certify_dir(v2.root))
+
+
+def test_source_with_other_metadata_is_a_source_metadata_mismatch(tmp_path: Path) -> None:
+    from meshcert.packagegen import llama_spec, write_source_gguf
+
+    pkg = build_v2(tmp_path / "a")
+    spec = llama_spec(block_count=4)
+    spec.name = "someone else's model"
+    other = write_source_gguf(spec, tmp_path / "b" / "other.gguf")
+    report = certify_dir(pkg.root, source_gguf=str(other))
+    assert {"source_metadata_mismatch", "source_sha256_mismatch",
+            "unknown_source_file"} <= codes(report)
