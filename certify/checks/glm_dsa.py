@@ -24,6 +24,7 @@ from certify.gguf.fragments import (
     preview,
     reference_fragment,
 )
+from certify.gguf.model import GGUFHeader
 from certify.gguf.names import (
     GLM_DSA_ARCH,
     GLM_DSA_INDEXER,
@@ -90,14 +91,22 @@ def _value_problems(policy: dict[str, Any], thresholds: Any,
 
 
 def _artifact_problems(frags: list[Fragment]) -> Iterator[tuple[str, str | None]]:
-    arch = package_architecture(frags)
     ref = reference_fragment(frags)
-    ref_path = ref.path if ref else None
+    layers = {f.layer_index: (f.path, f.tensor_names()) for f in frags
+              if f.role == "layer" and f.layer_index is not None}
+    yield from contract_problems(package_architecture(frags), ref.header.kv if ref else {},
+                                 ref.path if ref else None, layers)
+
+
+def contract_problems(arch: str | None, kv: dict[str, Any], ref_path: str | None,
+                      layers: dict[int, tuple[str, list[str]]]
+                      ) -> Iterator[tuple[str, str | None]]:
+    """The architecture part of the contract, from metadata and each layer's tensor names
+    (v1: the layer fragments; v2: the carrier's tensor catalog grouped by layer ordinal)."""
     if arch != GLM_DSA_ARCH:
         yield f"the GGUF architecture is {arch!r}, the profile requires {GLM_DSA_ARCH!r}", ref_path
-    layers = sorted((f for f in frags if f.role == "layer" and f.layer_index is not None),
-                    key=lambda f: f.layer_index or 0)
-    components = {f.layer_index: {layer_component(n) for n in f.tensor_names()} for f in layers}
+    components = {i: {layer_component(n) for n in names}
+                  for i, (_, names) in sorted(layers.items())}
     for kind in GLM_DSA_SPLIT_ATTENTION:
         lacking = [str(i) for i, have in components.items() if kind not in have]
         if lacking:
@@ -110,7 +119,6 @@ def _artifact_problems(frags: list[Fragment]) -> Iterator[tuple[str, str | None]
         absent = [k for k in kinds if k not in everywhere]
         if absent:
             yield f"no layer holds the {group} tensor(s) {', '.join(absent)}", None
-    kv = ref.header.kv if ref else {}
     missing_keys = [f"{GLM_DSA_ARCH}.{k}" for k in GLM_DSA_INDEXER_KEYS
                     if f"{GLM_DSA_ARCH}.{k}" not in kv]
     if missing_keys:
@@ -118,15 +126,37 @@ def _artifact_problems(frags: list[Fragment]) -> Iterator[tuple[str, str | None]
     yield from _nextn_problems(kv, layers)
 
 
-def _nextn_problems(kv: dict[str, Any], layers: list[Fragment]) -> Iterator[tuple[str, str | None]]:
+def _nextn_problems(kv: dict[str, Any], layers: dict[int, tuple[str, list[str]]]
+                    ) -> Iterator[tuple[str, str | None]]:
     """The metadata's nextn_predict_layers K means the last K blocks carry NextN tensors."""
     count = kv.get(f"{GLM_DSA_ARCH}.{NEXTN_PREDICT_LAYERS_KEY}")
     blocks = kv.get(f"{GLM_DSA_ARCH}.block_count")
     if not (is_int(count) and is_int(blocks) and 0 < count <= blocks):
         return
-    by_index = {f.layer_index: f for f in layers}
     for index in range(blocks - count, blocks):
-        frag = by_index.get(index)
-        if frag is not None and not any(is_nextn(n) for n in frag.tensor_names()):
-            yield (f"{NEXTN_PREDICT_LAYERS_KEY} is {count} but layer {index} ({frag.path}) has "
-                   "no NextN/MTP tensors (blk.N.nextn.*)", frag.path)
+        if index in layers:
+            path, names = layers[index]
+            if not any(is_nextn(n) for n in names):
+                yield (f"{NEXTN_PREDICT_LAYERS_KEY} is {count} but layer {index} ({path}) has "
+                       "no NextN/MTP tensors (blk.N.nextn.*)", path)
+
+
+@register("glm_dsa_architecture_v2", order=350, codes=[CODE], formats=["v2"])
+def check_glm_dsa_architecture_v2(view: PackageView) -> Iterator[Finding]:
+    """v2 has no generation.policy, so no profile to hold to: a package whose carrier says
+    `glm-dsa` is held to the architecture part of the contract (package-v2.md, "GLM-DSA on
+    v2"), from the carrier's metadata and tensor catalog alone."""
+    carrier = view.carrier_entry()
+    header = view.headers.get(carrier.path) if carrier is not None else None
+    catalog = view.tensor_catalog()
+    if not isinstance(header, GGUFHeader) or header.architecture != GLM_DSA_ARCH \
+            or catalog is None or not catalog.usable:
+        return
+    layers: dict[int, tuple[str, list[str]]] = {}
+    for t in catalog.tensors:
+        if t.layer_ordinal is not None and t.artifact is not None:
+            path, names = layers.setdefault(t.layer_ordinal, (str(t.artifact.path), []))
+            names.append(t.name)
+    for problem, path in contract_problems(header.architecture, header.kv,
+                                           str(carrier.path) if carrier else None, layers):
+        yield finding(CODE, f"GLM-DSA architecture: {problem}", path=path)

@@ -101,3 +101,10 @@ def test_a_valid_composite_strategy_passes(glm_v2: SplitPackage, tmp_path: Path)
 
 def test_llama_v2_without_mtp_tensors_declares_no_generation(tmp_path: Path) -> None:
     assert "generation" not in build_v2(tmp_path).manifest
+
+
+def test_glm_dsa_v2_is_held_to_the_architecture_contract(tmp_path: Path) -> None:
+    pkg = build_v2(tmp_path, kind="glm-dsa", drop=("blk.1.attn_k_b.weight",))
+    report = certify_dir(pkg.root)
+    messages = [f.message for f in report.findings if f.code == "glm_dsa_contract_violation"]
+    assert messages and "attn_k_b" in messages[0] and "1" in messages[0]
