@@ -155,8 +155,7 @@ def check_glm_dsa_architecture_v2(view: PackageView) -> Iterator[Finding]:
     layers: dict[int, tuple[str, list[str]]] = {}
     for t in catalog.tensors:
         if t.layer_ordinal is not None and t.artifact is not None:
-            path, names = layers.setdefault(t.layer_ordinal, (str(t.artifact.path), []))
-            names.append(t.name)
-    for problem, path in contract_problems(header.architecture, header.kv,
-                                           str(carrier.path) if carrier else None, layers):
-        yield finding(CODE, f"GLM-DSA architecture: {problem}", path=path)
+            layers.setdefault(t.layer_ordinal, (str(t.artifact.path), []))[1].append(t.name)
+    for problem, where in contract_problems(header.architecture, header.kv,
+                                            str(carrier.path) if carrier else None, layers):
+        yield finding(CODE, f"GLM-DSA architecture: {problem}", path=where)
