@@ -308,3 +308,13 @@ def test_source_with_other_metadata_is_a_source_metadata_mismatch(tmp_path: Path
     report = certify_dir(pkg.root, source_gguf=str(other))
     assert {"source_metadata_mismatch", "source_sha256_mismatch",
             "unknown_source_file"} <= codes(report)
+
+
+def test_stage_plan_counts_the_bytes_each_v2_node_fetches(v2: SplitPackage) -> None:
+    report = certify_dir(v2.root, stages=3)
+    sizes = {e["path"]: e["byte_size"] for e in v2.manifest["artifact_catalog"]["entries"]}
+    assert [(s.layer_start, s.layer_end) for s in report.stage_plan] == [(0, 2), (2, 3), (3, 4)]
+    for stage in report.stage_plan:
+        paths = {p.path for p in stage.parts}
+        assert {"shared/metadata.gguf", "shared/common.gguf"} <= paths
+        assert stage.materialized_bytes == sum(sizes[p] for p in paths)
