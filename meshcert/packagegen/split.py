@@ -19,8 +19,6 @@ certify packages of real models, written the way a real converter writes GGUF.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -46,8 +44,10 @@ from certify.formats.v2_carrier import (
 from certify.gguf.model import GGUFHeader, TensorInfo
 from certify.gguf.names import layer_of
 from certify.gguf.reader import ReadLimits, read_header_with_limits
+from meshcert.packagegen.writer import sha256_of, write_manifest_and_card
 
 V2Layout = Literal["common", "legacy"]
+Locator = tuple[int, int, int, int]  # (part, absolute offset, stored size, alignment)
 SKIPPY_ABI = "0.1.54"
 GENERATOR = "meshcert-packagegen 0.1.0"
 FULL_READ = ReadLimits(array_items=1 << 24, total_items=1 << 27)
@@ -157,14 +157,6 @@ def _write_fragment(path: Path, header: GGUFHeader, keys: list[str], tensors: li
         os.truncate(path, end)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _partition(header: GGUFHeader) -> tuple[list[TensorInfo], list[TensorInfo],
                                             list[TensorInfo], dict[int, list[TensorInfo]]]:
     """(embeddings, output, other non-layer, per-layer) in source order."""
@@ -234,8 +226,8 @@ def split_v1(source: Path, out: Path, *, model_id: str, repo: str | None = None,
         files[rel] = path
         entries[key] = {"path": rel, "tensor_count": len(tensors),
                         "tensor_bytes": sum(t.n_bytes for t in tensors),
-                        "artifact_bytes": path.stat().st_size, "sha256": _sha256(path)}
-    source_model: dict[str, Any] = {"path": str(source), "sha256": _sha256(source)}
+                        "artifact_bytes": path.stat().st_size, "sha256": sha256_of(path)}
+    source_model: dict[str, Any] = {"path": str(source), "sha256": sha256_of(source)}
     if repo:
         source_model["repo"] = repo
     if revision:
@@ -315,14 +307,14 @@ def split_v2(source: Path, out: Path, *, model_id: str, layout: V2Layout = "comm
                              written.alignment))
         files[frag.path] = path
         catalog.append({"id": frag.artifact_id, "path": frag.path,
-                        "byte_size": path.stat().st_size, "sha256": _sha256(path)})
+                        "byte_size": path.stat().st_size, "sha256": sha256_of(path)})
     carrier = out / "shared/metadata.gguf"
     write_carrier(carrier, header, source, directory, locators, part_count=len(fragments),
                   memo=memo)
     files["shared/metadata.gguf"] = carrier
     catalog.insert(0, {"id": "metadata", "path": "shared/metadata.gguf",
-                       "byte_size": carrier.stat().st_size, "sha256": _sha256(carrier)})
-    source_sha = _sha256(source)
+                       "byte_size": carrier.stat().st_size, "sha256": sha256_of(carrier)})
+    source_sha = sha256_of(source)
     source_model: dict[str, Any] = {"sha256": source_sha, "metadata_artifact_id": "metadata"}
     if repo:
         source_model["repo"] = repo
@@ -347,9 +339,6 @@ def split_v2(source: Path, out: Path, *, model_id: str, layout: V2Layout = "comm
                  "created_at_unix_secs": int(time.time())}
     manifest["package_id"] = compute_package_id(manifest)
     return _finish(out, manifest, source, files, header, readme)
-
-
-Locator = tuple[int, int, int, int]  # (part, absolute offset, stored size, alignment)
 
 
 def write_carrier(path: Path, header: GGUFHeader, source: Path, directory: list[TensorInfo],
@@ -382,11 +371,7 @@ def write_carrier(path: Path, header: GGUFHeader, source: Path, directory: list[
 
 def _finish(out: Path, manifest: dict[str, Any], source: Path, files: dict[str, Path],
             header: GGUFHeader, readme: bool) -> SplitPackage:
-    raw = (json.dumps(manifest, indent=2) + "\n").encode()
-    (out / "model-package.json").write_bytes(raw)
-    if readme:
-        (out / "README.md").write_text(model_card(manifest, hashlib.sha256(raw).hexdigest()),
-                                       encoding="utf-8")
+    write_manifest_and_card(out, manifest, model_card if readme else None)
     return SplitPackage(out, manifest, source, files, header)
 
 

