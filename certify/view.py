@@ -63,6 +63,7 @@ class PackageView:
     source_header: GGUFHeader | HeaderError | None = None  # --source GGUF, when given
     source_facts: dict[str, Any] = field(default_factory=dict)
     transfer: dict[str, int] = field(default_factory=dict)
+    standalone: bool = False  # `models inspect`: the headers are bare GGUF files, no package
 
     @property
     def manifest(self) -> dict[str, Any] | None:
