@@ -45,9 +45,10 @@ def check_gguf_structure(view: PackageView) -> Iterator[Finding]:
                                    "more than once", path=path, layer_index=layer)
                            for name in dict.fromkeys(header.duplicate_tensors)])
         yield from _encoding(header, path, layer)
-        yield from capped(list(_tensor_validity(header, path, layer)))
-        if is_metadata_carrier(header):
-            continue  # its tensor infos point into the payload artifacts, past its own end
+        invalid = list(_tensor_validity(header, path, layer))
+        yield from capped(invalid)
+        if invalid or is_metadata_carrier(header):
+            continue  # sizes unknown; or a v2 carrier, whose infos point into other files
         yield from layout_findings(header, path, layer)
 
 
