@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 LLAMA_CPP_FACTS_KEY = "llama_cpp_gguf"
 _LIB_NAMES = ("libggml-base.so", "libggml-base.dylib", "ggml-base.dll")
 _LOG_CAP = 4000  # characters of llama.cpp log kept per file
+_READY = {"ready": True}  # the worker's first line, once the library is loaded
 
 
 @dataclass(frozen=True)
@@ -113,8 +114,13 @@ class LlamaCppGGUF:
         except OSError as exc:
             facts.unavailable = f"cannot start the llama.cpp worker: {exc.strerror or exc}"
             return -1
+        lines = stdout.splitlines()
+        if not lines or _parse_line(lines[0]) != _READY:
+            why = stderr.strip().splitlines()[-1:] or [f"exit status {returncode}"]
+            facts.unavailable = f"llama.cpp's library {library} could not be used: {why[0]}"
+            return -1
         settled = 0
-        for line in stdout.splitlines():
+        for line in lines[1:]:
             item = _parse_line(line)
             if item is None or settled >= len(pending):
                 continue
@@ -191,6 +197,7 @@ def _worker(library: str, paths: list[str]) -> None:
 
     callback = _LogCallback(collect)
     lib.ggml_log_set(callback, None)
+    sys.stdout.write(json.dumps(_READY) + "\n")
     for path in paths:
         log.clear()
         ctx = lib.gguf_init_from_file(os.fsencode(path), _InitParams(True, None))
