@@ -7,9 +7,10 @@ no tensor, loads no model and reads no tensor data.
 
 A hostile file may make a C parser abort (GGML_ASSERT) or crash, so the parser never runs in
 this process: `LlamaCppGGUF.check` starts one worker (this file run as a script by
-``python -S``: standard library only, so it starts in milliseconds and needs no install) that reads file paths as JSON on stdin and writes one JSON verdict per line. A worker that dies
-on a file yields a rejection for that file ("llama.cpp crashed") and a new worker takes the
-rest. llama.cpp's log text (GGML_LOG_ERROR lines) is captured through `ggml_log_set`.
+``python -S``: standard library only, so it starts in milliseconds and needs no install)
+that reads file paths as JSON on stdin and writes one JSON verdict per line. A worker that
+dies on a file yields a rejection for that file ("llama.cpp crashed") and a new worker takes
+the rest. llama.cpp's log text (GGML_LOG_ERROR lines) is captured through `ggml_log_set`.
 
 The verdicts are data on the view (`view.source_facts[LLAMA_CPP_FACTS_KEY]`); the pure check
 `certify/checks/llama_cpp_gguf.py` turns them into findings.

@@ -102,7 +102,7 @@ def _duplicate_tensor(f: GGUFFile) -> None:
 
 
 def _long_string_array(f: GGUFFile) -> None:
-    words = ["w%d" % i for i in range(5000)]
+    words = [f"w{i}" for i in range(5000)]
     words[4321] = _raw_text(b"\xe2\x82")  # a 3-byte sequence cut short
     f.kvs.append(KV("hostile.words", V.ARRAY, words, sub_type=V.STRING))
 
@@ -211,6 +211,7 @@ CORPUS: tuple[Hostile, ...] = (
             _duplicate_tensor),
     # the file as a whole
     Hostile("bad_magic", "gguf_bad_magic", "invalid magic", _nothing, _magic),
+    Hostile("version_0", "gguf_unsupported_version", "bad GGUF version", _version(0)),
     Hostile("version_1", "gguf_unsupported_version", "no longer supported", _version(1)),
     Hostile("version_4", "gguf_unsupported_version", "only supports up to version", _version(4)),
     Hostile("big_endian", "gguf_big_endian", "mismatch between the host and model endianness",
