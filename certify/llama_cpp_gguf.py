@@ -162,7 +162,11 @@ def _int_or_none(value: object) -> int | None:
 def attach_verdicts(view: PackageView, opinion: GGUFSecondOpinion | None = None) -> None:
     """Ask llama.cpp about every GGUF of a local package whose header was read."""
     if view.local_dir is None:
-        return  # remote (hf://) fragments are read by byte ranges, never downloaded whole
+        if view.headers:  # remote (hf://) fragments are read by byte ranges, never whole
+            view.source_facts[LLAMA_CPP_FACTS_KEY] = LlamaCppFacts(
+                unavailable="the package is remote: its fragments are read by header byte "
+                "ranges, and llama.cpp's parser needs the file")
+        return
     files: dict[str, Path] = {}
     for path in view.headers:
         fact = view.files.get(path)
