@@ -2,7 +2,8 @@
 
 llama.cpp itself cannot be made to abort on demand, so this one fault comes from a stand-in
 library compiled here with the same C interface (gguf_init_from_file & co.) that calls abort()
-on any path containing "ABORT" (and hangs on "HANG"); everything else is the real worker and process handling."""
+on any path containing "ABORT" (and hangs on "HANG"); everything else is the real worker and
+its process handling."""
 
 from __future__ import annotations
 
