@@ -25,7 +25,11 @@ keys, so it cannot report them. This reader instead:
   an exception.
 
 Duplicate keys and duplicate tensor names are recorded on the header (the first value wins),
-not treated as read errors: they are findings, and the rest of the header is still useful.
+not treated as read errors: they are findings, and the rest of the header is still useful. So
+are the things llama.cpp's gguf_init refuses or GGUF forbids that do not stop a parse
+(docs/gguf-rules.md): empty keys, text that is not UTF-8 (keys, strings, tensor names, and the
+strings of skipped arrays, validated in one vectorized pass), bool bytes other than 0 and 1, and
+a big-endian byte order.
 """
 
 from __future__ import annotations
