@@ -57,6 +57,7 @@ STRING, ARRAY = 8, 9
 UINT32 = 4
 BOOL = 7
 _MAX_RECORDED = 64  # problems of one kind kept per header (the rest are counted, not listed)
+_UTF8_CHUNK = 1 << 16  # skipped strings validated per pass (bounds the offsets kept)
 SCALAR_FORMATS: dict[int, tuple[str, int]] = {
     0: ("B", 1), 1: ("b", 1), 2: ("H", 2), 3: ("h", 2), 4: ("I", 4), 5: ("i", 4),
     6: ("f", 4), 7: ("?", 1), 10: ("Q", 8), 11: ("q", 8), 12: ("d", 8),
@@ -331,34 +332,43 @@ class _Parser:
         pos = self._pos
         have = len(buf)
         starts: list[int] = []
+        first = 0  # index of the item starts[0] belongs to
+        valid = True
         for _ in range(count):
             if pos + 8 > have:
                 self._need(pos + 8, f"a string in array {key!r}", at)
                 buf, have = self._buf, len(self._buf)
             starts.append(pos + 8)
             pos += 8 + unpack(buf, pos)[0]
+            if len(starts) == _UTF8_CHUNK:  # bounded memory: validate a chunk at a time
+                self._need(pos, f"a string in array {key!r}", at)
+                valid = valid and self._check_utf8_items(starts, pos, key, first)
+                first += len(starts)
+                starts.clear()
         self._need(pos, f"the last string in array {key!r}", at)
-        self._check_utf8_items(starts, pos, key)
+        if valid:
+            self._check_utf8_items(starts, pos, key, first)
         self._pos = pos
 
-    def _check_utf8_items(self, starts: list[int], end: int, key: str) -> None:
-        """Validate every skipped string at once: a copy of the array's bytes with each 8-byte
-        length prefix zeroed decodes exactly when every string does (NUL is ASCII, so a
-        sequence cut at one string's end is never completed by the next one). Only on failure
-        is the offending item looked for."""
+    def _check_utf8_items(self, starts: list[int], end: int, key: str, first: int) -> bool:
+        """Validate skipped strings at once (False, and noted, when one is not UTF-8): a copy
+        of their bytes with each 8-byte length prefix zeroed decodes exactly when every string
+        does (NUL is ASCII, so a sequence cut at one string's end is never completed by the
+        next one). Only on failure is the offending item looked for."""
         if not starts:
-            return
+            return True
         base = starts[0] - 8
         region = np.frombuffer(self._buf, dtype=np.uint8, count=end - base, offset=base).copy()
         prefix = (np.asarray(starts, dtype=np.int64) - base - 8)[:, None] + np.arange(8)
         region[prefix.ravel()] = 0
         try:
             region.tobytes().decode("utf-8")
-            return
+            return True
         except UnicodeDecodeError as exc:
             bad = base + exc.start
-        index = bisect.bisect_right(starts, bad) - 1
-        self._note(self._invalid_utf8, f"item {max(index, 0)} of array {key!r}")
+        index = first + max(bisect.bisect_right(starts, bad) - 1, 0)
+        self._note(self._invalid_utf8, f"item {index} of array {key!r}")
+        return False
 
     def _alignment(self, kv: dict[str, Any], kv_types: dict[str, int]) -> int:
         if ALIGNMENT_KEY not in kv:

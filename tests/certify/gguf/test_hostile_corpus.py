@@ -5,11 +5,13 @@ package, where `certify` must fail with the case's code."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from certify.checks import all_checks
 from certify.engine import run_checks
+from certify.gguf.model import GGUFHeader
 from certify.gguf.reader import read_header
 from certify.inspect_file import inspect_gguf
 from certify.llama_cpp_gguf import LlamaCppGGUF, find_library
@@ -150,3 +152,16 @@ def test_llama_cpp_log_is_captured_per_file(tmp_path: Path) -> None:
     assert facts.verdicts["good"].accepted and facts.verdicts["good"].n_tensors == 3
     assert not facts.verdicts["bad"].accepted
     assert "bad GGUF version" in facts.verdicts["bad"].log
+
+
+@pytest.mark.parametrize("bad", [[0], [69_999], [10, 69_999]])
+def test_a_long_array_names_its_first_bad_string_across_validation_chunks(bad: list[int]
+                                                                         ) -> None:
+    f = base_file()
+    words = [f"w{i}" for i in range(70_000)]  # more than one validation chunk (65,536)
+    for index in bad:
+        words[index] = cast(str, b"\xff")
+    f.kvs.append(KV("hostile.words", V.ARRAY, words, sub_type=V.STRING))
+    header = read_header(MemorySource(f.to_bytes()))
+    assert isinstance(header, GGUFHeader)
+    assert header.invalid_utf8 == [f"item {bad[0]} of array 'hostile.words'"]
