@@ -8,7 +8,7 @@ from certify.checks import register
 from certify.checks.gguf_structure import is_metadata_carrier
 from certify.findings import Finding, finding
 from certify.gguf.fragments import declared_headers
-from certify.gguf.model import GGUFHeader
+from certify.gguf.model import GGUFHeader, HeaderError
 from certify.llama_cpp_gguf import LLAMA_CPP_FACTS_KEY, LlamaCppFacts, LlamaCppVerdict
 from certify.view import PackageView
 
@@ -32,6 +32,8 @@ def check_llama_cpp_gguf(view: PackageView) -> Iterator[Finding]:
         verdict = facts.verdicts.get(path)
         if verdict is None or verdict.accepted:
             continue
+        if isinstance(header, HeaderError) and header.code == "check_not_run":
+            continue  # the file could not be read at all: already incomplete, not llama's call
         if isinstance(header, GGUFHeader) and is_metadata_carrier(header) \
                 and _only_offset_rule(verdict):
             continue
