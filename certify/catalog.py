@@ -155,6 +155,28 @@ CATALOG |= _rows("gguf", W, {
     "the architecture; check the converter.",
 })
 
+# --- llama.cpp gguf_init rules, second opinion, inspect (issue 12b; docs/gguf-rules.md) ------
+CATALOG |= _rows("gguf", E, {
+    "gguf_tensor_data_not_dense": "llama.cpp requires each tensor's data offset to be the sum of "
+    "the previous tensors' sizes, each padded to general.alignment, in tensor-info order (no "
+    "gaps, no reordering); rewrite the fragment with a GGUF writer.",
+    "gguf_trailing_bytes": "A fragment must end at its last tensor's padded end; strip the bytes "
+    "after it (no loader reads them, so they can hide anything).",
+    "gguf_empty_key": "llama.cpp refuses a metadata entry with an empty key; remove it.",
+    "gguf_invalid_utf8": "GGUF keys, strings and tensor names must be valid UTF-8; fix the "
+    "converter that wrote the named text.",
+    "gguf_invalid_bool": "A GGUF bool is one byte, 0 or 1; llama.cpp reads any other byte as "
+    "true, other readers may not: write 0 or 1.",
+    "gguf_big_endian": "Mesh nodes are little-endian and llama.cpp refuses a byte-swapped GGUF; "
+    "convert the file to little-endian (gguf-py's gguf_convert_endian).",
+    "llama_cpp_gguf_rejected": "llama.cpp's own GGUF parser (gguf_init_from_file) refuses this "
+    "file, so no node can load it; the message quotes llama.cpp's reason.",
+})
+CATALOG |= _rows("gguf", I, {
+    "llama_cpp_gguf_not_checked": "Install the `live` extra (llama-cpp-python) to have "
+    "llama.cpp's own GGUF parser check every fragment as well.",
+})
+
 # --- Source parity -------------------------------------------------------------------------
 CATALOG |= _rows("source", E, {
     "source_sha256_mismatch": "The source file does not match source_model.sha256.",

@@ -83,6 +83,12 @@ def certify_package(request: CertRequest, progress: ProgressObserver | None = No
     except Exception as exc:  # containment: a loader bug is an incomplete report, not a crash
         view = _empty_view(ref, request.model, request.options)
         _contain(view, f"loading {request.model} failed", exc, api_key)
+    try:
+        from certify.llama_cpp_gguf import attach_verdicts
+
+        attach_verdicts(view)
+    except Exception as exc:  # containment, as below
+        _contain(view, "asking llama.cpp's GGUF parser failed", exc, api_key)
     if request.source_gguf:
         from certify.sources.source_gguf import attach_source
 

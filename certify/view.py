@@ -65,6 +65,7 @@ class PackageView:
     source_facts: dict[str, Any] = field(default_factory=dict)
     transfer: dict[str, int] = field(default_factory=dict)
     _catalog: list[TensorCatalog | None] = field(default_factory=list, repr=False)  # memo
+    standalone: bool = False  # `models inspect`: the headers are bare GGUF files, no package
 
     @property
     def manifest(self) -> dict[str, Any] | None:

@@ -12,6 +12,7 @@ from meshcert.atomic import write_atomic
 from reports.html import render_html
 from reports.junit import render_junit
 from reports.markdown import render_markdown
+from reports.sarif import render_sarif
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -30,10 +31,16 @@ RENDERERS: dict[str, Callable[[AnyReport], str]] = {
 
 def write_reports(report: AnyReport, *, html: str | os.PathLike[str] | None = None,
                   md: str | os.PathLike[str] | None = None,
-                  junit: str | os.PathLike[str] | None = None) -> dict[str, Path]:
-    """Render and write each requested format; returns format -> written path."""
+                  junit: str | os.PathLike[str] | None = None,
+                  sarif: str | os.PathLike[str] | None = None) -> dict[str, Path]:
+    """Render and write each requested format; returns format -> written path.
+    SARIF is for certification and inspect reports (findings), not evidence reports."""
     written: dict[str, Path] = {}
     for fmt_name, target in (("html", html), ("md", md), ("junit", junit)):
         if target is not None:
             written[fmt_name] = write_atomic(target, RENDERERS[fmt_name](report))
+    if sarif is not None:
+        if not isinstance(report, CertReport):
+            raise TypeError("SARIF output is for certification reports")
+        written["sarif"] = write_atomic(sarif, render_sarif(report))
     return written

@@ -17,6 +17,7 @@ from certify.view import PackageView
 
 METADATA_ROLE = "shared.metadata"
 PROJECTOR_ROLE = "projector"
+FILE_ROLE = "file"  # a GGUF inspected on its own, outside any package
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,13 @@ Declared = tuple[ArtifactEntry, str, GGUFHeader | HeaderError]
 
 
 def declared_headers(view: PackageView) -> list[Declared]:
-    """(entry, path, header-or-error) for every declared artifact with a header, each path once."""
+    """(entry, path, header-or-error) for every declared artifact with a header, each path once.
+
+    A standalone view (`meshcert models inspect` of bare GGUF files, no manifest) declares
+    every header it read, as a plain "file" entry with no layer."""
+    if view.standalone and view.manifest is None:
+        return [(ArtifactEntry(FILE_ROLE, i, {"path": path}), path, header)
+                for i, (path, header) in enumerate(view.headers.items())]
     out: list[Declared] = []
     seen: set[str] = set()
     for artifact in view.artifacts():

@@ -35,6 +35,12 @@ class GGUFHeader:
     duplicate_tensors: list[str] = field(default_factory=list)
     kv_types: dict[str, int] = field(default_factory=dict)  # GGUF value type of each key
     array_types: dict[str, int] = field(default_factory=dict)  # element type of array keys
+    # What llama.cpp's gguf_init refuses (or GGUF forbids) although the parse can go on:
+    byte_order: str = "<"  # ">" for a big-endian file (llama.cpp refuses a byte-swapped one)
+    header_end: int = 0  # end of the last tensor info, before padding to the data section
+    empty_keys: list[int] = field(default_factory=list)  # indexes of metadata entries
+    invalid_utf8: list[str] = field(default_factory=list)  # where: "key of entry 3", ...
+    invalid_bools: list[str] = field(default_factory=list)  # keys holding a byte not 0 or 1
 
     @property
     def architecture(self) -> str | None:

@@ -25,16 +25,22 @@ keys, so it cannot report them. This reader instead:
   an exception.
 
 Duplicate keys and duplicate tensor names are recorded on the header (the first value wins),
-not treated as read errors: they are findings, and the rest of the header is still useful.
+not treated as read errors: they are findings, and the rest of the header is still useful. So
+are the things llama.cpp's gguf_init refuses or GGUF forbids that do not stop a parse
+(docs/gguf-rules.md): empty keys, text that is not UTF-8 (keys, strings, tensor names, and the
+strings of skipped arrays, validated in one vectorized pass), bool bytes other than 0 and 1, and
+a big-endian byte order.
 """
 
 from __future__ import annotations
 
+import bisect
 import os
 import struct
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from gguf import GGML_QUANT_SIZES
 
 from certify.byte_source import ByteSource, LocalFileSource
@@ -49,6 +55,9 @@ ALIGNMENT_KEY = "general.alignment"
 # GGUF metadata value types (gguf.GGUFValueType), as plain data.
 STRING, ARRAY = 8, 9
 UINT32 = 4
+BOOL = 7
+_MAX_RECORDED = 64  # problems of one kind kept per header (the rest are counted, not listed)
+_UTF8_CHUNK = 1 << 16  # skipped strings validated per pass (bounds the offsets kept)
 SCALAR_FORMATS: dict[int, tuple[str, int]] = {
     0: ("B", 1), 1: ("b", 1), 2: ("H", 2), 3: ("h", 2), 4: ("I", 4), 5: ("i", 4),
     6: ("f", 4), 7: ("?", 1), 10: ("Q", 8), 11: ("q", 8), 12: ("d", 8),
@@ -136,6 +145,9 @@ class _Parser:
         self._array_types: dict[str, int] = {}
         self._order = "<"
         self._items_left = limits.total_items
+        self._empty_keys: list[int] = []
+        self._invalid_utf8: list[str] = []
+        self._invalid_bools: list[str] = []
 
     # --- buffer ---------------------------------------------------------------------------
     def _reachable(self, end: int, what: str, at: int) -> None:
@@ -188,7 +200,17 @@ class _Parser:
         start = self._pos
         self._need(start + length, what, at)
         self._pos = start + length
-        return self._buf[start:start + length].decode("utf-8", errors="replace")
+        raw = self._buf[start:start + length]
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            self._note(self._invalid_utf8, what)
+            return raw.decode("utf-8", errors="replace")
+
+    @staticmethod
+    def _note(problems: list[str], where: str) -> None:
+        if len(problems) < _MAX_RECORDED:
+            problems.append(where)
 
     # --- header ---------------------------------------------------------------------------
     def parse(self) -> GGUFHeader:
@@ -210,7 +232,10 @@ class _Parser:
         return GGUFHeader(version=version, kv=kv, tensors=tensors, alignment=alignment,
                           data_offset=data_offset, file_size=self._size,
                           duplicate_keys=duplicate_keys, duplicate_tensors=duplicate_tensors,
-                          kv_types=kv_types, array_types=self._array_types)
+                          kv_types=kv_types, array_types=self._array_types,
+                          byte_order=self._order, header_end=self._pos,
+                          empty_keys=self._empty_keys, invalid_utf8=self._invalid_utf8,
+                          invalid_bools=self._invalid_bools)
 
     def _preamble(self) -> int:
         try:
@@ -241,6 +266,8 @@ class _Parser:
         for index in range(count):
             at = self._pos
             key = self._string(f"key of metadata entry {index}")
+            if not key:
+                self._note_index(index)
             value_type = self._u32(f"value type of {key!r}")
             value = self._value(value_type, key, at)
             if key in kv:
@@ -250,7 +277,21 @@ class _Parser:
                 kv_types[key] = value_type
         return kv, kv_types, duplicates
 
+    def _note_index(self, index: int) -> None:
+        if len(self._empty_keys) < _MAX_RECORDED:
+            self._empty_keys.append(index)
+
+    def _check_bools(self, start: int, end: int, key: str) -> None:
+        """GGUF bools are one byte, 0 or 1; llama.cpp reads any other byte as true."""
+        if bytes(self._buf[start:end]).strip(b"\x00\x01"):
+            self._note(self._invalid_bools, key)
+
     def _value(self, value_type: int, key: str, at: int) -> Any:
+        if value_type == BOOL:
+            start = self._pos
+            raw = self._unpack("B", 1, f"value of {key!r}")
+            self._check_bools(start, start + 1, key)
+            return bool(raw)
         scalar = SCALAR_FORMATS.get(value_type)
         if scalar is not None:
             return self._unpack(scalar[0], scalar[1], f"value of {key!r}")
@@ -281,12 +322,14 @@ class _Parser:
             start = self._pos
             self._need(start + length * item_bytes, f"array {key!r}", at)
             self._pos = start + length * item_bytes
+            if element_type == BOOL:
+                self._check_bools(start, self._pos, key)
             if not keep:
                 return ArraySummary(element_type, length)
             fmt = f"{self._order}{length}{scalar[0]}"
             return list(struct.unpack_from(fmt, self._buf, start))
         if keep:
-            return [self._string(f"item {i} of {key!r}") for i in range(length)]
+            return [self._string(f"item {i} of array {key!r}") for i in range(length)]
         self._skip_strings(length, key, at)
         return ArraySummary(element_type, length)
 
@@ -296,13 +339,44 @@ class _Parser:
         buf = self._buf
         pos = self._pos
         have = len(buf)
+        starts: list[int] = []
+        first = 0  # index of the item starts[0] belongs to
+        valid = True
         for _ in range(count):
             if pos + 8 > have:
                 self._need(pos + 8, f"a string in array {key!r}", at)
-                have = len(buf)
+                buf, have = self._buf, len(self._buf)
+            starts.append(pos + 8)
             pos += 8 + unpack(buf, pos)[0]
+            if len(starts) == _UTF8_CHUNK:  # bounded memory: validate a chunk at a time
+                self._need(pos, f"a string in array {key!r}", at)
+                valid = valid and self._check_utf8_items(starts, pos, key, first)
+                first += len(starts)
+                starts.clear()
         self._need(pos, f"the last string in array {key!r}", at)
+        if valid:
+            self._check_utf8_items(starts, pos, key, first)
         self._pos = pos
+
+    def _check_utf8_items(self, starts: list[int], end: int, key: str, first: int) -> bool:
+        """Validate skipped strings at once (False, and noted, when one is not UTF-8): a copy
+        of their bytes with each 8-byte length prefix zeroed decodes exactly when every string
+        does (NUL is ASCII, so a sequence cut at one string's end is never completed by the
+        next one). Only on failure is the offending item looked for."""
+        if not starts:
+            return True
+        base = starts[0] - 8
+        region = np.frombuffer(self._buf, dtype=np.uint8, count=end - base, offset=base).copy()
+        prefix = (np.asarray(starts, dtype=np.int64) - base - 8)[:, None] + np.arange(8)
+        region[prefix.ravel()] = 0
+        try:
+            region.tobytes().decode("utf-8")
+            return True
+        except UnicodeDecodeError as exc:
+            bad = base + exc.start
+        index = first + max(bisect.bisect_right(starts, bad) - 1, 0)
+        self._note(self._invalid_utf8, f"item {index} of array {key!r}")
+        return False
 
     def _alignment(self, kv: dict[str, Any], kv_types: dict[str, int]) -> int:
         if ALIGNMENT_KEY not in kv:

@@ -18,7 +18,7 @@ from certify.service import CertRequest, RuntimeRequest, certify_package
 from certify.view import CertOptions
 from meshcert.atomic import write_atomic
 from meshcert.cli.console import RichProgress
-from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
+from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
 from reports.outputs import write_reports
 
 app = typer.Typer(help="Model package commands.", no_args_is_help=True)
@@ -99,6 +99,7 @@ def certify(
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
+    sarif: SarifOpt = None,
 ) -> None:
     """Certify a layer package; exit 0 passed, 1 failed, 2 usage error, 3 incomplete."""
     if package_only == (api_base is not None):
@@ -136,10 +137,18 @@ def certify(
     except KeyboardInterrupt:
         typer.echo("interrupted: no report written", err=True)
         raise typer.Exit(EXIT_CODES["incomplete"]) from None
+    deliver(report, report_out=report_out, json_out=json_out, quiet=quiet, html=html, md=md,
+            junit=junit, sarif=sarif)
+
+
+def deliver(report: CertReport, *, report_out: str | None, json_out: bool, quiet: bool,
+            html: str | None = None, md: str | None = None, junit: str | None = None,
+            sarif: str | None = None) -> None:
+    """Write the requested files, print, and exit with the report's status."""
     try:
         if report_out:
             write_atomic(report_out, report.to_json())
-        write_reports(report, html=html, md=md, junit=junit)
+        write_reports(report, html=html, md=md, junit=junit, sarif=sarif)
     except OSError as exc:  # the verdict cannot be delivered: never claim success
         typer.echo(f"error: cannot write {exc.filename or 'a report'}: "
                    f"{exc.strerror or exc}", err=True)
@@ -149,6 +158,31 @@ def certify(
     elif not quiet:
         print_summary(report, report_out)
     raise typer.Exit(EXIT_CODES[report.status])
+
+
+# --- `models inspect` (issue 12b) -------------------------------------------------------------
+@app.command("inspect")
+def inspect(
+    path: Annotated[str, typer.Argument(
+        metavar="PATH.gguf", help="A GGUF file, or the first shard of a split set "
+        "(*-00001-of-0000N.gguf).")],
+    report_out: Annotated[str | None, typer.Option("--report-out",
+                                                   help="Write the report JSON here.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the report JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary.")] = False,
+    html: HtmlOpt = None,
+    md: MdOpt = None,
+    junit: JunitOpt = None,
+    sarif: SarifOpt = None,
+) -> None:
+    """Audit one GGUF with the checks that apply to a single file, and llama.cpp's own
+    parser; exit 0 no error findings, 1 error findings, 2 usage error, 3 incomplete."""
+    from certify.inspect_file import inspect_gguf
+
+    if not os.path.isfile(path):
+        raise typer.BadParameter(f"{path!r} is not a file", param_hint="PATH.gguf")
+    deliver(inspect_gguf(path), report_out=report_out, json_out=json_out, quiet=quiet,
+            html=html, md=md, junit=junit, sarif=sarif)
 
 
 _STYLE = {"passed": "bold green", "failed": "bold red", "incomplete": "bold yellow",

@@ -18,6 +18,8 @@ MdOpt = Annotated[str | None, typer.Option(
     "--md", help="Write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY).")]
 JunitOpt = Annotated[str | None, typer.Option(
     "--junit", help="Write JUnit XML here (for CI test dashboards).")]
+SarifOpt = Annotated[str | None, typer.Option(
+    "--sarif", help="Write SARIF 2.1.0 here (for code-scanning dashboards).")]
 
 
 @app.command("render")

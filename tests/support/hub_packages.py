@@ -27,5 +27,10 @@ def build_package(base: Path, name: str = "pkg", *, layers: int = 4, n_embd: int
 
 
 def finding_keys(report: CertReport) -> list[tuple[str, str, str | None, int | None]]:
-    """What two certifications of the same package must agree on (messages may differ)."""
-    return sorted((f.code, f.severity, f.path, f.layer_index) for f in report.findings)
+    """What two certifications of the same package must agree on (messages may differ).
+    llama.cpp's second opinion needs whole local files, so only local packages get it."""
+    return sorted((f.code, f.severity, f.path, f.layer_index) for f in report.findings
+                  if f.code not in LOCAL_ONLY_CODES)
+
+
+LOCAL_ONLY_CODES = frozenset({"llama_cpp_gguf_rejected", "llama_cpp_gguf_not_checked"})

@@ -36,6 +36,9 @@ GGUF_CODES = frozenset({
     "native_mtp_layer_missing_tensors", "glm_dsa_contract_violation", "source_sha256_mismatch",
     "source_tensor_missing_from_package", "package_tensor_not_in_source",
     "source_tensor_data_mismatch",
+    # llama.cpp gguf_init rules (docs/gguf-rules.md)
+    "gguf_tensor_data_not_dense", "gguf_trailing_bytes", "gguf_empty_key", "gguf_invalid_utf8",
+    "gguf_invalid_bool", "gguf_big_endian",
 })
 
 

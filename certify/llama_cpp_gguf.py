@@ -1,0 +1,224 @@
+"""A second opinion on GGUF files from llama.cpp's own parser (the one every mesh node runs).
+
+llama-cpp-python (the `live` extra) ships llama.cpp's ggml libraries; `libggml-base` exports
+`gguf_init_from_file`. It is called with ``no_alloc = true`` and no ggml context, so llama.cpp
+parses and validates the header and the tensor-info layout (docs/gguf-rules.md) and allocates
+no tensor, loads no model and reads no tensor data.
+
+A hostile file may make a C parser abort (GGML_ASSERT) or crash, so the parser never runs in
+this process: `LlamaCppGGUF.check` starts one worker (this file run as a script by
+``python -S``: standard library only, so it starts in milliseconds and needs no install)
+that reads file paths as JSON on stdin and writes one JSON verdict per line. A worker that
+dies on a file yields a rejection for that file ("llama.cpp crashed") and a new worker takes
+the rest. llama.cpp's log text (GGML_LOG_ERROR lines) is captured through `ggml_log_set`.
+
+The verdicts are data on the view (`view.source_facts[LLAMA_CPP_FACTS_KEY]`); the pure check
+`certify/checks/llama_cpp_gguf.py` turns them into findings.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from certify.view import PackageView
+
+LLAMA_CPP_FACTS_KEY = "llama_cpp_gguf"
+_LIB_NAMES = ("libggml-base.so", "libggml-base.dylib", "ggml-base.dll")
+_LOG_CAP = 4000  # characters of llama.cpp log kept per file
+_READY = {"ready": True}  # the worker's first line, once the library is loaded
+
+
+@dataclass(frozen=True)
+class LlamaCppVerdict:
+    path: str  # as given (the package-relative artifact path for certify)
+    accepted: bool
+    log: str = ""  # llama.cpp's own error text, when it printed any
+    n_tensors: int | None = None
+    n_kv: int | None = None
+
+
+@dataclass
+class LlamaCppFacts:
+    """What llama.cpp said about each file, or why it could not be asked."""
+
+    verdicts: dict[str, LlamaCppVerdict] = field(default_factory=dict)
+    unavailable: str | None = None  # llama-cpp-python missing, or its library unusable
+    library: str | None = None  # the libggml-base that parsed the files
+
+
+class GGUFSecondOpinion(Protocol):
+    """Anything that can tell whether llama.cpp accepts each of some local GGUF files."""
+
+    def check(self, files: dict[str, Path]) -> LlamaCppFacts: ...
+
+
+def find_library() -> Path | None:
+    """llama-cpp-python's bundled libggml-base, located without importing llama_cpp."""
+    try:
+        spec = importlib.util.find_spec("llama_cpp")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for root in spec.submodule_search_locations:
+        for name in _LIB_NAMES:
+            candidate = Path(root) / "lib" / name
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+@dataclass
+class LlamaCppGGUF:
+    """Ask llama.cpp (in a worker process) about files; `timeout_s` bounds one worker run."""
+
+    library: Path | None = None
+    timeout_s: float = 120.0
+
+    def check(self, files: dict[str, Path]) -> LlamaCppFacts:
+        library = self.library or find_library()
+        if library is None:
+            return LlamaCppFacts(unavailable="llama-cpp-python is not installed (the `live` "
+                                 "extra); llama.cpp's parser was not asked")
+        facts = LlamaCppFacts(library=str(library))
+        pending = list(files.items())
+        while pending:
+            done = self._run_worker(library, pending, facts)
+            if done < 0:  # the worker could not even start
+                return facts
+            pending = pending[done:]
+        return facts
+
+    def _run_worker(self, library: Path, pending: list[tuple[str, Path]],
+                    facts: LlamaCppFacts) -> int:
+        """Run one worker over `pending`; returns how many files it settled (-1: not run)."""
+        request = json.dumps({"library": str(library),
+                              "files": [os.fspath(p) for _, p in pending]})
+        try:
+            proc = subprocess.run([sys.executable, "-S", os.path.abspath(__file__)],
+                                  input=request, capture_output=True, text=True,
+                                  timeout=self.timeout_s, check=False)
+            stdout, returncode, stderr = proc.stdout, proc.returncode, proc.stderr
+        except subprocess.TimeoutExpired as exc:
+            out = exc.stdout
+            stdout = out.decode(errors="replace") if isinstance(out, bytes) else (out or "")
+            returncode, stderr = None, f"timed out after {self.timeout_s:.0f} s"
+        except OSError as exc:
+            facts.unavailable = f"cannot start the llama.cpp worker: {exc.strerror or exc}"
+            return -1
+        lines = stdout.splitlines()
+        if not lines or _parse_line(lines[0]) != _READY:
+            why = stderr.strip().splitlines()[-1:] or [f"exit status {returncode}"]
+            facts.unavailable = f"llama.cpp's library {library} could not be used: {why[0]}"
+            return -1
+        settled = 0
+        for line in lines[1:]:
+            item = _parse_line(line)
+            if item is None or settled >= len(pending):
+                continue
+            name = pending[settled][0]
+            facts.verdicts[name] = LlamaCppVerdict(
+                path=name, accepted=bool(item.get("accepted")),
+                log=str(item.get("log", ""))[:_LOG_CAP],
+                n_tensors=_int_or_none(item.get("n_tensors")),
+                n_kv=_int_or_none(item.get("n_kv")))
+            settled += 1
+        if settled < len(pending) and returncode != 0:
+            name = pending[settled][0]
+            how = (f"exited with signal {-returncode}" if returncode is not None
+                   and returncode < 0 else f"stopped ({stderr.strip()[-300:] or returncode})")
+            facts.verdicts[name] = LlamaCppVerdict(
+                path=name, accepted=False, log=f"llama.cpp's GGUF parser {how} on this file")
+            settled += 1
+        elif settled < len(pending):  # a clean exit that skipped files: never pass them
+            for name, _ in pending[settled:]:
+                facts.verdicts[name] = LlamaCppVerdict(
+                    path=name, accepted=False, log="the llama.cpp worker gave no verdict")
+            settled = len(pending)
+        return settled
+
+
+def _parse_line(line: str) -> dict[str, Any] | None:
+    try:
+        item = json.loads(line)
+    except ValueError:
+        return None
+    return item if isinstance(item, dict) else None
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def attach_verdicts(view: PackageView, opinion: GGUFSecondOpinion | None = None) -> None:
+    """Ask llama.cpp about every GGUF of a local package whose header was read."""
+    if view.local_dir is None:
+        if view.headers:  # remote (hf://) fragments are read by byte ranges, never whole
+            view.source_facts[LLAMA_CPP_FACTS_KEY] = LlamaCppFacts(
+                unavailable="the package is remote: its fragments are read by header byte "
+                "ranges, and llama.cpp's parser needs the file")
+        return
+    files: dict[str, Path] = {}
+    for path in view.headers:
+        fact = view.files.get(path)
+        if fact is None or fact.kind == "file":
+            files[path] = Path(view.local_dir, *path.split("/"))
+    if files:
+        view.source_facts[LLAMA_CPP_FACTS_KEY] = (opinion or LlamaCppGGUF()).check(files)
+
+
+# --- the worker (runs in its own process) ---------------------------------------------------
+
+class _InitParams(ctypes.Structure):
+    _fields_ = [("no_alloc", ctypes.c_bool), ("ctx", ctypes.c_void_p)]
+
+
+_LogCallback = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+
+
+def _worker(library: str, paths: list[str]) -> None:
+    lib = ctypes.CDLL(library)
+    lib.gguf_init_from_file.restype = ctypes.c_void_p
+    lib.gguf_init_from_file.argtypes = [ctypes.c_char_p, _InitParams]
+    lib.gguf_free.argtypes = [ctypes.c_void_p]
+    lib.gguf_get_n_tensors.restype = ctypes.c_int64
+    lib.gguf_get_n_tensors.argtypes = [ctypes.c_void_p]
+    lib.gguf_get_n_kv.restype = ctypes.c_int64
+    lib.gguf_get_n_kv.argtypes = [ctypes.c_void_p]
+    log: list[str] = []
+
+    def collect(level: int, text: bytes | None, _user: int | None) -> None:
+        if text:
+            log.append(text.decode("utf-8", errors="replace"))
+
+    callback = _LogCallback(collect)
+    lib.ggml_log_set(callback, None)
+    sys.stdout.write(json.dumps(_READY) + "\n")
+    for path in paths:
+        log.clear()
+        ctx = lib.gguf_init_from_file(os.fsencode(path), _InitParams(True, None))
+        item: dict[str, Any] = {"accepted": bool(ctx), "log": "".join(log)[:_LOG_CAP]}
+        if ctx:
+            item["n_tensors"] = int(lib.gguf_get_n_tensors(ctx))
+            item["n_kv"] = int(lib.gguf_get_n_kv(ctx))
+            lib.gguf_free(ctx)
+        sys.stdout.write(json.dumps(item) + "\n")
+        sys.stdout.flush()
+
+
+def main() -> None:
+    request = json.loads(sys.stdin.read())
+    _worker(str(request["library"]), [str(p) for p in request["files"]])
+
+
+if __name__ == "__main__":
+    main()

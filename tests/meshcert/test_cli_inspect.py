@@ -1,0 +1,87 @@
+"""`meshcert models inspect PATH.gguf` as users run it: exit statuses, outputs, split sets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from meshcert.cli import app
+from tests.certify.gguf.hostile import CORPUS, base_file, write_case
+
+runner = CliRunner()
+
+
+def inspect(*args: str):
+    return runner.invoke(app, ["models", "inspect", *args])
+
+
+def test_a_clean_file_exits_0_and_writes_every_format(tmp_path: Path) -> None:
+    path = base_file().write(tmp_path / "model.gguf")
+    out = tmp_path / "out"
+    result = inspect(str(path), "--report-out", str(out / "r.json"), "--html",
+                     str(out / "r.html"), "--md", str(out / "r.md"), "--junit",
+                     str(out / "r.xml"), "--sarif", str(out / "r.sarif"))
+    assert result.exit_code == 0, result.output
+    assert "PASSED" in result.output
+    report = json.loads((out / "r.json").read_text())
+    assert report["status"] == "passed" and report["input"] == str(path)
+    assert report["manifest_sha256"] is None and report["layer_count"] is None
+    assert {c["name"] for c in report["checks"]} >= {"gguf_structure", "llama_cpp_gguf"}
+    assert not {c["name"] for c in report["checks"]} & {"manifest_json", "readme"}
+    for name in ("r.html", "r.md", "r.xml", "r.sarif"):
+        assert (out / name).stat().st_size > 0
+
+
+def test_a_hostile_file_exits_1_with_its_code_in_the_json(tmp_path: Path) -> None:
+    case = next(c for c in CORPUS if c.code == "gguf_trailing_bytes")
+    result = inspect(str(write_case(case, tmp_path)), "--json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["status"] == "failed"
+    [hit] = [f for f in report["findings"] if f["code"] == case.code]
+    assert hit["severity"] == "error" and hit["remediation"]
+
+
+@pytest.mark.parametrize("args", [[], ["does-not-exist.gguf"], ["--nope", "x.gguf"]])
+def test_usage_errors_exit_2(args: list[str], tmp_path: Path) -> None:
+    assert inspect(*args).exit_code == 2
+
+
+def test_a_directory_is_a_usage_error(tmp_path: Path) -> None:
+    assert inspect(str(tmp_path)).exit_code == 2
+
+
+def _split(tmp_path: Path, count: int) -> list[Path]:
+    return [base_file().write(tmp_path / f"m-{i:05d}-of-{count:05d}.gguf")
+            for i in range(1, count + 1)]
+
+
+def test_a_split_set_is_inspected_from_its_first_shard(tmp_path: Path) -> None:
+    first, second, third = _split(tmp_path, 3)
+    second.write_bytes(second.read_bytes() + b"\x00" * 64)
+    result = inspect(str(first), "--json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert {f["path"] for f in report["findings"] if f["code"] == "gguf_trailing_bytes"} == {
+        str(second)}
+
+
+def test_a_missing_shard_makes_the_result_incomplete(tmp_path: Path) -> None:
+    first, _, third = _split(tmp_path, 3)
+    third.unlink()
+    result = inspect(str(first), "--json")
+    assert result.exit_code == 3
+    report = json.loads(result.stdout)
+    assert report["status"] == "incomplete"
+    [missing] = [f for f in report["findings"] if f["code"] == "check_not_run"]
+    assert missing["path"] == str(third)
+
+
+def test_a_later_shard_is_inspected_alone(tmp_path: Path) -> None:
+    _, second = _split(tmp_path, 2)
+    result = inspect(str(second), "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["status"] == "passed"
