@@ -468,10 +468,10 @@ class DecisionSpec:
 
 
 _TRIPWIRE_RULE = _RULE_COMMON + (
-    "review tripwire, never a promotion: when parity passed and the Holm-adjusted one-sided "
-    "bootstrap test shows speedup above {threshold:g} ({env}) the verdict is "
-    "keep-evidence-gated with '{review}'; a point estimate above the threshold also asks for "
-    "that review; otherwise keep-evidence-gated (needs-parity when only parity is missing).")
+    "review tripwire in the gate; the decision promotes when parity passed and the "
+    "Holm-adjusted one-sided bootstrap test shows speedup above {threshold:g} ({env}), its "
+    "reason carrying '{review}'; a point estimate above the threshold also asks for that "
+    "review; needs-parity when only parity is missing; otherwise keep-evidence-gated.")
 _PROMOTE_RULE = _RULE_COMMON + (
     "promote when parity passed for every row involved and the Holm-adjusted one-sided "
     "bootstrap test shows speedup above {threshold:g}{env_suffix} for every comparison{quality}; "

@@ -10,8 +10,9 @@ Order of the rules (first that applies wins), with `min_samples` = 3:
    below alpha = 0.025 (see `stats.py`; for one decision alone this is the lower end of the 95%
    interval lying above the threshold). A decision with several comparisons clears only if all
    do: its p is the largest of theirs (intersection-union test);
-5. review tripwires (`moe_merged_shared_gate_up`, `moe_weighted_down`) never promote: cleared
-   with parity -> `keep-evidence-gated` plus the catalog's "revisit ... policy" message; the
+5. review tripwires (`moe_merged_shared_gate_up`, `moe_weighted_down`): the *gate* treats them
+   as tripwires (exit 2, "revisit ..."), the *decision* follows the catalog rule: cleared with
+   parity -> `promote`, and the reason carries the catalog's "revisit ... policy" message; the
    message is also given when the point estimate alone is above the threshold (as the gate
    does), whatever the verdict;
 6. otherwise `promote` when cleared, parity passed for every row involved and (quant recipes)
@@ -283,16 +284,15 @@ def _verdict(d: _Draft, cleared: bool, step_down_stopped: bool, options: Decisio
         if d.quality is not None and d.quality.status == "failed":
             why += "; quality outside limits: " + "; ".join(d.quality.problems)
         return "keep-evidence-gated", why, missing, messages, review
-    if spec.kind == "review-tripwire":
-        if d.parity.status == "passed":
-            review = True
-            if spec.review_message and not point_over:
-                messages.append(spec.review_message)
-            return ("keep-evidence-gated", f"review tripwire cleared {d.threshold:g}: "
-                    f"{spec.review_message} (a tripwire is never a promotion)", missing,
-                    messages, review)
-        return "needs-parity", "speedup cleared the review threshold; parity is missing", \
-            missing, messages, review
+    if spec.kind == "review-tripwire" and d.parity.status == "passed":
+        # the gate's tripwire fired and the evidence is strong: the decision follows the
+        # catalog rule (promote) and keeps the gate's "revisit ..." message in its reason
+        review = True
+        if spec.review_message and not point_over:
+            messages.append(spec.review_message)
+        return ("promote", f"parity passed and speedup cleared {d.threshold:g}: "
+                f"{spec.review_message} (the gate's review tripwire fired)", missing,
+                messages, review)
     if d.parity.status == "passed" and quality_ok:
         return "promote", f"parity passed and speedup cleared {d.threshold:g}" + (
             " with quality within limits" if d.quality else ""), missing, messages, review
