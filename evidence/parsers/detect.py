@@ -24,8 +24,9 @@ _CONSOLE_ROW = re.compile(r"^[ \t]+[A-Z][A-Za-z0-9_.\-]*\(.*?\):[ \t]*(?:\x1b\[[
                           r"(?:OK|FAIL|not supported|\d+ runs -)", re.MULTILINE)
 _CONSOLE_SECTION = re.compile(r"^(?:Backend \d+/\d+: |Testing \d+ devices|\d+/\d+ backends "
                               r"passed|  \d+/\d+ tests passed)", re.MULTILINE)
-_PERPLEXITY = ("Final estimate: PPL", "====== KL divergence statistics", "Same top p:",
-               "perplexity: calculating perplexity", "kl_divergence: computing over")
+_PERPLEXITY = ("Final estimate: PPL", "KL divergence statistics", "KL-divergence statistics",
+               "Same top p:", "Mean    KLD:", "Mean KLD:", "perplexity: calculating perplexity",
+               "kl_divergence: computing over", "Perplexity statistics")
 
 
 def _first_line(text: str) -> str:
