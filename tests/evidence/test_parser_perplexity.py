@@ -74,8 +74,8 @@ def test_final_line_behind_a_log_prefix_and_the_fork_wording() -> None:
 
 
 def test_a_cut_final_line_is_a_problem_not_a_value() -> None:
-    for text in ("Final estimate: PPL = 6\n", "Final estimate: PPL = 6.1234 +/- 0.0"):
-        parsed, found = metrics(text)
+    for body in ("Final estimate: PPL = 6\n", "Final estimate: PPL = 6.1234 +/- 0.0"):
+        parsed, found = metrics(body)
         assert "ppl" not in found       # the line's problem, then "no perplexity result"
         assert [(p.line, p.kind) for p in parsed.problems] == [(1, INCOMPLETE),
                                                               (None, INCOMPLETE)]
