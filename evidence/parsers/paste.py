@@ -3,13 +3,14 @@
 - `ctest -V` prefixes every line of a test's output with `<test number>: ` (`31:   ADD(...)`);
   when most lines carry the same prefix it is removed from every line that has it.
 - A paste that wraps long lines splits a case name (`  MUL_MAT(type_a=f16,...,per=[0,` +
-  `1,2,3]):   4260 runs - ...`): a line with an unclosed `NAME(` is joined with the next
-  line(s) up to the one that closes it with `):` (at most 3 continuation lines). The joined
-  text goes on the first line and the continuation lines become empty, so every later line
-  keeps its number. A following line that starts a new `NAME(` is not a continuation: the
-  cut row stays cut (the parser reports it).
+  `1,2,3]):   4260 runs - ...`): the parser, meeting a line with an unclosed `NAME(`, asks
+  `join_at` for the name joined with the next line(s) up to the one that closes it with `):`
+  (at most 3 continuation lines); it blanks the lines used, so every line keeps its number.
+  A following line that starts a new `NAME(` is not a continuation: the cut row stays cut
+  (the parser reports it).
 
-Both are cheap when there is nothing to undo: one regex search over the text each.
+`strip_ctest` looks at the head of the text only unless it finds the prefix; `join_at` runs
+only for the rare lines with an unclosed name, so neither slows down a normal log.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from __future__ import annotations
 import re
 
 _CTEST = re.compile(r"^(\d{1,4}): ", re.MULTILINE)
-_OPEN_NAME = re.compile(r"^[ \t]*[A-Z][A-Za-z0-9_.\-]*\([^)\n]*$", re.MULTILINE)
 _CLOSES = re.compile(r"\):")
 _NEW_ROW = re.compile(r"[A-Z][A-Za-z0-9_.\-]*\(")
 MAX_CONTINUATION = 3
@@ -44,30 +44,18 @@ def strip_ctest(text: str) -> tuple[str, int]:
     return out, n
 
 
-def join_wrapped(text: str) -> tuple[str, list[int]]:
-    """(text with wrapped row names joined, 1-based numbers of the joined first lines)."""
-    if _OPEN_NAME.search(text) is None:
-        return text, []
-    lines = text.split("\n")
-    joined: list[int] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if "(" in line and ")" not in line and _OPEN_NAME.match(line):
-            merged = line
-            for k in range(1, MAX_CONTINUATION + 1):
-                if i + k >= len(lines) or not lines[i + k].strip():
-                    break
-                more = lines[i + k].strip()
-                if _NEW_ROW.match(more):      # the next row, not a continuation: a cut row
-                    break
-                merged += more
-                if _CLOSES.search(merged) is not None:
-                    lines[i] = merged
-                    for j in range(1, k + 1):
-                        lines[i + j] = ""
-                    joined.append(i + 1)
-                    i += k
-                    break
-        i += 1
-    return "\n".join(lines), joined
+def join_at(lines: list[str], index: int) -> tuple[str | None, int]:
+    """(the row name at `lines[index]` joined with its continuation lines, how many were
+    used); (None, 0) when no line within MAX_CONTINUATION closes it with `):` or a new row
+    starts first (then the row is cut, not wrapped)."""
+    merged = lines[index]
+    for k in range(1, MAX_CONTINUATION + 1):
+        if index + k >= len(lines) or not lines[index + k].strip():
+            return None, 0
+        more = lines[index + k].strip()
+        if _NEW_ROW.match(more):
+            return None, 0
+        merged += more
+        if _CLOSES.search(merged) is not None:
+            return merged, k
+    return None, 0

@@ -122,9 +122,6 @@ class _ConsoleParser:
         text, ctest = paste.strip_ctest(text)
         if ctest:
             self.out.note("ctest_prefix_lines", ctest)
-        text, joined = paste.join_wrapped(text)
-        if joined:
-            self.out.note("wrapped_rows_joined", len(joined))
         self.lines = lines = text.split("\n")
         rows = _Bulk()          # whole perf rows
         split = _Bulk()         # numbers of split rows (self.splits holds their names)
@@ -204,8 +201,7 @@ class _ConsoleParser:
                     self._listed_failure(listed.group(1), listed.group(2), index, line)
                     return True
             if _CUT_NAME.match(line):
-                self.out.problem(self.source, index + 1, line, "row name is cut off (no "
-                                 "closing `):`): its result cannot be attributed", INCOMPLETE)
+                self._cut_name(line, index)
                 return True
         if third in _INDENTED_START:
             return self._indented_line(line, index)
@@ -603,6 +599,36 @@ class _ConsoleParser:
                                  name, canon, pdict, supported=True, passed=False,
                                  error="listed under `Failing tests:`",
                                  extra={"failing_list": True}))
+
+    def _cut_name(self, line: str, index: int) -> None:
+        """A row name without its `):`: wrapped by a paste (join it with the next lines) or
+        cut off (a problem)."""
+        merged, used = paste.join_at(self.lines, index)
+        if merged is None:
+            self.out.problem(self.source, index + 1, line, "row name is cut off (no closing "
+                             "`):`): its result cannot be attributed", INCOMPLETE)
+            return
+        for k in range(1, used + 1):
+            self.lines[index + k] = ""          # consumed (the main loop skips empty lines)
+        self.out.note("wrapped_rows_joined")
+        merged = strip_ansi(merged)
+        whole = PERF_ROW.match(merged)
+        if whole is not None:
+            g = whole.groups()
+            if self.pending is not None:
+                self._flush_pending("a new row started before its result")
+            self._emit_perf(_Pending(index, g[0], g[1], self.backend, self.device, ""),
+                            int(g[2]), float(g[3]), perf_extra(g, 4), index)
+            return
+        if "us/run" in merged:
+            self._numbers_line(merged, index)
+            return
+        found = _NAME_LINE.match(merged)
+        if found is not None:
+            self._name_line(found, index, merged)
+        else:
+            self.out.problem(self.source, index + 1, merged, "a wrapped row that does not parse "
+                             "once joined")
 
     def _name_in_params(self, p: _Pending) -> bool:
         """A case name repeated inside its own params (`ADD(ADD(type=f32,...)`): two pasted
