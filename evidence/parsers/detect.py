@@ -25,6 +25,9 @@ _OLD_BENCH_SQL = re.compile(r"(?:INSERT INTO|CREATE TABLE IF NOT EXISTS)\s+test\
                             re.IGNORECASE)
 _CONSOLE_ROW = re.compile(r"^[ \t]+[A-Z][A-Za-z0-9_.\-]*\(.*?\):[ \t]*(?:\x1b\[[0-9;]*m)?"
                           r"(?:OK|FAIL|not supported|\d+ runs -)", re.MULTILINE)
+# a failure printed before its case name: `[OP] NMSE = x > y   OP(params): FAIL`
+_ERROR_FIRST_ROW = re.compile(r"^\[[A-Z][A-Z0-9_]*\] (?:NMSE|ERR|MAA) = \S+ > \S+\s+"
+                              r"[A-Z][A-Za-z0-9_.\-]*\(.*\): ", re.MULTILINE)
 _CONSOLE_SECTION = re.compile(r"^(?:Backend \d+/\d+: |Testing \d+ devices|\d+/\d+ backends "
                               r"passed|  \d+/\d+ tests passed)", re.MULTILINE)
 _PERPLEXITY = ("Final estimate: PPL", "KL divergence statistics", "KL-divergence statistics",
@@ -66,7 +69,8 @@ def detect(text: str, name: str = "") -> str:
     for body in (head, text) if len(text) > _HEAD else (head,):
         if any(marker in body for marker in _PERPLEXITY):
             return PERPLEXITY
-        if " us/run" in body or _CONSOLE_SECTION.search(body) or _CONSOLE_ROW.search(body):
+        if (" us/run" in body or _CONSOLE_SECTION.search(body) or _CONSOLE_ROW.search(body)
+                or _ERROR_FIRST_ROW.search(body)):
             return TBO_CONSOLE
         if "ggml_test: perf_" in body:
             return GGML_TEST

@@ -34,7 +34,11 @@ _METRIC_PREFIXES = ("avg_", "stddev_", "samples_", "median_", "min_", "max_")
 def parse(text: str, source: str) -> ParsedFile:
     out = ParsedFile(LLAMA_BENCH)
     head = text.lstrip()[:1]
-    if head == "[":
+    if head in "[{" and llama_bench_md.has_table(text[:1 << 20]) and '"avg_' not in text[:65536]:
+        head = "|"                  # `[root@host ...]# llama-bench ...` above a table
+    if head == "|":
+        llama_bench_md.parse(text, source, out)
+    elif head == "[":
         _parse_json_array(text, source, out)
     elif head == "{":
         _parse_jsonl(text, source, out)

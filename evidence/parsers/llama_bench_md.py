@@ -26,8 +26,9 @@ from typing import Any
 from evidence.parsers.base import LLAMA_BENCH, ParsedFile, Row, strip_ansi, to_float
 from evidence.parsers.params import format_params, parse_value
 
-HEADER = re.compile(r"^[ \t>]*\|(?:[^|\n]*\|)*[ \t]*t/s[ \t]*\|[ \t]*$", re.MULTILINE)
-_SEPARATOR = re.compile(r"^\|(?:\s*:?-+:?\s*\|)+$")
+# with outer pipes as llama-bench prints it, or without them as copied from a rendered page
+HEADER = re.compile(r"^[ \t>]*\|?(?:[^|\n]*\|)+[ \t]*t/s[ \t]*\|?[ \t]*$", re.MULTILINE)
+_SEPARATOR = re.compile(r"^\|?(?:\s*:?-+:?\s*\|)+(?:\s*:?-+:?\s*)?\|?$")
 _TS = re.compile(r"(\d+(?:\.\d+)?)\s*(?:±|Â±|\+/-)\s*(\d+(?:\.\d+)?)")
 _TEST = re.compile(r"(pp ?\d+|tg ?\d+|pp ?\d+ ?\+ ?tg ?\d+|pg ?\d+,\d+)(?: @ d(\d+))?")
 _BUILD = re.compile(r"build: ([0-9a-fA-F]{6,40}) \((\d+)\)")
@@ -43,6 +44,18 @@ def has_table(text: str) -> bool:
     return HEADER.search(text) is not None
 
 
+def _table_line(line: str, header: list[str] | None) -> bool:
+    """A `| a | b |` line, or `a | b | c` (outer pipes lost) with as many cells as a header
+    (or, before any header, a header itself)."""
+    if line.startswith("|"):
+        return True
+    if line.count("|") < 2:
+        return False
+    cells = _cells(line)
+    return ("t/s" in cells and "test" in cells) if header is None else \
+        len(cells) == len(header) or len(cells) > 2
+
+
 def _cells(line: str) -> list[str]:
     body = line.strip().lstrip(">").strip()
     return [c.strip() for c in body.strip("|").split("|")]
@@ -56,7 +69,7 @@ def parse(text: str, source: str, out: ParsedFile | None = None) -> ParsedFile:
     for lineno, raw in enumerate(text.split("\n"), 1):
         line = strip_ansi(raw).strip()
         quoted = line.lstrip(">").strip()
-        if not quoted.startswith("|"):           # stderr, fences, prose: the table goes on
+        if not _table_line(quoted, header):      # stderr, fences, prose: the table goes on
             m = _BUILD.search(line)
             if m is not None:
                 for i in pending_build:
@@ -75,7 +88,7 @@ def parse(text: str, source: str, out: ParsedFile | None = None) -> ParsedFile:
             out.problem(source, lineno, line, "table row outside a llama-bench table (no "
                         "`| model | ... | test | t/s |` header above it)")
             continue
-        if _SEPARATOR.match(quoted.replace(" ", "")) or _SEPARATOR.match(quoted):
+        if _SEPARATOR.match(quoted.replace(" ", "")):
             continue
         row = _row(header, cells, lineno, line, source, out, table)
         if row is not None:

@@ -40,6 +40,7 @@ _FINAL = re.compile(r"Final estimate: PPL(?: over (\d+) chunks for n_ctx=(\d+))?
 _LOG_PREFIX = re.compile(r"\d+\.\d+\.\d+\.\d+ [IWEDT] ")
 _OLD_KLD = re.compile(r"(Average|Median|Minimum|Maximum|KLD_(\d+(?:\.\d+)?))\s*:\s*" + _NUM
                       + r"(?:" + _PM + _NUM + r")?\s*$")
+_OLD_KLD_LABEL = re.compile(r"(?:Average|Median|Minimum|Maximum|KLD_\d+(?:\.\d+)?)\s*:\s*$")
 _OLD_KLD_NAMES = {"Average": "kld_mean", "Median": "kld_median", "Minimum": "kld_min",
                   "Maximum": "kld_max"}
 # metrics whose line always carries a `± error` part
@@ -94,6 +95,13 @@ def parse(text: str, source: str) -> ParsedFile:
         if line.startswith("=") or line.startswith("chunk"):
             old_kld = old_kld and "KL" in line
             continue
+        if old_kld and _OLD_KLD_LABEL.match(line):
+            out.problem(source, lineno, line, "a KL statistic without its value (cut?)",
+                        INCOMPLETE)
+            continue
+        if not line.startswith("Final estimate") and "Final estimate: PPL" in line:
+            out.note("prefixed_final_lines")      # e.g. a `uniq -c` count in front
+            line = line[line.index("Final estimate: PPL"):]
         if line.startswith("Final estimate: PPL over"):
             _facts(line, params, extra, out)          # the fork names chunks and n_ctx here
         metric = _metric(line) or (_old_kld(line) if old_kld else None)
@@ -197,4 +205,4 @@ def _looks_like_result(line: str) -> bool:
     the chunk table and progress lines are not results."""
     if line.startswith(("chunk", "[")) or ":" not in line:
         return False
-    return line.startswith(_WATCH) or "KLD:" in line or "Δp:" in line
+    return line.startswith(_WATCH) or "KLD:" in line or "Δp:" in line or "_p:" in line

@@ -327,6 +327,14 @@ class _ConsoleParser:
     def _numbers_line(self, line: str, index: int) -> None:
         """A line with `us/run` that is not a whole row: a split row's numbers, or junk."""
         lineno = index + 1
+        if self.pending is None and line[:1].isupper():
+            whole = PERF_ROW.match(line)        # a row pasted without its indent
+            if whole is not None:
+                g = whole.groups()
+                backend, device = self._sections_of([index])
+                self._emit_perf(_Pending(index, g[0], g[1], backend[0], device[0], ""),
+                                int(g[2]), float(g[3]), perf_extra(g, 4), index)
+                return
         m = NUMS_AT.match(line) or NUMS_ANY.search(line)
         pending = self.pending
         if m is not None and pending is not None:
