@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 ParamValue = int | float | str | tuple[int | float | str, ...]
-Phase = Literal["E", "E-sweep", "D"]
+Phase = Literal["E", "E-sweep", "D", "user"]  # "user": from a --catalog file
 # When a row is required by the Phase E gate (with gates on):
 #   "always": one of the 15; "sweep": with GLM52_PHASE_E_KERNEL_SWEEP non-zero; "never": optional.
 Requirement = Literal["always", "sweep", "never"]
@@ -443,7 +443,7 @@ _RULE_COMMON = (
 class DecisionSpec:
     policy: str
     title: str
-    phase: Literal["E", "D"]
+    phase: Literal["E", "D", "user"]
     kind: DecisionKind
     comparisons: tuple[ComparisonSpec, ...]
     rule: str
@@ -452,11 +452,12 @@ class DecisionSpec:
     value: str | None = None  # the policy value under decision (`compact-flash`, `dense`)
     quality: QualitySpec | None = None
     review_message: str | None = None  # tripwires: what to tell a human
+    parity_required: bool = True  # user decisions may promote without test-mode parity
 
     def default_threshold(self) -> float:
-        if self.threshold_env is not None:
+        if self.threshold_env is not None and self.threshold_env in ENV_BY_NAME:
             return float(ENV_BY_NAME[self.threshold_env].default)
-        assert self.threshold is not None
+        assert self.threshold is not None  # a user decision's env var defaults to it
         return self.threshold
 
     def rows(self) -> tuple[str, ...]:
