@@ -250,8 +250,8 @@ class _ConsoleParser:
         if not bulk.lines:
             return
         cols = tbo_rows.rows(bulk.lines)
-        if cols is not None and any(op + "(" in prm for op, prm in zip(cols["op"], cols["params"],
-                                                                         strict=True)):
+        if cols is not None and "(" in "\n".join(cols["params"]) and any(
+                op + "(" in prm for op, prm in zip(cols["op"], cols["params"], strict=True)):
             cols = None                       # a name repeated in its params: flag those rows
         if cols is None:                      # some line is odd: parse them one by one
             for line, index in zip(bulk.lines, bulk.index, strict=True):
@@ -281,7 +281,8 @@ class _ConsoleParser:
         if not bulk.lines:
             return
         cols = tbo_rows.numbers(bulk.lines)
-        if cols is not None and any(p.name + "(" in p.params for p in self.splits):
+        if cols is not None and "(" in "\n".join(p.params for p in self.splits) and any(
+                p.name + "(" in p.params for p in self.splits):
             cols = None
         if cols is None:
             for pending, line, index in zip(self.splits, bulk.lines, bulk.index, strict=True):
@@ -368,7 +369,7 @@ class _ConsoleParser:
 
     def _emit_perf(self, p: _Pending, runs: int, us: float, extra: dict[str, Any],
                    index: int) -> None:
-        if self._name_in_params(p):
+        if "(" in p.params and self._name_in_params(p):
             return
         canon, pdict = parse_params(p.params)
         self._split_extra(p, index, extra)
@@ -459,7 +460,7 @@ class _ConsoleParser:
                 error = orphan[1]
             else:
                 self._orphan_problem(orphan)
-        if self._name_in_params(p):
+        if "(" in p.params and self._name_in_params(p):
             return
         canon, pdict = parse_params(p.params)
         self.verdicts.setdefault((p.backend, p.name, canon), passed)

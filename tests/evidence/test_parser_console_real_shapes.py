@@ -115,3 +115,11 @@ def test_a_case_name_repeated_in_its_params_is_flagged_not_kept() -> None:
     assert [p["us_per_run"] for p in rows(r, "perf")] == [240.0]
     assert [(p.line, p.kind) for p in r.problems] == [(2, "malformed")]
     assert "repeated inside its params" in r.problems[0].reason
+
+
+def test_a_few_numbered_lines_are_not_taken_for_ctest_prefixes() -> None:
+    from evidence.parsers.paste import strip_ctest
+
+    text = (f"Backend 1/1: CPU\n  {MM}: OK\n1: a numbered note\n  {MM.replace('f16', 'f32')}: OK\n"
+            "  2/2 tests passed\n")
+    assert strip_ctest(text) == (text, 0)
