@@ -86,6 +86,9 @@ def parse(text: str, source: str, out: ParsedFile | None = None) -> ParsedFile:
                     out.rows[i] = out.rows[i]._replace(build_commit=m.group(1))
                 out.build_commit = out.build_commit or m.group(1)
                 pending_build = []
+            elif "Final estimate: PPL" in line or "KLD:" in line:
+                out.problem(source, lineno, line, "a llama-perplexity result inside a "
+                            "llama-bench file is not read here: ingest it as a file of its own")
             elif line:
                 out.ignored += 1
             continue

@@ -117,3 +117,9 @@ def test_old_sql_table_named_test_is_llama_bench() -> None:
     assert parsed.problems == []
     assert {(r["op"], r["metric"], r["value"]) for r in rows} == {
         ("pp512", "avg_ts", 4125.44), ("pp512", "avg_ns", 124108000.0)}
+
+
+def test_a_perplexity_result_next_to_a_table_is_a_problem_not_lost() -> None:
+    parsed, rows = records(MD_TABLE + "8.15.208.717 I Final estimate: PPL = 7.8276 +/- 0.33145\n")
+    assert len(rows) == 3
+    assert [p.line for p in parsed.problems] == [len(MD_TABLE.split("\n"))]
