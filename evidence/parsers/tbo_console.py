@@ -568,6 +568,8 @@ class _ConsoleParser:
         """`[OP] ERR = x > y   OP(params): FAIL` (the error printed before the case name), or
         an error line alone whose case follows."""
         text = strip_ansi(line)
+        if _ERROR_ONLY.match(text) is None:      # `[INFO] ...` chatter is not a failure
+            return False
         m = _ERROR_FIRST.match(text)
         if m is not None:
             err, name, params, rest = m.group(1), m.group(2), m.group(3), m.group(4) or ""
@@ -576,8 +578,6 @@ class _ConsoleParser:
             if found is not None:
                 self._name_line(found, index, synthetic)
                 return True
-        if _ERROR_ONLY.match(text) is None:
-            return False
         if self.pending is not None and not text.rstrip().endswith("FAIL"):
             self.pending.text = " ".join(t for t in (self.pending.text, text.strip()) if t)
             return True

@@ -123,3 +123,9 @@ def test_a_few_numbered_lines_are_not_taken_for_ctest_prefixes() -> None:
     text = (f"Backend 1/1: CPU\n  {MM}: OK\n1: a numbered note\n  {MM.replace('f16', 'f32')}: OK\n"
             "  2/2 tests passed\n")
     assert strip_ctest(text) == (text, 0)
+
+
+def test_bracketed_chatter_is_not_a_failure() -> None:
+    r = ingest(f"Backend 1/1: CPU\n[INFO] loaded Foo(bar): ok\n  {MM}: OK\n  1/1 tests passed\n")
+    assert [(p["op"], p["passed"]) for p in rows(r, "parity")] == [("MUL_MAT", True)]
+    assert not r.problems
