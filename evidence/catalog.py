@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 ParamValue = int | float | str | tuple[int | float | str, ...]
-Phase = Literal["E", "E-sweep", "D"]
+Phase = Literal["E", "E-sweep", "D", "user"]  # "user": from a --catalog file
 # When a row is required by the Phase E gate (with gates on):
 #   "always": one of the 15; "sweep": with GLM52_PHASE_E_KERNEL_SWEEP non-zero; "never": optional.
 Requirement = Literal["always", "sweep", "never"]
@@ -443,7 +443,7 @@ _RULE_COMMON = (
 class DecisionSpec:
     policy: str
     title: str
-    phase: Literal["E", "D"]
+    phase: Literal["E", "D", "user"]
     kind: DecisionKind
     comparisons: tuple[ComparisonSpec, ...]
     rule: str
@@ -452,11 +452,12 @@ class DecisionSpec:
     value: str | None = None  # the policy value under decision (`compact-flash`, `dense`)
     quality: QualitySpec | None = None
     review_message: str | None = None  # tripwires: what to tell a human
+    parity_required: bool = True  # user decisions may promote without test-mode parity
 
     def default_threshold(self) -> float:
-        if self.threshold_env is not None:
+        if self.threshold_env is not None and self.threshold_env in ENV_BY_NAME:
             return float(ENV_BY_NAME[self.threshold_env].default)
-        assert self.threshold is not None
+        assert self.threshold is not None  # a user decision's env var defaults to it
         return self.threshold
 
     def rows(self) -> tuple[str, ...]:
@@ -468,10 +469,10 @@ class DecisionSpec:
 
 
 _TRIPWIRE_RULE = _RULE_COMMON + (
-    "review tripwire, never a promotion: when parity passed and the Holm-adjusted one-sided "
-    "bootstrap test shows speedup above {threshold:g} ({env}) the verdict is "
-    "keep-evidence-gated with '{review}'; a point estimate above the threshold also asks for "
-    "that review; otherwise keep-evidence-gated (needs-parity when only parity is missing).")
+    "review tripwire in the gate; the decision promotes when parity passed and the "
+    "Holm-adjusted one-sided bootstrap test shows speedup above {threshold:g} ({env}), its "
+    "reason carrying '{review}'; a point estimate above the threshold also asks for that "
+    "review; needs-parity when only parity is missing; otherwise keep-evidence-gated.")
 _PROMOTE_RULE = _RULE_COMMON + (
     "promote when parity passed for every row involved and the Holm-adjusted one-sided "
     "bootstrap test shows speedup above {threshold:g}{env_suffix} for every comparison{quality}; "

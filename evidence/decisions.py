@@ -10,8 +10,9 @@ Order of the rules (first that applies wins), with `min_samples` = 3:
    below alpha = 0.025 (see `stats.py`; for one decision alone this is the lower end of the 95%
    interval lying above the threshold). A decision with several comparisons clears only if all
    do: its p is the largest of theirs (intersection-union test);
-5. review tripwires (`moe_merged_shared_gate_up`, `moe_weighted_down`) never promote: cleared
-   with parity -> `keep-evidence-gated` plus the catalog's "revisit ... policy" message; the
+5. review tripwires (`moe_merged_shared_gate_up`, `moe_weighted_down`): the *gate* treats them
+   as tripwires (exit 2, "revisit ..."), the *decision* follows the catalog rule: cleared with
+   parity -> `promote`, and the reason carries the catalog's "revisit ... policy" message; the
    message is also given when the point estimate alone is above the threshold (as the gate
    does), whatever the verdict;
 6. otherwise `promote` when cleared, parity passed for every row involved and (quant recipes)
@@ -196,7 +197,7 @@ def _draft(ev: Evidence, spec: DecisionSpec, settings: EvidenceSettings,
            options: DecisionOptions) -> _Draft:
     source: ThresholdSource = "fixed"
     threshold = spec.default_threshold()
-    if spec.threshold_env is not None:
+    if spec.threshold_env is not None and settings.knows(spec.threshold_env):
         threshold, source = settings.get(spec.threshold_env), settings.source(spec.threshold_env)
     matches = {label: ev.match_label(label) for label in spec.rows()}
     shortfalls = [(label, m.n) for label, m in matches.items() if m.n < options.min_samples]
@@ -256,7 +257,8 @@ def _verdict(d: _Draft, cleared: bool, step_down_stopped: bool, options: Decisio
         title = d.matches[label].spec.title
         missing.append(f"{options.min_samples - n} more sample(s) of {title} "
                        f"(has {n}, needs {options.min_samples})")
-    parity_missing = d.parity.status in ("missing", "partial")
+    parity_missing = d.parity.status in ("missing", "partial") and spec.parity_required
+    parity_ok = d.parity.status == "passed" or not spec.parity_required
     if parity_missing:
         missing.append("parity (test-backend-ops test mode) for: "
                        + ", ".join(d.parity.missing_rows))
@@ -283,23 +285,22 @@ def _verdict(d: _Draft, cleared: bool, step_down_stopped: bool, options: Decisio
         if d.quality is not None and d.quality.status == "failed":
             why += "; quality outside limits: " + "; ".join(d.quality.problems)
         return "keep-evidence-gated", why, missing, messages, review
-    if spec.kind == "review-tripwire":
-        if d.parity.status == "passed":
-            review = True
-            if spec.review_message and not point_over:
-                messages.append(spec.review_message)
-            return ("keep-evidence-gated", f"review tripwire cleared {d.threshold:g}: "
-                    f"{spec.review_message} (a tripwire is never a promotion)", missing,
-                    messages, review)
-        return "needs-parity", "speedup cleared the review threshold; parity is missing", \
-            missing, messages, review
-    if d.parity.status == "passed" and quality_ok:
+    if spec.kind == "review-tripwire" and d.parity.status == "passed":
+        # the gate's tripwire fired and the evidence is strong: the decision follows the
+        # catalog rule (promote) and keeps the gate's "revisit ..." message in its reason
+        review = True
+        if spec.review_message and not point_over:
+            messages.append(spec.review_message)
+        return ("promote", f"parity passed and speedup cleared {d.threshold:g}: "
+                f"{spec.review_message} (the gate's review tripwire fired)", missing,
+                messages, review)
+    if parity_ok and quality_ok:
         return "promote", f"parity passed and speedup cleared {d.threshold:g}" + (
             " with quality within limits" if d.quality else ""), missing, messages, review
     if parity_missing and quality_ok:
         return "needs-parity", "speedup cleared the threshold; parity evidence is missing", \
             missing, messages, review
-    if d.parity.status == "passed" and quality_missing:
+    if parity_ok and quality_missing:
         return "needs-quality", "speedup cleared the threshold and parity passed; quality " \
             "evidence is missing", missing, messages, review
     if d.quality is not None and d.quality.status == "failed":
@@ -318,8 +319,9 @@ def _unique(sources: list[SourceRef]) -> list[SourceRef]:
 
 
 def _included(ev: Evidence, spec: DecisionSpec) -> bool:
-    """Phase E decisions always appear; Phase D ones when one of their rows is present."""
-    return spec.phase == "E" or any(
+    """Phase E and user decisions always appear; Phase D ones when one of their rows is
+    present."""
+    return spec.phase in ("E", "user") or any(
         ev.match_label(lbl).samples is not None for lbl in spec.rows())
 
 

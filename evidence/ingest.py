@@ -188,7 +188,7 @@ class _Ingester:
         parsed = parser(text, name) if parser else ParsedFile(UNKNOWN)
         if parser is None:
             parsed.problem(name, None, text[:120], "unrecognised format: not test-backend-ops "
-                           "console/sql, ggml_test lines, llama-bench json/jsonl/csv/sql, "
+                           "console/sql, ggml_test lines, llama-bench markdown/json/jsonl/csv/sql, "
                            "llama-perplexity output or meshcert evidence JSON", UNKNOWN_LINE)
         elif not parsed.row_count and not parsed.problems:
             parsed.problem(name, None, "", f"no evidence rows found in this {parsed.format} "

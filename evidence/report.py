@@ -127,7 +127,7 @@ class ComponentRow(_Model):
 
     label: str
     title: str
-    phase: Literal["E", "E-sweep", "D"]
+    phase: Literal["E", "E-sweep", "D", "user"]
     group: str
     variant: str
     pattern: str = Field(description="OP(required params): a subset of the real row's params.")
@@ -292,7 +292,7 @@ class HolmInfo(_Model):
 class Decision(_Model):
     policy: str
     title: str
-    phase: Literal["E", "D"]
+    phase: Literal["E", "D", "user"]
     kind: Literal["review-tripwire", "quant-recipe", "experimental", "phase-default"]
     value: str | None = Field(default=None, description="The policy value decided on, if any.")
     verdict: Verdict

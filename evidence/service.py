@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from evidence.build import BuildOptions, build_report
-from evidence.catalog import CATALOG
+from evidence.catalog import CATALOG, Catalog
 from evidence.decisions import DecisionOptions
 from evidence.gates import evaluate_gate
 from evidence.ingest import IngestResult, ingest_files, tool_version
@@ -56,7 +56,7 @@ def check_package(package: str, source_gguf: str | None = None) -> PackageCheck:
 def report_files(paths: Iterable[str | os.PathLike[str]], *, settings: EvidenceSettings,
                  label: str | None = None, backend: str | None = None,
                  decisions: DecisionOptions | None = None, package: str | None = None,
-                 source_gguf: str | None = None) -> ReportRun:
+                 source_gguf: str | None = None, catalog: Catalog = CATALOG) -> ReportRun:
     result = ingest_files(paths, label=label)
     package_check = check_package(package, source_gguf) if package else None
     options = BuildOptions(backend=backend, label=label,
@@ -65,7 +65,7 @@ def report_files(paths: Iterable[str | os.PathLike[str]], *, settings: EvidenceS
                            tool_version=tool_version())
     report = build_report(result.table, settings=settings, options=options,
                           problems=result.problems, sources=result.sources,
-                          package_check=package_check)
+                          package_check=package_check, catalog=catalog)
     return ReportRun(result, report)
 
 

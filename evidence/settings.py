@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -39,6 +39,10 @@ class EvidenceSettings:
         if name in self.values:
             return self.values[name]
         return _parse(ENV_BY_NAME[name], ENV_BY_NAME[name].default)
+
+    def knows(self, name: str) -> bool:
+        """A built-in variable, or one a user catalog declared when these were loaded."""
+        return name in self.values or name in ENV_BY_NAME
 
     def source(self, name: str) -> Source:
         return self.sources.get(name, "default")
@@ -79,16 +83,18 @@ def _parse(var: EnvVar, text: str) -> float:
 
 
 def load_settings(environ: Mapping[str, str] | None = None,
-                  overrides: Mapping[str, float | bool | str] | None = None) -> EvidenceSettings:
+                  overrides: Mapping[str, float | bool | str] | None = None,
+                  extra: Sequence[EnvVar] = ()) -> EvidenceSettings:
     """Effective settings: overrides (CLI flags) > environment > defaults.
 
-    `environ` defaults to `os.environ`; unknown override names raise SettingsError.
+    `environ` defaults to `os.environ`; unknown override names raise SettingsError. `extra`:
+    threshold variables a user catalog declares (parsed like the built-in ratios).
     """
     env = os.environ if environ is None else environ
     values: dict[str, float] = {}
     sources: dict[str, Source] = {}
     raw: dict[str, str] = {}
-    for var in ENV_VARS:
+    for var in (*ENV_VARS, *extra):
         text = env.get(var.name, "")
         if text.strip():
             values[var.name] = _parse(var, text)

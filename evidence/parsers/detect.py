@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from evidence.parsers import llama_bench_md
 from evidence.parsers.base import (
     EVIDENCE_JSON,
     GGML_TEST,
@@ -20,12 +21,18 @@ from evidence.parsers.base import (
 )
 
 _HEAD = 1 << 20
+_OLD_BENCH_SQL = re.compile(r"(?:INSERT INTO|CREATE TABLE IF NOT EXISTS)\s+test\s*\(",
+                            re.IGNORECASE)
 _CONSOLE_ROW = re.compile(r"^[ \t]+[A-Z][A-Za-z0-9_.\-]*\(.*?\):[ \t]*(?:\x1b\[[0-9;]*m)?"
                           r"(?:OK|FAIL|not supported|\d+ runs -)", re.MULTILINE)
+# a failure printed before its case name: `[OP] NMSE = x > y   OP(params): FAIL`
+_ERROR_FIRST_ROW = re.compile(r"^\[[A-Z][A-Z0-9_]*\] (?:NMSE|ERR|MAA) = \S+ > \S+\s+"
+                              r"[A-Z][A-Za-z0-9_.\-]*\(.*\): ", re.MULTILINE)
 _CONSOLE_SECTION = re.compile(r"^(?:Backend \d+/\d+: |Testing \d+ devices|\d+/\d+ backends "
                               r"passed|  \d+/\d+ tests passed)", re.MULTILINE)
-_PERPLEXITY = ("Final estimate: PPL", "====== KL divergence statistics", "Same top p:",
-               "perplexity: calculating perplexity", "kl_divergence: computing over")
+_PERPLEXITY = ("Final estimate: PPL", "KL divergence statistics", "KL-divergence statistics",
+               "Same top p:", "Mean    KLD:", "Mean KLD:", "perplexity: calculating perplexity",
+               "kl_divergence: computing over", "Perplexity statistics")
 
 
 def _first_line(text: str) -> str:
@@ -49,18 +56,21 @@ def detect(text: str, name: str = "") -> str:
         return TBO_SQL
     if "INSERT INTO LLAMA_BENCH" in upper or "TABLE IF NOT EXISTS LLAMA_BENCH" in upper:
         return LLAMA_BENCH
+    if _OLD_BENCH_SQL.search(head[:20000]) and ("AVG_NS" in upper or "AVG_TS" in upper):
+        return LLAMA_BENCH          # llama-bench -o sql before the table was renamed
+    if llama_bench_md.has_table(head):
+        return LLAMA_BENCH          # the default markdown table, wherever it sits
     first = _first_line(head)
     columns = {c.strip().strip('"') for c in first.split(",")} if "," in first else set()
     if {"op_name", "op_params"} <= columns and "time_us" not in columns:
         return TBO_CSV
     if columns & {"avg_ns", "avg_ts"}:
         return LLAMA_BENCH
-    if first.startswith("|") and "t/s" in first:
-        return LLAMA_BENCH          # markdown: the llama-bench parser rejects it clearly
     for body in (head, text) if len(text) > _HEAD else (head,):
         if any(marker in body for marker in _PERPLEXITY):
             return PERPLEXITY
-        if " us/run" in body or _CONSOLE_SECTION.search(body) or _CONSOLE_ROW.search(body):
+        if (" us/run" in body or _CONSOLE_SECTION.search(body) or _CONSOLE_ROW.search(body)
+                or _ERROR_FIRST_ROW.search(body)):
             return TBO_CONSOLE
         if "ggml_test: perf_" in body:
             return GGML_TEST

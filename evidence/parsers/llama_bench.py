@@ -1,4 +1,5 @@
-"""llama-bench `-o json | jsonl | csv | sql`.
+"""llama-bench `-o json | jsonl | csv | sql` (old builds' sql: table `test`), and the default
+markdown table (`llama_bench_md`).
 
 Every result record (build_commit, backends, model_type, n_prompt, n_gen, n_depth, ..., avg_ns,
 stddev_ns, avg_ts, stddev_ts; JSON also samples_ns / samples_ts) becomes `bench` rows:
@@ -17,11 +18,13 @@ import json
 import os
 from typing import Any
 
+from evidence.parsers import llama_bench_md
 from evidence.parsers.base import LLAMA_BENCH, REJECTED, ParsedFile, Row, line_of, to_float
 from evidence.parsers.params import format_params, parse_value
 from evidence.parsers.sql_insert import iter_sql
 
 TABLE = "llama_bench"
+OLD_TABLE = "test"      # `-o sql` of builds before the table was renamed
 _MEASURES = ("avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "samples_ns", "samples_ts")
 _FACTS = ("build_commit", "build_number", "cpu_info", "gpu_info", "backends", "test_time",
           "model_size", "model_n_params")
@@ -31,16 +34,18 @@ _METRIC_PREFIXES = ("avg_", "stddev_", "samples_", "median_", "min_", "max_")
 def parse(text: str, source: str) -> ParsedFile:
     out = ParsedFile(LLAMA_BENCH)
     head = text.lstrip()[:1]
-    if head == "[":
+    if head in "[{" and llama_bench_md.has_table(text[:1 << 20]) and '"avg_' not in text[:65536]:
+        head = "|"                  # `[root@host ...]# llama-bench ...` above a table
+    if head == "|":
+        llama_bench_md.parse(text, source, out)
+    elif head == "[":
         _parse_json_array(text, source, out)
     elif head == "{":
         _parse_jsonl(text, source, out)
-    elif head == "|":
-        out.problem(source, 1, text.lstrip().split("\n", 1)[0],
-                    "llama-bench markdown output (-o md) is not ingested: it rounds the "
-                    "numbers and has no samples; re-run with -o json", REJECTED)
     elif "INSERT INTO" in text.upper()[:100000] or text.lstrip()[:6].upper() == "CREATE":
         _parse_sql(text, source, out)
+    elif llama_bench_md.has_table(text[:1 << 20]):
+        llama_bench_md.parse(text, source, out)
     else:
         _parse_csv(text, source, out)
     return out
@@ -112,7 +117,7 @@ def _parse_sql(text: str, source: str, out: ParsedFile) -> None:
             out.ignored += 1
         elif item.kind == "bad-insert" or item.values is None:
             out.problem(source, item.lineno, item.line, item.reason or "bad INSERT")
-        elif item.table != TABLE:
+        elif item.table not in (TABLE, OLD_TABLE):
             out.problem(source, item.lineno, item.line,
                         f"INSERT into {item.table}, expected {TABLE}")
         else:

@@ -15,6 +15,13 @@ With `--kl-divergence` (format strings of tools/perplexity/perplexity.cpp):
 Each number is one `quality` row (op `perplexity`, metric, value, value_err). `params` names
 the model file and context (`model=x.gguf,n_ctx=512`) when the log says them; `build: N (hash)`
 gives the build commit. Per-chunk progress and the chunk table are ignored.
+
+Real output also has: a log prefix (`0.01.361.084 I Final estimate: ...`, removed); a fork's
+`Final estimate: PPL over 4 chunks for n_ctx=256 = 6.1234 +/- 0.12345`; the first KL
+statistics of early 2024 (`===== KL-divergence statistics`, `Average: x ± y`, `Median : x`,
+`KLD_99 : x`); a `±` mangled to `_` or `Â±` by a paste. Never silently wrong: a result
+without the `± err` part its format always has (`Final estimate: PPL = 6`), or a last line
+that ends the file in the middle of a number, is a problem, not a value.
 """
 
 from __future__ import annotations
@@ -23,12 +30,22 @@ import os
 import re
 from typing import Any
 
-from evidence.parsers.base import INCOMPLETE, PERPLEXITY, ParsedFile, Row, to_float
+from evidence.parsers.base import INCOMPLETE, PERPLEXITY, ParsedFile, Row, strip_ansi, to_float
 from evidence.parsers.params import format_params
 
-_PM = r"\s*(?:±|\+/-)\s*"
+_PM = r"\s*(?:Â±|±|\+/-|_)\s*"
 _NUM = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|-?nan|-?inf)"
-_FINAL = re.compile(r"Final estimate: PPL = " + _NUM + r"(?:" + _PM + _NUM + r")?")
+_FINAL = re.compile(r"Final estimate: PPL(?: over (\d+) chunks for n_ctx=(\d+))? = " + _NUM
+                    + r"(?:" + _PM + _NUM + r")?\s*$")
+_LOG_PREFIX = re.compile(r"\d+\.\d+\.\d+\.\d+ [IWEDT] ")
+_OLD_KLD = re.compile(r"(Average|Median|Minimum|Maximum|KLD_(\d+(?:\.\d+)?))\s*:\s*" + _NUM
+                      + r"(?:" + _PM + _NUM + r")?\s*$")
+_OLD_KLD_LABEL = re.compile(r"(?:Average|Median|Minimum|Maximum|KLD_\d+(?:\.\d+)?)\s*:\s*$")
+_OLD_KLD_NAMES = {"Average": "kld_mean", "Median": "kld_median", "Minimum": "kld_min",
+                  "Maximum": "kld_max"}
+# metrics whose line always carries a `± error` part
+_WITH_ERROR = frozenset({"ppl", "ppl_q", "ppl_base", "ln_ppl_ratio", "ppl_ratio", "ppl_diff",
+                         "kld_mean", "same_top_p", "delta_p_mean", "delta_p_rms"})
 _STATS = re.compile(r"Mean\s+(PPL\(Q\)|PPL\(base\)|ln\(PPL\(Q\)/PPL\(base\)\)|"
                     r"PPL\(Q\)/PPL\(base\)|PPL\(Q\)-PPL\(base\))\s*:\s*" + _NUM
                     + r"(?:" + _PM + _NUM + r")?")
@@ -41,7 +58,8 @@ _SAME_TOP = re.compile(r"Same top p\s*:\s*" + _NUM + r"(?:" + _PM + _NUM + r")?\
 _BUILD = re.compile(r"build: \d+ \(([0-9a-fA-F]+)\)")
 _MODEL = re.compile(r"loaded meta data with .* from (.+?) \(version")
 _FTYPE = re.compile(r"file type\s*=\s*(.+?)\s*$")
-_CHUNKS = re.compile(r"(?:calculating perplexity|computing) over (\d+) chunks, n_ctx=(\d+)")
+_CHUNKS = re.compile(r"(?:calculating perplexity|computing) over (\d+) chunks, n_ctx=(\d+)"
+                     r"|Final estimate: PPL over (\d+) chunks for n_ctx=(\d+)")
 _WATCH = ("Final estimate", "KLD", "Δp", "Same top p", "PPL(Q)", "PPL(base)", "Cor(",
           "Mean ", "Maximum ", "Minimum ", "Median ", "RMS ")
 
@@ -62,13 +80,37 @@ def parse(text: str, source: str) -> ParsedFile:
     found: list[tuple[int, str, float | None, float | None]] = []
     params: dict[str, Any] = {}
     extra: dict[str, Any] = {}
-    for lineno, raw in enumerate(text.split("\n"), 1):
-        line = raw.strip()
+    lines = text.split("\n")
+    last = len(lines) if lines and lines[-1].strip() else 0   # a last line with no newline
+    old_kld = False
+    for lineno, raw in enumerate(lines, 1):
+        line = strip_ansi(raw).strip()
         if not line:
             continue
-        metric = _metric(line)
+        if line[0].isdigit() and _LOG_PREFIX.match(line):
+            line = line[_LOG_PREFIX.match(line).end():].strip()  # type: ignore[union-attr]
+        if "KL-divergence statistics" in line:
+            old_kld = True
+            continue
+        if line.startswith("=") or line.startswith("chunk"):
+            old_kld = old_kld and "KL" in line
+            continue
+        if old_kld and _OLD_KLD_LABEL.match(line):
+            out.problem(source, lineno, line, "a KL statistic without its value (cut?)",
+                        INCOMPLETE)
+            continue
+        if not line.startswith("Final estimate") and "Final estimate: PPL" in line:
+            out.note("prefixed_final_lines")      # e.g. a `uniq -c` count in front
+            line = line[line.index("Final estimate: PPL"):]
+        if line.startswith("Final estimate: PPL over"):
+            _facts(line, params, extra, out)          # the fork names chunks and n_ctx here
+        metric = _metric(line) or (_old_kld(line) if old_kld else None)
         if metric is not None:
             name, value, err = metric
+            why = _cut(err, name, line, lineno == last)
+            if why:
+                out.problem(source, lineno, line, f"{name}: {why}", INCOMPLETE)
+                continue
             found.append((lineno, name, value, err))
             continue
         if _facts(line, params, extra, out):
@@ -89,10 +131,29 @@ def parse(text: str, source: str) -> ParsedFile:
     return out
 
 
+def _cut(err: float | None, name: str, line: str, at_eof: bool) -> str | None:
+    """Why a metric line looks truncated (None: it looks whole)."""
+    if err is None and name in _WITH_ERROR:
+        return "no `± error` part, which this line always has: truncated?"
+    if at_eof and line[-1:].isdigit():
+        return "the file ends in the middle of this line's number (no newline after it)"
+    return None
+
+
+def _old_kld(line: str) -> tuple[str, float | None, float | None] | None:
+    """`Average:   0.010623 ±   0.000065`, `KLD_99 :   0.053217` (early 2024 builds)."""
+    m = _OLD_KLD.match(line)
+    if m is None:
+        return None
+    label = m.group(1)
+    name = _OLD_KLD_NAMES.get(label) or f"kld_p{m.group(2).replace('.', '_')}"
+    return name, to_float(m.group(3)), _opt(m.group(4))
+
+
 def _metric(line: str) -> tuple[str, float | None, float | None] | None:
     m = _FINAL.match(line)
     if m is not None:
-        return "ppl", to_float(m.group(1)), _opt(m.group(2))
+        return "ppl", to_float(m.group(3)), _opt(m.group(4))
     if line.startswith("Mean"):
         m = _STATS.match(line)
         if m is not None:
@@ -133,8 +194,8 @@ def _facts(line: str, params: dict[str, Any], extra: dict[str, Any], out: Parsed
             return True
     m = _CHUNKS.search(line)
     if m is not None:
-        params.setdefault("n_ctx", int(m.group(2)))
-        extra["chunks"] = int(m.group(1))
+        params.setdefault("n_ctx", int(m.group(2) or m.group(4)))
+        extra["chunks"] = int(m.group(1) or m.group(3))
         return True
     return False
 
@@ -144,4 +205,4 @@ def _looks_like_result(line: str) -> bool:
     the chunk table and progress lines are not results."""
     if line.startswith(("chunk", "[")) or ":" not in line:
         return False
-    return line.startswith(_WATCH) or "KLD:" in line or "Δp:" in line
+    return line.startswith(_WATCH) or "KLD:" in line or "Δp:" in line or "_p:" in line

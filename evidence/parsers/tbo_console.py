@@ -31,10 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from evidence.parsers import ggml_test, tbo_rows
+from evidence.parsers import ggml_test, paste, tbo_rows
 from evidence.parsers.base import (
     GGML_TEST,
     INCOMPLETE,
+    MALFORMED,
     TBO_CONSOLE,
     TBO_TEST,
     Const,
@@ -47,7 +48,16 @@ from evidence.parsers.params import parse_params
 from evidence.parsers.tbo_rows import NUMS_ANY, NUMS_AT, PERF_ROW, TIME_ONLY, perf_extra
 
 _NAME_LINE = re.compile(r"[ \t]+([A-Z][A-Za-z0-9_.\-]*)\(([^)]*)\):(?:\s(.*))?$")
-_SECTION = re.compile(r"Backend (\d+)/(\d+): (.*?)\s*$")
+# today `Backend 1/3: Metal`; builds of 2023-2024 `Backend 2/2 (CUDA0)` + `  Backend name: CUDA0`
+_SECTION = re.compile(r"Backend (\d+)/(\d+)(?:: (.*?)| \((.*?)\))\s*$")
+_BACKEND_NAME = "  Backend name: "
+# a failure printed before its case name (the compare callback prints first):
+# `[MUL_MAT_ID] ERR = 1.01 > 0.0005   MUL_MAT_ID(type_a=...): FAIL`
+_ERROR_FIRST = re.compile(r"\s*(\[[^\]]+\] .*?)\s+([A-Z][A-Za-z0-9_.\-]*)\(([^)]*)\):(?:\s(.*))?$")
+_ERROR_ONLY = re.compile(r"\s*\[[^\]]+\] (?:(?:NMSE|ERR|MAA) = \S+ > \S+|inf (?:sign )?mismatch:"
+                         r"|nonfinite gradient)")
+_LISTED = re.compile(r"[ \t]+([A-Z][A-Za-z0-9_.\-]*)\((.*)\)\s*$")      # under `Failing tests:`
+_CUT_NAME = re.compile(r"[ \t]*[A-Z][A-Za-z0-9_.\-]*\([^)]*$")
 _TESTING = re.compile(r"Testing (\d+) devices")
 _TESTS_PASSED = re.compile(r"\s+(\d+)/(\d+) tests passed")
 _BACKEND_STATUS = re.compile(r"\s+Backend (.+?): (OK|FAIL)\s*$")
@@ -55,7 +65,7 @@ _BACKENDS_PASSED = re.compile(r"(\d+)/(\d+) backends passed")
 _ERRVAL = re.compile(r"\[([^\]]*)\] (NMSE|ERR|MAA) = (\S+) > (\S+)")
 _KERNEL = re.compile(r"kernel_\w+")
 _FAIL_STARTS = ("[", "FAIL", "compare failed", "sentinel mismatch", "failed to allocate")
-_SECTION_START = frozenset("BT0123456789OF")
+_SECTION_START = frozenset("BT0123456789OF[")
 _SAMPLE_PREFIXES = ("ggml_test: perf_sample ", "ggml_test: perf_warmup ")
 _RESULT_ENDINGS = ("OK", "FAIL", "OK ", "FAIL ")
 _INDENTED_START = frozenset("DB0123456789")     # Device description, Backend X, N/M tests
@@ -101,11 +111,17 @@ class _ConsoleParser:
         self.section_at: list[int] = [-1]
         self.section_is: list[tuple[str | None, str | None]] = [(None, None)]
         self.splits: list[_Pending] = []    # pending rows completed by the lines in split_bulk
+        self.failing_list = False           # inside a `Failing tests:` list
+        self.orphan_error: tuple[int, str] | None = None   # an error line awaiting its case
+        self.verdicts: dict[tuple[str | None, str, str], bool] = {}   # parity rows so far
 
     # -- the one pass over the lines ------------------------------------------------------
     def run(self, text: str) -> ParsedFile:
         if "\r" in text:
             text = text.replace("\r\n", "\n")
+        text, ctest = paste.strip_ctest(text)
+        if ctest:
+            self.out.note("ctest_prefix_lines", ctest)
         self.lines = lines = text.split("\n")
         rows = _Bulk()          # whole perf rows
         split = _Bulk()         # numbers of split rows (self.splits holds their names)
@@ -179,6 +195,14 @@ class _ConsoleParser:
             if m is not None:
                 self._name_line(m, index, line)
                 return True
+            if self.failing_list:
+                listed = _LISTED.match(line)
+                if listed is not None:
+                    self._listed_failure(listed.group(1), listed.group(2), index, line)
+                    return True
+            if _CUT_NAME.match(line):
+                self._cut_name(line, index)
+                return True
         if third in _INDENTED_START:
             return self._indented_line(line, index)
         return False
@@ -190,6 +214,8 @@ class _ConsoleParser:
             if not line.strip():
                 return True
         if line[:1] in _SECTION_START and self._section_line(line, index):
+            return True
+        if line.startswith("[") and self._error_first(line, index):
             return True
         if self.pending is not None and self._completes_test(line, index):
             return True
@@ -224,6 +250,9 @@ class _ConsoleParser:
         if not bulk.lines:
             return
         cols = tbo_rows.rows(bulk.lines)
+        if cols is not None and "(" in "\n".join(cols["params"]) and any(
+                op + "(" in prm for op, prm in zip(cols["op"], cols["params"], strict=True)):
+            cols = None                       # a name repeated in its params: flag those rows
         if cols is None:                      # some line is odd: parse them one by one
             for line, index in zip(bulk.lines, bulk.index, strict=True):
                 line = strip_ansi(line)
@@ -252,6 +281,9 @@ class _ConsoleParser:
         if not bulk.lines:
             return
         cols = tbo_rows.numbers(bulk.lines)
+        if cols is not None and "(" in "\n".join(p.params for p in self.splits) and any(
+                p.name + "(" in p.params for p in self.splits):
+            cols = None
         if cols is None:
             for pending, line, index in zip(self.splits, bulk.lines, bulk.index, strict=True):
                 line = strip_ansi(line)
@@ -296,6 +328,14 @@ class _ConsoleParser:
     def _numbers_line(self, line: str, index: int) -> None:
         """A line with `us/run` that is not a whole row: a split row's numbers, or junk."""
         lineno = index + 1
+        if self.pending is None and line[:1].isupper():
+            whole = PERF_ROW.match(line)        # a row pasted without its indent
+            if whole is not None:
+                g = whole.groups()
+                backend, device = self._sections_of([index])
+                self._emit_perf(_Pending(index, g[0], g[1], backend[0], device[0], ""),
+                                int(g[2]), float(g[3]), perf_extra(g, 4), index)
+                return
         m = NUMS_AT.match(line) or NUMS_ANY.search(line)
         pending = self.pending
         if m is not None and pending is not None:
@@ -329,6 +369,8 @@ class _ConsoleParser:
 
     def _emit_perf(self, p: _Pending, runs: int, us: float, extra: dict[str, Any],
                    index: int) -> None:
+        if "(" in p.params and self._name_in_params(p):
+            return
         canon, pdict = parse_params(p.params)
         self._split_extra(p, index, extra)
         self.out.rows.append(Row(p.index + 1, TBO_CONSOLE, "perf", p.backend, p.device, None,
@@ -411,7 +453,17 @@ class _ConsoleParser:
 
     def _emit_parity(self, p: _Pending, passed: bool, error: str | None, index: int) -> None:
         self.test_mode = True
+        orphan = self.orphan_error
+        if orphan is not None:
+            self.orphan_error = None
+            if not passed and not error and index - orphan[0] <= 2:
+                error = orphan[1]
+            else:
+                self._orphan_problem(orphan)
+        if "(" in p.params and self._name_in_params(p):
+            return
         canon, pdict = parse_params(p.params)
+        self.verdicts.setdefault((p.backend, p.name, canon), passed)
         extra: dict[str, Any] = {}
         nmse: float | None = None
         if error:
@@ -446,6 +498,12 @@ class _ConsoleParser:
 
     def _indented_line(self, line: str, index: int) -> bool:
         """Indented summary/section lines; False when the line is something else."""
+        self.failing_list = False
+        if line.startswith(_BACKEND_NAME):      # the old header's second line names it again
+            name = line[len(_BACKEND_NAME):].strip() or None
+            if name != self.backend:
+                self._set_section(index, name, self.device)
+            return True
         if line.startswith("  Device description: "):
             self._set_section(index, self.backend, line.split(":", 1)[1].strip() or None)
             return True
@@ -474,7 +532,13 @@ class _ConsoleParser:
             self._flush_pending("a new backend section started")
             if self.tests is not None:
                 self._use_tests(False, None, None, index)
-            self._set_section(index, m.group(3) or None, None)
+            self.failing_list = False
+            self._set_section(index, m.group(3) or m.group(4) or None, None)
+            return True
+        if line.startswith("Failing tests:"):
+            self._flush_pending("the list of failing tests followed")
+            self.failing_list = True
+            self.test_mode = True
             return True
         if line.startswith("Testing ") and _TESTING.match(line):
             self.out.note("devices", int(line.split()[1]))
@@ -499,6 +563,92 @@ class _ConsoleParser:
             return True
         return False
 
+    # -- pasted / reordered failures --------------------------------------------------------
+    def _error_first(self, line: str, index: int) -> bool:
+        """`[OP] ERR = x > y   OP(params): FAIL` (the error printed before the case name), or
+        an error line alone whose case follows."""
+        text = strip_ansi(line)
+        if _ERROR_ONLY.match(text) is None:      # `[INFO] ...` chatter is not a failure
+            return False
+        m = _ERROR_FIRST.match(text)
+        if m is not None:
+            err, name, params, rest = m.group(1), m.group(2), m.group(3), m.group(4) or ""
+            synthetic = f"  {name}({params}): {err} {rest.strip()}".rstrip()
+            found = _NAME_LINE.match(synthetic)
+            if found is not None:
+                self._name_line(found, index, synthetic)
+                return True
+        if self.pending is not None and not text.rstrip().endswith("FAIL"):
+            self.pending.text = " ".join(t for t in (self.pending.text, text.strip()) if t)
+            return True
+        if self.pending is None:
+            if self.orphan_error is not None:
+                self._orphan_problem(self.orphan_error)
+            self.orphan_error = (index, text.strip())
+            return True
+        return False
+
+    def _orphan_problem(self, orphan: tuple[int, str]) -> None:
+        self.out.problem(self.source, orphan[0] + 1, orphan[1], "failure text without a case "
+                         "name next to it: which case failed is unknown", MALFORMED)
+
+    def _listed_failure(self, name: str, params: str, index: int, line: str) -> None:
+        """One case of the `Failing tests:` list that test mode prints per backend."""
+        canon, pdict = parse_params(params)
+        seen = self.verdicts.get((self.backend, name, canon))
+        if seen is False:
+            self.out.note("failing_list_confirmed")
+            return
+        if seen is True:
+            self.out.problem(self.source, index + 1, line, f"{name} is listed as failing but "
+                             "its own line said OK")
+            return
+        self.verdicts[(self.backend, name, canon)] = False
+        self.out.rows.append(Row(index + 1, TBO_TEST, "parity", self.backend, self.device, None,
+                                 name, canon, pdict, supported=True, passed=False,
+                                 error="listed under `Failing tests:`",
+                                 extra={"failing_list": True}))
+
+    def _cut_name(self, line: str, index: int) -> None:
+        """A row name without its `):`: wrapped by a paste (join it with the next lines) or
+        cut off (a problem)."""
+        merged, used = paste.join_at(self.lines, index)
+        if merged is None:
+            self.out.problem(self.source, index + 1, line, "row name is cut off (no closing "
+                             "`):`): its result cannot be attributed", INCOMPLETE)
+            return
+        for k in range(1, used + 1):
+            self.lines[index + k] = ""          # consumed (the main loop skips empty lines)
+        self.out.note("wrapped_rows_joined")
+        merged = strip_ansi(merged)
+        whole = PERF_ROW.match(merged)
+        if whole is not None:
+            g = whole.groups()
+            if self.pending is not None:
+                self._flush_pending("a new row started before its result")
+            self._emit_perf(_Pending(index, g[0], g[1], self.backend, self.device, ""),
+                            int(g[2]), float(g[3]), perf_extra(g, 4), index)
+            return
+        if "us/run" in merged:
+            self._numbers_line(merged, index)
+            return
+        found = _NAME_LINE.match(merged)
+        if found is not None:
+            self._name_line(found, index, merged)
+        else:
+            self.out.problem(self.source, index + 1, merged, "a wrapped row that does not parse "
+                             "once joined")
+
+    def _name_in_params(self, p: _Pending) -> bool:
+        """A case name repeated inside its own params (`ADD(ADD(type=f32,...)`): two pasted
+        rows run together; which row the result belongs to is unknown."""
+        if p.name + "(" not in p.params:
+            return False
+        self.out.problem(self.source, p.index + 1, f"  {p.name}({p.params})", f"the case name "
+                         f"{p.name} is repeated inside its params (rows run together?): the "
+                         "result is not attributed", MALFORMED)
+        return True
+
     # -- ggml_test hand-off ---------------------------------------------------------------
     def _ggml(self, text: str, index: int) -> None:
         at = text.find(ggml_test.PREFIX)
@@ -508,6 +658,9 @@ class _ConsoleParser:
     # -- the end --------------------------------------------------------------------------
     def _finish(self) -> ParsedFile:
         out = self.out
+        if self.orphan_error is not None:
+            self._orphan_problem(self.orphan_error)
+            self.orphan_error = None
         if self.tests is not None:
             self._use_tests(False, None, None, self.tests[2] - 1)
         if self.summary:

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from evidence.catalog import REQUIRE_GATES
+from evidence.catalog import CATALOG, REQUIRE_GATES, EnvVar
 from evidence.decisions import DecisionOptions
 from evidence.ingest import IngestResult, ingest_files, write_evidence_json
 from evidence.matching import BackendError
@@ -27,6 +27,7 @@ from evidence.service import gate_files, report_files
 from evidence.settings import EvidenceSettings, SettingsError, load_settings
 from evidence.stats import DEFAULT_REPLICATES, DEFAULT_SEED
 from evidence.summary import gate_threshold, gate_value, render_summary
+from evidence.user_catalog import CatalogError, load_user_catalog
 from meshcert.atomic import write_atomic
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
 from reports.outputs import write_reports
@@ -149,9 +150,10 @@ def _fail(lines: list[str]) -> typer.Exit:
     return typer.Exit(GATE_EXIT)
 
 
-def _settings(require_gates: bool) -> EvidenceSettings:
+def _settings(require_gates: bool, extra: tuple[EnvVar, ...] = ()) -> EvidenceSettings:
     try:
-        return load_settings(overrides={REQUIRE_GATES: True} if require_gates else None)
+        return load_settings(overrides={REQUIRE_GATES: True} if require_gates else None,
+                             extra=extra)
     except SettingsError as exc:
         raise _fail([str(exc)]) from None
 
@@ -270,10 +272,20 @@ def report(
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
+    catalog_file: Annotated[Path | None, typer.Option(
+        "--catalog", help="TOML or JSON file of your own decisions (rows, threshold and its "
+        "env var, parity and quality needs; schema docs/evidence-catalog.schema.json), added "
+        "to the built-in GLM Phase E/D catalog.", dir_okay=False)] = None,
 ) -> None:
     """Gate + decisions: write decisions.json (the EvidenceReport) and summary.md. Exit 2 when
     the gate is enforced and fails, or when --package breaks the q2_K routed-down rule."""
-    settings = _settings(require_gates)
+    catalog, extra = CATALOG, tuple[EnvVar, ...]()
+    if catalog_file is not None:
+        try:
+            catalog, extra = load_user_catalog(catalog_file)
+        except CatalogError as exc:
+            raise _fail([str(exc)]) from None
+    settings = _settings(require_gates, extra)
     options = DecisionOptions(quality_baseline=quality_baseline,
                               quality_candidate=quality_candidate,
                               max_ppl_increase=max_ppl_increase, max_kld_mean=max_kld,
@@ -281,7 +293,8 @@ def report(
     try:
         run = report_files(files, settings=settings, label=label, backend=backend,
                            decisions=options, package=package,
-                           source_gguf=str(source_gguf) if source_gguf else None)
+                           source_gguf=str(source_gguf) if source_gguf else None,
+                           catalog=catalog)
     except (BackendError, PackageLoadError) as exc:
         raise _fail([str(exc)]) from None
     _warn_problems(run.ingest)

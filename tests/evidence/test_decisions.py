@@ -146,20 +146,29 @@ def test_quality_from_separate_perplexity_runs_and_custom_labels() -> None:
                                  "ppl-q3 logits"]
 
 
-# -- review tripwires are never promotions ------------------------------------------------------
+# -- review tripwires: the gate trips, the decision follows the catalog rule --------------------
 
 
 MERGED_PARITY = {"parity-merged.console.log": parity_console(
     {"ffn_q3_down": True, "ffn_q3_down_merged_shexp": True})}
 
 
-def test_merged_shared_tripwire_asks_for_a_review_instead_of_promoting() -> None:
+def test_merged_shared_tripwire_promotes_and_keeps_the_revisit_message() -> None:
     d = decide(repeated({"ffn_q3_down": 1147.21, "ffn_q3_down_merged_shexp": 868.59}, 5),
                MERGED_PARITY)["moe_merged_shared_gate_up"]
-    assert d.verdict == "keep-evidence-gated"
+    assert d.verdict == "promote", d.reason
     assert d.review_required
+    assert "revisit disabled merged shared-expert policy" in d.reason
     assert d.messages[0].startswith("revisit disabled merged shared-expert policy")
-    assert "never a promotion" in d.reason
+    c = d.comparisons[0]
+    assert c.ci_low is not None and c.ci_low > 1.02
+
+
+def test_merged_shared_tripwire_without_parity_needs_parity() -> None:
+    d = decide(repeated({"ffn_q3_down": 1147.21, "ffn_q3_down_merged_shexp": 868.59}, 5)
+               )["moe_merged_shared_gate_up"]
+    assert d.verdict == "needs-parity"
+    assert d.review_required
 
 
 def test_tripwire_below_threshold_and_with_few_samples() -> None:

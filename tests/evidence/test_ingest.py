@@ -34,7 +34,7 @@ EXPECTED_FORMAT = {
     "older-build.sql": "tbo-sql", "tbo-output.csv": "tbo-csv", "llama-bench.json":
     "llama-bench", "llama-bench.jsonl": "llama-bench", "llama-bench.csv": "llama-bench",
     "llama-bench.sql": "llama-bench", "ppl-q3_K.log": "perplexity",
-    "kld-q2_K-routed-down.log": "perplexity",
+    "kld-q2_K-routed-down.log": "perplexity", "llama-bench-md-pasted.txt": "llama-bench",
 }
 
 

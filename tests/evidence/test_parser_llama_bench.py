@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from evidence.parsers import llama_bench
-from evidence.parsers.base import LLAMA_BENCH, MALFORMED, REJECTED
+from evidence.parsers import detect, llama_bench
+from evidence.parsers.base import LLAMA_BENCH, MALFORMED
 from evidence.table import table_from_parsed
 from tests.evidence.samples import text
 
@@ -85,5 +85,41 @@ def test_csv_column_mismatch_and_markdown() -> None:
     assert {r["op"] for r in rows} == {"pp512"}
     md = ("| model | size | params | backend | ngl | test | t/s |\n"
           "| --- | ---: | ---: | --- | --: | --- | ---: |\n")
-    parsed, rows = records(md)
-    assert rows == [] and parsed.problems[0].kind == REJECTED
+    parsed, rows = records(md)          # a header without rows: a problem, no values
+    assert rows == [] and parsed.problems[0].reason == "llama-bench table without result rows"
+
+
+MD_TABLE = text("llama-bench-md-pasted.txt")  # among stderr lines and code fences
+ROUNDED_ROW = "| llama 7B Q4_0 | 3.56 GiB | 6.74 B | CUDA | 99 | tg128 | 137.0 |"
+CUT_ROW = "| llama 7B Q4_0                  |   3.56 GiB |     6.74 B | CUDA"
+
+
+def test_default_markdown_table_among_stderr_and_fences() -> None:
+    bad_rows = f"{ROUNDED_ROW}\n{CUT_ROW}\n```\n\nbuild"
+    parsed, rows = records(MD_TABLE.replace("```\n\nbuild", bad_rows))
+    assert [(r["op"], r["value"], r["value_err"], r["backend"], r["source_line"])
+            for r in rows] == [("pp512", 4125.44, 21.07, "CUDA", 6),
+                               ("tg128", 137.09, 0.25, "CUDA", 8),
+                               ("pp512@d4096", 3001.1, 4.0, "CUDA", 9)]
+    assert rows[0]["param_dict"] == {"model_type": "llama 7B Q4_0", "n_gpu_layers": 99}
+    assert rows[0]["build_commit"] == "8e672efe"
+    assert [(p.line, p.kind) for p in parsed.problems] == [(10, MALFORMED), (11, MALFORMED)]
+
+
+def test_old_sql_table_named_test_is_llama_bench() -> None:
+    sql = ("CREATE TABLE IF NOT EXISTS test (\n  build_commit TEXT,\n  avg_ns INTEGER,\n"
+           "  avg_ts REAL\n);\n"
+           "INSERT INTO test (build_commit, n_prompt, n_gen, avg_ns, stddev_ns, avg_ts, "
+           "stddev_ts) VALUES ('8e672efe', '512', '0', '124108000', '100000', '4125.44', "
+           "'21.07');\n")
+    assert detect(sql, "bench.sql") == LLAMA_BENCH
+    parsed, rows = records(sql)
+    assert parsed.problems == []
+    assert {(r["op"], r["metric"], r["value"]) for r in rows} == {
+        ("pp512", "avg_ts", 4125.44), ("pp512", "avg_ns", 124108000.0)}
+
+
+def test_a_perplexity_result_next_to_a_table_is_a_problem_not_lost() -> None:
+    parsed, rows = records(MD_TABLE + "8.15.208.717 I Final estimate: PPL = 7.8276 +/- 0.33145\n")
+    assert len(rows) == 3
+    assert [p.line for p in parsed.problems] == [len(MD_TABLE.split("\n"))]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from evidence.parsers import perplexity
+from evidence.parsers import detect, perplexity
 from evidence.parsers.base import INCOMPLETE, MALFORMED, PERPLEXITY
 from evidence.table import table_from_parsed
 from tests.evidence.samples import text
@@ -59,3 +59,42 @@ def test_interrupted_run_and_malformed_results() -> None:
                             "Final estimate: PPL = 4.5 +/- 0.1\n")
     assert [(p.line, p.kind) for p in parsed.problems] == [(1, MALFORMED), (2, MALFORMED)]
     assert found["ppl"]["source_line"] == 3
+
+
+# -- real shapes: log prefixes, a fork's wording, early KL output, truncation -----------------
+
+
+def test_final_line_behind_a_log_prefix_and_the_fork_wording() -> None:
+    parsed, found = metrics("0.01.361.084 I Final estimate: PPL = 8.4633 +/- 0.13571\n")
+    assert parsed.problems == [] and found["ppl"]["value"] == 8.4633
+    parsed, found = metrics("Final estimate: PPL over 4 chunks for n_ctx=256 = 14.2651 +/- "
+                            "1.20873\n")
+    assert parsed.problems == [] and found["ppl"]["value_err"] == 1.20873
+    assert found["ppl"]["param_dict"] == {"n_ctx": 256}
+
+
+def test_a_cut_final_line_is_a_problem_not_a_value() -> None:
+    for body in ("Final estimate: PPL = 6\n", "Final estimate: PPL = 6.1234 +/- 0.0"):
+        parsed, found = metrics(body)
+        assert "ppl" not in found       # the line's problem, then "no perplexity result"
+        assert [(p.line, p.kind) for p in parsed.problems] == [(1, INCOMPLETE),
+                                                              (None, INCOMPLETE)]
+
+
+def test_early_2024_kl_divergence_statistics() -> None:
+    parsed, found = metrics("===== KL-divergence statistics\nAverage:   0.010623 ±   0.000065\n"
+                            "Median :   0.005517\nMinimum:  -0.000021\nMaximum:   3.456789\n"
+                            "KLD_99 :   0.087041\nKLD_1  :   0.000013\n")
+    assert parsed.problems == []
+    assert {k: v["value"] for k, v in found.items()} == {
+        "kld_mean": 0.010623, "kld_median": 0.005517, "kld_min": -0.000021,
+        "kld_max": 3.456789, "kld_p99": 0.087041, "kld_p1": 0.000013}
+    assert detect("===== KL-divergence statistics\nAverage:   0.010623 ±   0.000065\n") \
+        == PERPLEXITY
+
+
+def test_a_plus_minus_mangled_by_a_paste() -> None:
+    parsed, found = metrics("Mean PPL(Q)                   :  10.910139 _   0.080259\n"
+                            "Mean    _p: -0.979 _ 0.015 %\n")
+    assert found["ppl_q"]["value_err"] == 0.080259
+    assert [(p.line, p.kind) for p in parsed.problems] == [(2, MALFORMED)]

@@ -4,7 +4,8 @@ builders that format rows exactly as test-backend-ops prints them (padding, ANSI
 Files: phase-e-perf.console.log (perf, split rows, ggml_test lines, not supported),
 phase-e-parity.console.log (test mode), kernel-sweep/*.console.log, fixed-block-dispatch/*,
 phase-e-perf.sql / older-build.sql (--output sql, 16 / 14 columns), tbo-output.csv,
-llama-bench.{json,jsonl,csv,sql}, ppl-q3_K.log, kld-q2_K-routed-down.log.
+llama-bench.{json,jsonl,csv,sql}, llama-bench-md-pasted.txt (the default table as pasted),
+ppl-q3_K.log, kld-q2_K-routed-down.log.
 """
 
 from __future__ import annotations
