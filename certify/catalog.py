@@ -295,6 +295,12 @@ CATALOG |= _rows("package_v2", W, {
     "sidecars until mesh-llm is fixed.",
 })
 
+# --- Slices (--layers / --stage) and `report merge` -----------------------------------------
+CATALOG |= _rows("slices", E, {
+    "invalid_scope": "Give --layers A..B with 0 <= A < B <= layer_count, or --stage I/N with "
+    "N no more than layer_count.",
+})
+
 # --- Engine --------------------------------------------------------------------------------
 CATALOG |= _rows("engine", E, {
     "internal_error": "A check crashed; the result is incomplete. Report this as a meshcert bug.",
