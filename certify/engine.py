@@ -208,6 +208,8 @@ def build_report(
         stage_plan=plan, transfer=transfer, runtime_abi=view.options.runtime_abi,
         package_format=view.package_format, package_id=_package_id(view),
         scope=_scope(view), digests=_digests(view),
+        declared_artifacts=list(dict.fromkeys(
+            e.path for e in view.artifacts() if isinstance(e.path, str))),
     )
 
 

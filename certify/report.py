@@ -161,6 +161,9 @@ class CertReport(_Model):
 
     scope: CertScope | None = Field(
         default=None, description="Set when only a slice was certified (--layers/--stage).")
+    declared_artifacts: list[str] = Field(
+        default_factory=list, description="Every artifact path the manifest declares (what "
+        "the slices of a `report merge` must cover together).")
     digests: dict[str, str] = Field(
         default_factory=dict, description="Every SHA-256 this run computed: path -> hex.")
     merge: MergeInfo | None = Field(
