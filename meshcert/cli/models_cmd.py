@@ -140,6 +140,10 @@ def certify(
     if runtime_abi is not None and not _ABI.match(runtime_abi):
         raise typer.BadParameter("must be major.minor[.patch]", param_hint="--runtime-abi")
     scope = parse_scope(layers, stage)
+    if scope is not None and source is not None:
+        raise typer.BadParameter("--source compares every tensor of the whole package; it "
+                                 "cannot be combined with --layers/--stage",
+                                 param_hint="--source")
     runtime = None
     if api_base is not None:
         runtime = RuntimeRequest(

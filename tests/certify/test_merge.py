@@ -11,6 +11,8 @@ from certify.checks import all_checks
 from certify.merge import SCOPE_FREE_CHECKS, Slice, layer_ranges, merge_slices
 from certify.report import CertReport
 from certify.scope import parse_stage
+from certify.service import CertRequest, certify_package
+from certify.view import CertOptions
 from meshcert.packagegen.split import SplitPackage
 from tests.certify.test_scope import build, certify, errors, layer_file
 
@@ -121,3 +123,21 @@ def test_scope_free_checks_are_registered_checks() -> None:
 def test_layer_ranges_are_half_open() -> None:
     assert layer_ranges([0, 1, 2, 5, 7, 8]) == "0..3, 5..6, 7..9"
     assert layer_ranges([]) == ""
+
+
+def test_slices_run_with_different_rules_disagree_on_the_manifest_verdict(
+        pkg: SplitPackage) -> None:
+    first = Slice("stage-0.json", certify_package(CertRequest(model=str(pkg.root), options=(
+        CertOptions(scope=parse_stage(f"0/{N}"), runtime_abi="0.1.54")))))
+    merged = merge_slices([first, *slices(pkg, [1, 2])])
+    assert merged.status == "failed"
+    disagree = [f.message for f in merged.findings if f.code == "slice_verdict_mismatch"]
+    assert len(disagree) == 2 and all("stage-0.json disagree" in m for m in disagree)
+
+
+def test_a_report_without_a_manifest_cannot_be_merged(pkg: SplitPackage, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    merged = merge_slices([*slices(pkg), Slice("empty.json", certify(empty))])
+    assert merged.status == "failed"
+    assert "slice_not_merged" in merge_codes(merged)

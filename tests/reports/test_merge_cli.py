@@ -71,8 +71,8 @@ def test_merge_refuses_what_is_not_a_cert_report(tmp_path: Path) -> None:
 
 
 def test_certify_rejects_a_malformed_or_double_scope(tmp_path: Path) -> None:
-    for args in (["--stage", "3/3"], ["--layers", "4..2"], ["--stage", "0/2", "--layers",
-                                                             "0..1"]):
+    for args in (["--stage", "3/3"], ["--layers", "4..2"],
+                 ["--stage", "0/2", "--layers", "0..1"], ["--stage", "0/2", "--source", "s.gguf"]):
         result = runner.invoke(app, ["models", "certify", str(tmp_path), "--package-only",
                                      *args])
         assert result.exit_code == 2, (args, result.output)
