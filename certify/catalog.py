@@ -317,6 +317,24 @@ CATALOG |= _rows("package_v2", W, {
     "sidecars until mesh-llm is fixed.",
 })
 
+# --- Slices (--layers / --stage) and `report merge` -----------------------------------------
+CATALOG |= _rows("slices", E, {
+    "invalid_scope": "Give --layers A..B with 0 <= A < B <= layer_count, or --stage I/N with "
+    "N no more than layer_count.",
+    "slice_package_mismatch": "Merge only slices of one package: the same manifest sha256, "
+    "package_id and resolved hf:// commit. Re-certify the odd slice against that package.",
+    "slice_verdict_mismatch": "The slices disagree on the manifest-wide checks; re-certify "
+    "them with the same meshcert version and options.",
+    "slice_digest_mismatch": "Two slices hashed the same artifact to different digests: one "
+    "node holds different bytes. Re-download that artifact on the node whose digest differs "
+    "from the manifest, then re-certify its slice.",
+    "slice_failed": "A slice failed: fix the findings of that slice's report, then re-certify it.",
+    "slice_not_merged": "Give every slice a meshcert cert.json with a scope or a whole-package "
+    "report; this file cannot be merged.",
+    "coverage_missing": "Certify the missing layers (--layers A..B or the missing --stage I/N) "
+    "and merge again; the merged result stays incomplete until every artifact is verified.",
+})
+
 # --- Engine --------------------------------------------------------------------------------
 CATALOG |= _rows("engine", E, {
     "internal_error": "A check crashed; the result is incomplete. Report this as a meshcert bug.",

@@ -13,6 +13,7 @@ from certify.manifest_model import is_int, layer_count
 from certify.report import (
     SCHEMA_VERSION,
     CertReport,
+    CertScope,
     CheckRun,
     CheckStatus,
     Gate,
@@ -206,7 +207,27 @@ def build_report(
         started_at=started_at, finished_at=utc_now(), verification=view.verification,
         stage_plan=plan, transfer=transfer, runtime_abi=view.options.runtime_abi,
         package_format=view.package_format, package_id=_package_id(view),
+        scope=_scope(view), digests=_digests(view),
+        declared_artifacts=list(dict.fromkeys(
+            e.path for e in view.artifacts() if isinstance(e.path, str))),
     )
+
+
+def _scope(view: PackageView) -> CertScope | None:
+    selection = view.selection()
+    request, stage = selection.request, selection.stage
+    if request is None or stage is None or selection.paths is None:
+        return None  # whole package, or a scope the scope check reports as invalid
+    label = (f"{request.stage_index}/{request.stage_count}"
+             if request.stage_index is not None else None)
+    return CertScope(layer_start=stage.layer_start, layer_end=stage.layer_end, stage=label,
+                     artifacts=sorted(selection.paths))
+
+
+def _digests(view: PackageView) -> dict[str, str]:
+    """The SHA-256 this run computed (not the Hub's attested ones), for `report merge`."""
+    return {path: fact.sha256 for path, fact in sorted(view.files.items())
+            if fact.sha256 is not None}
 
 
 def _package_id(view: PackageView) -> str | None:

@@ -93,6 +93,37 @@ class TransferStats(_Model):
     header_bytes: int = 0
 
 
+class CertScope(_Model):
+    """The slice a run certified (`--layers A..B` / `--stage I/N`): artifact checks ran on
+    exactly these artifacts; the manifest-wide checks ran as always."""
+
+    layer_start: int
+    layer_end: int = Field(description="Exclusive, like mesh-llm's stage ranges.")
+    stage: str | None = Field(default=None, description="I/N when given as --stage.")
+    artifacts: list[str] = Field(default_factory=list, description="Artifact paths verified.")
+
+
+class SliceCoverage(_Model):
+    """One slice of a merged report: which report, what it covered, how it ended."""
+
+    report: str = Field(description="The slice report's file, as given to `report merge`.")
+    status: OverallStatus
+    layer_start: int
+    layer_end: int
+    stage: str | None = None
+    artifacts: int = Field(description="Number of artifacts this slice verified.")
+
+
+class MergeInfo(_Model):
+    """`meshcert report merge`: the slices and what none of them verified."""
+
+    slices: list[SliceCoverage]
+    verified_artifacts: int
+    declared_artifacts: int
+    unverified_layers: list[int] = Field(default_factory=list)
+    unverified_artifacts: list[str] = Field(default_factory=list)
+
+
 class CertReport(_Model):
     schema_version: Literal[1] = SCHEMA_VERSION
     status: OverallStatus
@@ -127,6 +158,16 @@ class CertReport(_Model):
     package_id: str | None = Field(
         default=None, description="v2 only: the package_id the manifest declares (checked "
         "against the recomputed canonical id).")
+
+    scope: CertScope | None = Field(
+        default=None, description="Set when only a slice was certified (--layers/--stage).")
+    declared_artifacts: list[str] = Field(
+        default_factory=list, description="Every artifact path the manifest declares (what "
+        "the slices of a `report merge` must cover together).")
+    digests: dict[str, str] = Field(
+        default_factory=dict, description="Every SHA-256 this run computed: path -> hex.")
+    merge: MergeInfo | None = Field(
+        default=None, description="Set on a report merged from slices (`report merge`).")
 
     def to_json(self) -> str:
         """Pretty JSON plus a newline, as mesh-llm writes cert.json."""

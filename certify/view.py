@@ -15,6 +15,7 @@ from certify.gguf.model import GGUFHeader, HeaderError
 from certify.manifest_model import ArtifactEntry, PackageFormat, artifact_entries, package_format
 from certify.manifest_parse import ParsedManifest
 from certify.report import RefInfo, VerificationMode
+from certify.scope import ScopeRequest, Selection
 
 FileKind = Literal["file", "missing", "directory", "special", "link_outside", "unreadable"]
 
@@ -44,6 +45,8 @@ class CertOptions:
     verify_sha256: bool | None = None  # None: local dirs hash everything, hf:// trusts the Hub
     stages: int | None = None
     evidence_verdicts: dict[str, str] | None = None  # policy -> verdict (from decisions.json)
+    scope: ScopeRequest | None = None  # --layers A..B / --stage I/N: certify one node's slice
+
 
 
 @dataclass
@@ -66,6 +69,7 @@ class PackageView:
     transfer: dict[str, int] = field(default_factory=dict)
     _catalog: list[TensorCatalog | None] = field(default_factory=list, repr=False)  # memo
     standalone: bool = False  # `models inspect`: the headers are bare GGUF files, no package
+    _selection: list[Selection] = field(default_factory=list, repr=False)  # memo
 
     @property
     def manifest(self) -> dict[str, Any] | None:
@@ -84,6 +88,17 @@ class PackageView:
             return v2_artifact_entries(self.parsed.data or {})
         # v1, or an unsupported version read as v1 so its files are still checked
         return artifact_entries(self.parsed.data) if self.parsed.data is not None else []
+
+    def selection(self) -> Selection:
+        """The slice this run certifies (every artifact when no scope was asked for)."""
+        if not self._selection:
+            self._selection.append(Selection.resolve(self.options.scope, self.manifest,
+                                                     self.package_format, self.artifacts()))
+        return self._selection[0]
+
+    def selected(self, path: object) -> bool:
+        """Whether the artifact at `path` is in this run's slice (sources gather only those)."""
+        return self.selection().includes(path)
 
     def carrier_entry(self) -> ArtifactEntry | None:
         """v2: the metadata carrier's artifact entry (None for v1 or when none is declared)."""

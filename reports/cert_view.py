@@ -14,6 +14,7 @@ from certify.findings import Finding
 from certify.report import CertReport, CheckRun, MaterializedStage, RuntimeGate
 from reports import fmt, svg
 from reports.common import Fact, Stat
+from reports.coverage_view import CoverageView, build_coverage_view
 
 SEVERITY_ORDER = ("error", "warning", "info")
 SEVERITY_TITLES = {"error": "Errors", "warning": "Warnings", "info": "Notes"}
@@ -135,6 +136,7 @@ class CertView:
     gate_chart: Markup | None
     provenance: list[Fact]
     counts: dict[str, int] = field(default_factory=dict)
+    coverage: CoverageView | None = None  # merged reports: which slice verified which layers
 
 
 # ---------------------------------------------------------------------------------------------
@@ -362,4 +364,5 @@ def build_cert_view(report: CertReport) -> CertView:
         gate_chart=_gate_chart(report.runtime_gates),
         provenance=_provenance(report),
         counts=counts,
+        coverage=build_coverage_view(report),
     )

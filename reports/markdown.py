@@ -56,6 +56,14 @@ def render_cert_markdown(report: CertReport) -> str:
         out += table(["check", "status", "findings", "time"],
                      [[code(c.name), status(c.status), str(c.findings), text(c.duration)]
                       for c in view.checks], ["l", "l", "r", "r"])
+    if view.coverage is not None:
+        out += ["", "### Slice coverage", "", text(view.coverage.summary), ""]
+        out += table(["slice report", "stage", "layers", "artifacts", "status"],
+                     [[code(s.report), text(s.stage), text(s.layers), str(s.artifacts),
+                       status(s.status)] for s in view.coverage.rows], ["l", "l", "l", "r", "l"])
+        if view.coverage.unverified:
+            out += ["", "Verified by no slice: "
+                    + ", ".join(code(p) for p in view.coverage.unverified)]
     for fig in view.stage_figures:
         out += ["", f"### {text(fig.title)}", ""]
         out += table(["stage", "layers", "shared parts fetched", "parts", "verified", "bytes"],

@@ -3,7 +3,8 @@
 One `model_info(files_metadata=True)` resolves the ref to a commit and lists every file with
 its size and LFS sha256; every later request uses that commit. The manifest and README are
 downloaded (small); GGUF headers are read with HTTP ranges; artifact content is streamed and
-hashed only with --verify-sha256. The number of requests does not grow with the number of
+hashed only with --verify-sha256. A slice (--layers/--stage) reads headers of, and streams,
+only its own parts. The number of requests does not grow with the number of
 layers except for the header reads, which are per fragment by nature.
 
 Every Hub failure becomes a finding (hub_repo_not_found, hub_gated, hub_unreachable, ...);
@@ -108,7 +109,7 @@ def _fill(view: PackageView, listing: list[RemoteFile], files: HubFiles,
     view.manifest_raw, view.parsed = _manifest(by_path, files)
     folders = directories(by_path)
     view.files = {a.path: fact_for(a.path, by_path, folders) for a in view.artifacts()
-                  if unsafe_path_reason(a.path) is None}
+                  if unsafe_path_reason(a.path) is None and view.selected(a.path)}
     readme = by_path.get(README_NAME)
     if readme is not None:
         data = files.read_all(README_NAME, MAX_README_BYTES,

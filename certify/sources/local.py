@@ -133,8 +133,8 @@ def _gather_files(view: PackageView, root: str, progress: ProgressObserver,
                   verify_cache: str | None) -> None:
     facts: dict[str, FileFact] = {}
     for artifact in view.artifacts():
-        path = artifact.path
-        if unsafe_path_reason(path) is None and path not in facts:
+        path = artifact.path  # a slice (--layers/--stage) stats and hashes only its parts
+        if unsafe_path_reason(path) is None and path not in facts and view.selected(path):
             facts[path] = inspect_path(root, path)
     if view.options.verify_sha256:
         regular = {rel: os.path.join(root, *rel.split("/"))

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from certify.progress import NullProgress, ProgressObserver
 from certify.report import CertReport
+from certify.scope import ScopeRequest, parse_layers, parse_stage
 from certify.service import CertRequest, RuntimeRequest, certify_package
 from certify.view import CertOptions
 from meshcert.atomic import write_atomic
@@ -53,6 +54,20 @@ def load_evidence_verdicts(path: str) -> dict[str, str]:
     return {str(d.get("policy")): str(d.get("verdict")) for d in decisions if isinstance(d, dict)}
 
 
+def parse_scope(layers: str | None, stage: str | None) -> ScopeRequest | None:
+    """--layers A..B or --stage I/N (not both) -> the slice to certify."""
+    if layers is not None and stage is not None:
+        raise typer.BadParameter("give --layers or --stage, not both",
+                                 param_hint="--layers / --stage")
+    try:
+        if layers is not None:
+            return parse_layers(layers)
+        return parse_stage(stage) if stage is not None else None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc),
+                                 param_hint="--layers" if layers else "--stage") from None
+
+
 @app.command("certify")
 def certify(
     model: Annotated[str, typer.Argument(help="hf://ns/repo[@rev] or a local package dir.")],
@@ -90,6 +105,12 @@ def certify(
     ] = None,
     stages: Annotated[int | None, typer.Option(
         help="Also show the package tool's N-stage plan.")] = None,
+    layers: Annotated[str | None, typer.Option(
+        "--layers", metavar="A..B", help="Certify only this node's slice: layers A to B-1 "
+        "(half-open); the manifest-wide checks still run.")] = None,
+    stage: Annotated[str | None, typer.Option(
+        "--stage", metavar="I/N", help="Certify only stage I of the package tool's N-stage "
+        "plan (I from 0); merge the slices with `meshcert report merge`.")] = None,
     source: Annotated[str | None, typer.Option(
         help="Source GGUF (or first shard) to compare tensors with.")] = None,
     evidence: Annotated[str | None, typer.Option(
@@ -119,6 +140,11 @@ def certify(
         raise typer.BadParameter("must be > 0", param_hint="--stages")
     if runtime_abi is not None and not _ABI.match(runtime_abi):
         raise typer.BadParameter("must be major.minor[.patch]", param_hint="--runtime-abi")
+    scope = parse_scope(layers, stage)
+    if scope is not None and source is not None:
+        raise typer.BadParameter("--source compares every tensor of the whole package; it "
+                                 "cannot be combined with --layers/--stage",
+                                 param_hint="--source")
     runtime = None
     if api_base is not None:
         runtime = RuntimeRequest(
@@ -128,7 +154,8 @@ def certify(
     options = CertOptions(
         runtime_abi=runtime_abi, allow_unpinned=allow_unpinned,
         verify_sha256=verify_sha256,
-        stages=stages, evidence_verdicts=load_evidence_verdicts(evidence) if evidence else None)
+        stages=stages, evidence_verdicts=load_evidence_verdicts(evidence) if evidence else None,
+        scope=scope)
     request = CertRequest(model=model, options=options, runtime=runtime,
                           verify_cache=verify_cache, source_gguf=source)
     progress: ProgressObserver = NullProgress() if (quiet or json_out) else RichProgress()

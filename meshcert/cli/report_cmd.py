@@ -47,3 +47,58 @@ def render(
         raise typer.Exit(1) from None
     for kind, path in written.items():
         typer.echo(f"{kind}: {path}")
+
+
+@app.command("merge")
+def merge(
+    slices: Annotated[list[str], typer.Argument(
+        metavar="SLICE.json...",
+        help="cert.json of each slice (`models certify --stage I/N` on each node).")],
+    report_out: Annotated[str | None, typer.Option(
+        "--report-out", help="Write the merged cert.json here.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the merged JSON.")] = False,
+    html: HtmlOpt = None,
+    md: MdOpt = None,
+    junit: JunitOpt = None,
+) -> None:
+    """Merge slice reports into one for the package; exit 0 passed, 1 failed, 2 unreadable
+    input, 3 incomplete (some layers or artifacts verified by no slice)."""
+    from certify.merge import Slice, merge_slices
+    from certify.report import CertReport
+    from meshcert.atomic import write_atomic
+    from meshcert.cli.models_cmd import EXIT_CODES
+
+    loaded: list[Slice] = []
+    for path in slices:
+        try:
+            report = load_report(path)
+        except ReportLoadError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        if not isinstance(report, CertReport):
+            typer.echo(f"error: {path}: not a cert.json (an evidence report?)", err=True)
+            raise typer.Exit(2)
+        loaded.append(Slice(path, report))
+    merged = merge_slices(loaded)
+    try:
+        if report_out:
+            write_atomic(report_out, merged.to_json())
+        written = write_reports(merged, html=html, md=md, junit=junit)
+    except OSError as exc:
+        typer.echo(f"error: cannot write report: {exc}", err=True)
+        raise typer.Exit(EXIT_CODES["incomplete"]) from None
+    if json_out:
+        typer.echo(merged.to_json(), nl=False)
+    else:
+        info = merged.merge
+        covered = f"{info.verified_artifacts}/{info.declared_artifacts}" if info else "?"
+        typer.echo(f"{merged.status.upper()}: {len(loaded)} slice(s), {covered} artifacts "
+                   "verified")
+        for f in merged.findings:
+            if f.check == "slice_merge":
+                typer.echo(f"  {f.code}: {f.message}")
+        for kind, out in written.items():
+            typer.echo(f"{kind}: {out}")
+        if report_out:
+            typer.echo(f"report: {report_out}")
+    raise typer.Exit(EXIT_CODES[merged.status])
