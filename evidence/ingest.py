@@ -49,7 +49,7 @@ from evidence.table import (
     table_from_parsed,
     table_records,
 )
-from meshcert.atomic import write_atomic
+from certify.atomic import write_atomic
 
 SWEEP_DIRS = ("kernel-sweep", "fixed-block-dispatch")
 _SUFFIXES = (".console.log", ".log", ".txt", ".sql", ".jsonl", ".json", ".csv")
@@ -287,7 +287,7 @@ def ingest_texts(texts: Mapping[str, str] | Sequence[tuple[str, str]],
 
 
 def tool_version() -> str:
-    from meshcert import __version__
+    from certify.version import __version__
 
     return __version__
 

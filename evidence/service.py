@@ -21,7 +21,7 @@ from evidence.ingest import IngestResult, ingest_files, tool_version
 from evidence.matching import Evidence
 from evidence.report import EvidenceReport, GateResult, PackageCheck
 from evidence.settings import EvidenceSettings, load_settings
-from meshcert.atomic import write_atomic
+from certify.atomic import write_atomic
 
 
 @dataclass

@@ -11,7 +11,7 @@ from certify.service import CertRequest, certify_package
 from certify.view import CertOptions
 from evidence.report import EvidenceReport
 from evidence.service import write_example_evidence
-from meshcert.atomic import write_atomic
+from certify.atomic import write_atomic
 from meshcert.packagegen import glm_dsa_spec, write_package
 from reports.outputs import write_reports
 

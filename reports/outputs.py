@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from certify.report import CertReport
-from meshcert.atomic import write_atomic
+from certify.atomic import write_atomic
 from reports.html import render_html
 from reports.junit import render_junit
 from reports.markdown import render_markdown

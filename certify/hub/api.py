@@ -58,7 +58,7 @@ class HubApi:
                  sleep: Sleep = default_sleep) -> None:
         from huggingface_hub import HfApi
 
-        from meshcert import __version__
+        from certify.version import __version__
 
         self._settings = settings
         self._counter = counter

@@ -42,7 +42,7 @@ def hub_headers() -> tuple[dict[str, str], dict[str, str]]:
     """(common headers, auth headers) as huggingface_hub would send them (HF_TOKEN honoured)."""
     from huggingface_hub.utils import build_hf_headers
 
-    from meshcert import __version__
+    from certify.version import __version__
 
     built = build_hf_headers(library_name="meshcert", library_version=__version__)
     common = {"User-Agent": built.get("user-agent", "meshcert"), "Accept-Encoding": "identity"}

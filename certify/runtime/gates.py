@@ -40,7 +40,7 @@ from certify.runtime.rules import (
 from certify.runtime.sse import SSEError, SSEParser
 from certify.runtime.stats import latency_summary, rounded
 from certify.runtime.stream import StreamChecker, is_event_stream
-from certify.service import RuntimeRequest
+from certify.runtime.request import RuntimeRequest
 
 MODELS_PATH = "/v1/models"
 CHAT_PATH = "/v1/chat/completions"

@@ -27,7 +27,7 @@ from evidence.service import gate_files, report_files
 from evidence.settings import EvidenceSettings, SettingsError, load_settings
 from evidence.stats import DEFAULT_REPLICATES, DEFAULT_SEED
 from evidence.summary import gate_threshold, gate_value, render_summary
-from meshcert.atomic import write_atomic
+from certify.atomic import write_atomic
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
 from reports.outputs import write_reports
 

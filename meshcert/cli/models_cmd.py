@@ -16,7 +16,7 @@ from certify.progress import NullProgress, ProgressObserver
 from certify.report import CertReport
 from certify.service import CertRequest, RuntimeRequest, certify_package
 from certify.view import CertOptions
-from meshcert.atomic import write_atomic
+from certify.atomic import write_atomic
 from meshcert.cli.console import RichProgress
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
 from reports.outputs import write_reports

@@ -29,7 +29,7 @@ import pytest
 from typer.testing import CliRunner
 
 from certify import checks
-from meshcert.atomic import write_atomic
+from certify.atomic import write_atomic
 from meshcert.cli import app
 from meshcert.packagegen import PackageInfo, llama_spec, write_package
 from tests.reliability.raw_http import RawServer
@@ -196,7 +196,7 @@ def _break_writes(monkeypatch: pytest.MonkeyPatch, writer: str, error: BaseExcep
     import builtins
 
     real_open = builtins.open
-    monkeypatch.setattr("meshcert.atomic.open",
+    monkeypatch.setattr("certify.atomic.open",
                         lambda *a, **k: _DyingHandle(real_open(*a, **k), error), raising=False)
 
 
