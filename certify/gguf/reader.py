@@ -35,9 +35,8 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from gguf import GGML_QUANT_SIZES
-
 from certify.byte_source import ByteSource, LocalFileSource
+from certify.gguf.constants import GGML_QUANT_SIZES
 from certify.gguf.model import ArraySummary, GGUFHeader, HeaderError, TensorInfo
 
 MAGIC = b"GGUF"

@@ -12,6 +12,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help and usage errors: rich's help panels cost more start-up time (rich.markdown,
+    # pygments) than the rest of `meshcert --help` together, and plain text reads at 80 columns.
+    rich_markup_mode=None,
 )
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(report_cmd.app, name="report")

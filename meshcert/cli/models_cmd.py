@@ -9,19 +9,10 @@ from typing import Annotated
 from urllib.parse import urlparse
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from certify.progress import NullProgress, ProgressObserver
-from certify.report import CertReport
-from certify.service import CertRequest, RuntimeRequest, certify_package
-from certify.view import CertOptions
-from certify.atomic import write_atomic
-from meshcert.cli.console import RichProgress
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
-from reports.outputs import write_reports
 
-app = typer.Typer(help="Model package commands.", no_args_is_help=True)
+app = typer.Typer(help="Model package commands.", no_args_is_help=True, rich_markup_mode=None)
 
 EXIT_CODES = {"passed": 0, "failed": 1, "incomplete": 3}
 _ABI = re.compile(r"^\d+\.\d+(\.\d+)?$")
@@ -94,13 +85,21 @@ def certify(
         help="Source GGUF (or first shard) to compare tensors with.")] = None,
     evidence: Annotated[str | None, typer.Option(
         help="decisions.json from `meshcert evidence report`.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or "
-                                        "summary.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary: "
+                                        "only the errors, on stderr.")] = False,
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
 ) -> None:
     """Certify a layer package; exit 0 passed, 1 failed, 2 usage error, 3 incomplete."""
+    from certify.atomic import write_atomic
+    from certify.progress import NullProgress, ProgressObserver
+    from certify.service import CertRequest, RuntimeRequest, certify_package
+    from certify.view import CertOptions
+    from meshcert.cli.cert_console import print_certification
+    from meshcert.cli.console import RichProgress
+    from reports.outputs import write_reports
+
     if package_only == (api_base is not None):
         raise typer.BadParameter("give exactly one of --package-only or --api-base",
                                  param_hint="--package-only / --api-base")
@@ -146,34 +145,6 @@ def certify(
         raise typer.Exit(EXIT_CODES["incomplete"]) from None
     if json_out:
         typer.echo(report.to_json(), nl=False)
-    elif not quiet:
-        print_summary(report, report_out)
+    else:
+        print_certification(report, report_out, quiet=quiet)
     raise typer.Exit(EXIT_CODES[report.status])
-
-
-_STYLE = {"passed": "bold green", "failed": "bold red", "incomplete": "bold yellow",
-          "not_required": "dim", "error": "red", "warning": "yellow", "info": "dim"}
-
-
-def print_summary(report: CertReport, report_out: str | None,
-                  console: Console | None = None) -> None:
-    out = console or Console()
-    out.print(f"[{_STYLE[report.status]}]{report.status.upper()}[/] {report.input}"
-              f"  (package gate: {report.package_gate.status})")
-    if report.findings:
-        table = Table(show_header=True, header_style="bold", expand=False)
-        for column in ("severity", "code", "where", "message"):
-            table.add_column(column, overflow="fold")
-        rank = {"error": 0, "warning": 1, "info": 2}
-        for f in sorted(report.findings, key=lambda f: rank[f.severity]):
-            where = f.path or ""
-            if f.layer_index is not None:
-                where = f"{where} (layer {f.layer_index})".strip()
-            table.add_row(f"[{_STYLE[f.severity]}]{f.severity}[/]", f.code, where, f.message)
-        out.print(table)
-    for gate in report.runtime_gates:
-        if gate.status != "not_required":
-            out.print(f"  runtime {gate.name}: [{_STYLE[gate.status]}]{gate.status}[/]"
-                      f" {gate.details or ''}")
-    if report_out:
-        out.print(f"report: {report_out}")

@@ -6,11 +6,8 @@ from typing import Annotated
 
 import typer
 
-from reports.loader import ReportLoadError, load_report
-from reports.outputs import write_reports
-
 app = typer.Typer(help="Render reports for reviewers (HTML, Markdown, JUnit XML).",
-                  no_args_is_help=True)
+                  no_args_is_help=True, rich_markup_mode=None)
 
 HtmlOpt = Annotated[str | None, typer.Option(
     "--html", help="Write a self-contained HTML report here.")]
@@ -30,6 +27,9 @@ def render(
     junit: JunitOpt = None,
 ) -> None:
     """Render a report JSON; exit 2 when it is unreadable or not a meshcert report."""
+    from reports.loader import ReportLoadError, load_report
+    from reports.outputs import write_reports
+
     if html is None and md is None and junit is None:
         raise typer.BadParameter("give at least one of --html, --md, --junit",
                                  param_hint="--html / --md / --junit")
