@@ -166,17 +166,21 @@ class HubFiles:
 
     def _retrying(self, action: str, attempt: Callable[[], bytes],
                   cancelled: Callable[[], bool] | None = None) -> bytes:
-        """Each attempt holds one gate slot (at most max_parallel_requests at once); a
-        Retry-After pauses the other threads too (see gate.py)."""
+        """Each attempt holds one gate slot (at most max_parallel_requests at once). A failure
+        is classified before the slot is let go, so a Retry-After pauses the other threads
+        before any of them can take the slot (see gate.py)."""
+        def classify(exc: BaseException) -> HubError:
+            return from_exception(exc, action=action, redact=self._redact)
+
         def gated() -> bytes:
             with self.gate.slot():
-                return attempt()
-
-        def classify(exc: BaseException) -> HubError:
-            error = from_exception(exc, action=action, redact=self._redact)
-            if error.retryable and error.retry_after is not None:
-                self.gate.hold(min(error.retry_after, self._settings.max_retry_after_s))
-            return error
+                try:
+                    return attempt()
+                except Exception as exc:  # classified here, raised as the HubError
+                    error = classify(exc)
+                    if error.retryable and error.retry_after is not None:
+                        self.gate.hold(min(error.retry_after, self._settings.max_retry_after_s))
+                    raise error from exc
 
         return call_with_retries(gated, settings=self._settings, sleep=self._sleep,
                                  cancelled=cancelled, classify=classify)

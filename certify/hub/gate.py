@@ -4,9 +4,10 @@ and when the Hub answers "429, Retry-After: S", no thread starts a request for S
 Without it each worker would honour Retry-After for its own request only while the others kept
 asking (and collecting 429s). `slot()` is held for one attempt (a redirect and its answer
 included); `hold(seconds)` makes every later `slot()` of the other threads wait until the time
-has passed. The thread that got the 429 is not held here: its own retry backoff (which honours
-the same Retry-After) already waits. Waiting uses an Event, not time.sleep, so it is real time
-even where a test records sleeps instead of sleeping; `close()` releases every waiter.
+has passed. The thread that got the 429 is not held for its retry of that request: its own
+retry backoff (which honours the same Retry-After) already waited. Waiting uses an Event, not
+time.sleep, so it is real time even where a test records sleeps instead of sleeping; `close()`
+releases every waiter.
 """
 
 from __future__ import annotations
@@ -44,9 +45,11 @@ class RequestGate:
                 self._holder = threading.get_ident()
             self.holds += 1
 
-    def _pause_left(self) -> float:
+    def _pause_left(self, *, entering: bool = False) -> float:
         with self._lock:
             if self._holder == threading.get_ident():
+                if entering:  # the told thread's retry, once: it has waited in its backoff
+                    self._holder = None
                 return 0.0
             return self._resume_at - self._clock()
 
@@ -55,14 +58,19 @@ class RequestGate:
 
     @contextmanager
     def slot(self) -> Iterator[None]:
-        while (left := self._pause_left()) > 0 and not self._closed.is_set():
-            self._closed.wait(left)
-        with self._slots:
+        while True:
+            while (left := self._pause_left()) > 0 and not self._closed.is_set():
+                self._closed.wait(left)
+            self._slots.acquire()
+            if self._pause_left(entering=True) <= 0 or self._closed.is_set():
+                break
+            self._slots.release()  # a hold began while this thread queued for a slot
+        with self._lock:
+            self.in_use += 1
+            self.most_in_use = max(self.most_in_use, self.in_use)
+        try:
+            yield
+        finally:
             with self._lock:
-                self.in_use += 1
-                self.most_in_use = max(self.most_in_use, self.in_use)
-            try:
-                yield
-            finally:
-                with self._lock:
-                    self.in_use -= 1
+                self.in_use -= 1
+            self._slots.release()

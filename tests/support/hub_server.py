@@ -91,6 +91,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     timeout = 30
     arrived = 0.0
+    counted = False  # whether FakeHub.in_flight counts this request now
 
     def do_GET(self) -> None:
         self.server.hub._handle(self, "GET")
@@ -220,12 +221,20 @@ class FakeHub(HubStore):
         with self._lock:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        handler.counted = True
         try:
             if self.latency_s > 0:  # a round trip to a far-away Hub, per request
                 self._stopping.wait(self.latency_s)
             self._answer(handler, method, arrived)
         finally:
-            with self._lock:
+            self._leave(handler)
+
+    def _leave(self, handler: _Handler) -> None:
+        """The request stops counting as in flight once its answer is about to be written:
+        a client that waits for it cannot have sent its next request before then."""
+        with self._lock:
+            if handler.counted:
+                handler.counted = False
                 self.in_flight -= 1
 
     def _answer(self, handler: _Handler, method: str, arrived: float) -> None:
@@ -268,6 +277,7 @@ class FakeHub(HubStore):
         body = b"" if method == "HEAD" else answer.body
         sent = body[: len(body) // 2] if truncate else body
         self._record(handler, method, route, answer.status, len(sent))
+        self._leave(handler)
         try:
             handler.send_response(answer.status)
             for name, value in answer.headers.items():
