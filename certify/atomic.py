@@ -6,7 +6,6 @@ A reader never sees a half-written report, and an interrupted write leaves the o
 from __future__ import annotations
 
 import os
-import secrets
 from pathlib import Path
 
 
@@ -15,7 +14,7 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> Path:
     (The temp file is created with `open(..., "x")`, so the result gets the usual umask mode.)"""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
         with open(tmp, "x", encoding="utf-8") as handle:
             handle.write(text)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 from meshcert.cli import demo_cmd, evidence_cmd, models_cmd, report_cmd
@@ -23,4 +25,8 @@ app.command("demo")(demo_cmd.demo)
 
 
 def main() -> None:
+    # pydantic looks for plugins in every installed distribution's entry points the first time
+    # a model is built (tens of ms per run); meshcert's report models are not meant to be
+    # observed by them. A value the user set is kept.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     app()

@@ -22,6 +22,11 @@ class RichProgress:
 
     def begin(self, label: str, total: int | None) -> None:
         from rich.console import Console
+
+        if self._console is None:
+            self._console = Console(stderr=True)
+        if not self._console.is_terminal:  # a pipe or a CI log gets no bar (and no stray lines)
+            return
         from rich.progress import (
             BarColumn,
             DownloadColumn,
@@ -31,10 +36,6 @@ class RichProgress:
             TransferSpeedColumn,
         )
 
-        if self._console is None:
-            self._console = Console(stderr=True)
-        if not self._console.is_terminal:  # a pipe or a CI log gets no bar (and no stray lines)
-            return
         self._progress = Progress(
             TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
             TransferSpeedColumn(), TimeRemainingColumn(), console=self._console, transient=True,

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from evidence.catalog import REQUIRE_GATES
-from evidence.defaults import DEFAULT_REPLICATES, DEFAULT_SEED
+from evidence.defaults import DEFAULT_REPLICATES, DEFAULT_SEED, REQUIRE_GATES
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
 
 if TYPE_CHECKING:  # the evidence engine (pandas, numpy) loads inside the commands
