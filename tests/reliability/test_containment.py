@@ -261,7 +261,7 @@ class Dying:
         os.fsync(self.real.fileno())
         os.kill(os.getpid(), signal.SIGKILL)  # killed mid-write: no cleanup can run
 
-from meshcert import atomic
+from certify import atomic
 real_open = builtins.open
 atomic.open = lambda *a, **k: Dying(real_open(*a, **k))
 atomic.write_atomic(target, "NEW " * 50000)
