@@ -115,12 +115,30 @@ def test_the_gate_caps_threads_and_holds_the_others() -> None:
     gate.hold(0.3)
     held_at = time.monotonic()
     assert gate.holds == 1
-    with gate.slot():  # the holding thread itself is not held (its backoff already waits)
-        assert time.monotonic() - held_at < 0.3
     other = threading.Thread(target=work, args=("after-hold",))
     other.start()
     other.join()
     assert entered[-1][0] == "after-hold" and entered[-1][1] >= held_at + 0.3
+
+
+def test_the_told_thread_retries_at_once_the_others_wait() -> None:
+    gate = RequestGate(4)
+    gate.hold(60)  # this thread was told (its own backoff waits, not the gate)
+    with gate.slot():  # does not wait the 60 s
+        pass
+    entered = threading.Event()
+
+    def other() -> None:
+        with gate.slot():
+            entered.set()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    thread.join(timeout=0.5)
+    assert thread.is_alive() and not entered.is_set()  # still held
+    gate.close()  # releases every waiter
+    thread.join(timeout=10)
+    assert entered.is_set()
 
 
 def test_close_releases_threads_waiting_on_a_hold() -> None:
