@@ -1,7 +1,9 @@
 """Remote certification cost: meshcert on an hf:// ref vs downloading the package.
 
-Generates real layer packages (4, 32 and 94 layers by default; small tensors), publishes each
-to the test suite's fake Hub on 127.0.0.1, and measures on the server side, per package:
+Generates real layer packages (4, 32 and 94 layers by default; small tensors; each as a v1
+package and as the same model in package v2, side by side), publishes each
+to the test suite's fake Hub on 127.0.0.1 (in a child process, so its CPU is not billed to the
+client), and measures on the server side, per package:
 
 - meshcert (default, Hub-attested hashes): one model_info, one refs, manifest + README, GGUF
   header ranges per fragment;
@@ -9,11 +11,14 @@ to the test suite's fake Hub on 127.0.0.1, and measures on the server side, per 
 - naive: what a downloader does, `hf_hub_download` of every file (a HEAD per file plus the
   full download, through the LFS redirect).
 
-Each layer count is measured for a v1 package and for the same model as a v2 package (carrier
-+ shared/common.gguf + one artifact per layer), side by side in one run.
-
     python bench/remote_certify.py
     python bench/remote_certify.py --layers 4 32 --n-embd 256 --n-ff 1024
+    python bench/remote_certify.py --latency-ms 50     # every request answered 50 ms late
+
+With `--latency-ms`, the fake Hub delays every request as a far-away Hub would, and the wall
+time is also given in round trips (seconds / latency): the fixed requests run in sequence, the
+header ranges concurrently (capped), so the count stays near-flat in the number of layers.
+Goal: a 94-layer package in at most 12 round trips.
 
 Nothing leaves 127.0.0.1. Request and byte counts are deterministic; times are indicative.
 """
@@ -21,13 +26,16 @@ Nothing leaves 127.0.0.1. Request and byte counts are deterministic; times are i
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests.support package
 
@@ -40,6 +48,51 @@ from certify.view import CertOptions  # noqa: E402
 from meshcert.packagegen import llama_spec, write_package, write_source_gguf  # noqa: E402
 from meshcert.packagegen.split import split_v2  # noqa: E402
 from tests.support.hub_server import FakeHub  # noqa: E402
+
+
+def _serve(conn: Any, latency_s: float) -> None:
+    with FakeHub(latency_s=latency_s) as hub:
+        conn.send(hub.url)
+        while True:
+            name, args = conn.recv()
+            if name == "stop":
+                return
+            conn.send(getattr(hub, name)(*args))
+
+
+class HubProcess:
+    """The fake Hub in a child process, so that its request handling does not take CPU (and
+    the GIL) from the client being measured, as a real, remote Hub would not."""
+
+    def __init__(self, latency_s: float) -> None:
+        ctx = multiprocessing.get_context("fork")
+        self._conn, child = ctx.Pipe()
+        self._proc = ctx.Process(target=_serve, args=(child, latency_s), daemon=True)
+        self._proc.start()
+        self.url: str = self._conn.recv()
+
+    def _call(self, name: str, *args: Any) -> Any:
+        self._conn.send((name, args))
+        return self._conn.recv()
+
+    def publish_dir(self, repo: str, root: Path) -> str:
+        return str(self._call("publish_dir", repo, root))
+
+    def reset_counters(self) -> None:
+        self._call("reset_counters")
+
+    def count(self, route: str | None = None) -> int:
+        return int(self._call("count", route))
+
+    def bytes_sent(self, route: str | None = None) -> int:
+        return int(self._call("bytes_sent", route))
+
+    def __enter__(self) -> HubProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._conn.send(("stop", ()))
+        self._proc.join(timeout=10)
 
 
 @dataclass
@@ -55,7 +108,7 @@ class Row:
     status: str = ""
 
 
-def _measure(hub: FakeHub, action: object) -> tuple[int, int, float, object]:
+def _measure(hub: HubProcess, action: object) -> tuple[int, int, float, object]:
     hub.reset_counters()
     started = time.perf_counter()
     result = action()  # type: ignore[operator]
@@ -63,7 +116,7 @@ def _measure(hub: FakeHub, action: object) -> tuple[int, int, float, object]:
     return hub.count(), hub.bytes_sent("resolve") + hub.bytes_sent("lfs"), elapsed, result
 
 
-def _naive(hub: FakeHub, repo: str, sha: str, paths: list[str], cache: Path) -> None:
+def _naive(hub: HubProcess, repo: str, sha: str, paths: list[str], cache: Path) -> None:
     from huggingface_hub import hf_hub_download
 
     for path in paths:
@@ -72,6 +125,7 @@ def _naive(hub: FakeHub, repo: str, sha: str, paths: list[str], cache: Path) -> 
 
 
 def _write(fmt: str, work: Path, layers: int, n_embd: int, n_ff: int) -> Path:
+    """The same model as a v1 package or as a v2 package (carrier + shared/common.gguf)."""
     spec = llama_spec(block_count=layers, n_embd=n_embd, n_ff=n_ff)
     if fmt == "v1":
         return write_package(spec, work / f"pkg-{layers}-v1").root
@@ -81,8 +135,8 @@ def _write(fmt: str, work: Path, layers: int, n_embd: int, n_ff: int) -> Path:
     return root
 
 
-def bench_package(hub: FakeHub, work: Path, layers: int, n_embd: int, n_ff: int,
-                  fmt: str = "v1") -> list[Row]:
+def bench_package(hub: HubProcess, work: Path, layers: int, n_embd: int, n_ff: int,
+                  rounds: int, fmt: str = "v1") -> list[Row]:
     root = _write(fmt, work, layers, n_embd, n_ff)
     repo = f"bench/tiny-llama-{layers}-{fmt}"
     sha = hub.publish_dir(repo, root)
@@ -93,8 +147,13 @@ def bench_package(hub: FakeHub, work: Path, layers: int, n_embd: int, n_ff: int,
     for mode, verify in (("meshcert", False), ("meshcert --verify-sha256", True)):
         request = CertRequest(model=f"hf://{repo}@{sha}",
                               options=CertOptions(verify_sha256=verify))
-        n, sent, secs, report = _measure(hub, lambda r=request: certify_package(r))
-        rows.append(Row(fmt, layers, len(paths), size, mode, n, sent, secs,
+        if not rows:
+            certify_package(request)  # warm-up: imports, connection set-up, code paths
+        times: list[float] = []
+        for _ in range(rounds):
+            n, sent, secs, report = _measure(hub, lambda r=request: certify_package(r))
+            times.append(secs)
+        rows.append(Row(fmt, layers, len(paths), size, mode, n, sent, statistics.median(times),
                         report.status))  # type: ignore[attr-defined]
     n, sent, secs, _ = _measure(hub, lambda: _naive(hub, repo, sha, paths, work / "cache"))
     rows.append(Row(fmt, layers, len(paths), size, "naive: HEAD + download per file", n, sent,
@@ -106,15 +165,24 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:,.2f} MB"
 
 
-def print_table(rows: list[Row]) -> None:
-    header = ("format", "layers", "files", "package", "approach", "requests", "transferred",
-              "% of package", "status", "time")
+ROUND_TRIP_GOAL = (94, 12)  # layers, round trips
+
+
+def print_table(rows: list[Row], latency_s: float = 0.0) -> None:
+    header: tuple[str, ...] = ("format", "layers", "files", "package", "approach", "requests",
+                               "transferred", "% of package", "status", "time")
+    if latency_s > 0:
+        header += ("round trips",)
     lines = [header]
     for r in rows:
-        lines.append((r.fmt, str(r.layers), str(r.files), _mb(r.package_bytes), r.mode,
-                      str(r.requests), _mb(r.bytes_sent),
-                      f"{100 * r.bytes_sent / r.package_bytes:.2f}%", r.status,
-                      f"{r.seconds:.2f}s"))
+        line: tuple[str, ...] = (r.fmt, str(r.layers), str(r.files), _mb(r.package_bytes),
+                                 r.mode,
+                                 str(r.requests), _mb(r.bytes_sent),
+                                 f"{100 * r.bytes_sent / r.package_bytes:.2f}%", r.status,
+                                 f"{r.seconds:.2f}s")
+        if latency_s > 0:
+            line += (f"{r.seconds / latency_s:.1f}",)
+        lines.append(line)
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     for i, line in enumerate(lines):
         print("  ".join(cell.ljust(w) if j == 4 else cell.rjust(w)
@@ -132,6 +200,15 @@ def print_table(rows: list[Row]) -> None:
         print(f"{fmt} {layers:>3} layers: meshcert {ours.requests} requests ({fixed} fixed + 2 "
               f"per artifact header read, {artifacts} artifacts) vs naive {naive.requests}; "
               f"{naive.bytes_sent / max(ours.bytes_sent, 1):.1f}x fewer bytes")
+    if latency_s > 0:
+        print()
+        for (fmt, layers), modes in by_layers.items():
+            trips = modes["meshcert"].seconds / latency_s
+            goal = (f"  (goal <= {ROUND_TRIP_GOAL[1]}: "
+                    f"{'met' if trips <= ROUND_TRIP_GOAL[1] else 'MISSED'})"
+                    if layers == ROUND_TRIP_GOAL[0] else "")
+            print(f"{fmt} {layers:>3} layers at {latency_s * 1e3:g} ms per request: meshcert in "
+                  f"{trips:.1f} round trips of wall time{goal}")
 
 
 def main() -> None:
@@ -139,9 +216,16 @@ def main() -> None:
     parser.add_argument("--layers", type=int, nargs="+", default=[4, 32, 94])
     parser.add_argument("--n-embd", type=int, default=256)
     parser.add_argument("--n-ff", type=int, default=512)
-    parser.add_argument("--formats", nargs="+", default=["v1", "v2"], choices=["v1", "v2"])
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="meshcert runs per package and mode (median; after a warm-up)")
+    parser.add_argument("--latency-ms", type=float, default=0.0,
+                        help="delay every request this long (a far-away Hub)")
+    parser.add_argument("--formats", nargs="+", default=["v1", "v2"], choices=["v1", "v2"],
+                        help="package formats, measured side by side")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="meshcert-bench-") as tmp, FakeHub() as hub:
+    latency_s = args.latency_ms / 1000
+    with tempfile.TemporaryDirectory(prefix="meshcert-bench-") as tmp, \
+            HubProcess(latency_s) as hub:
         os.environ["HF_ENDPOINT"] = hub.url
         from huggingface_hub import constants
 
@@ -150,10 +234,12 @@ def main() -> None:
         rows: list[Row] = []
         for layers in args.layers:
             for fmt in args.formats:
-                rows += bench_package(hub, Path(tmp), layers, args.n_embd, args.n_ff, fmt)
+                rows += bench_package(hub, Path(tmp), layers, args.n_embd, args.n_ff,
+                                      args.rounds, fmt)
         print(f"llama-style packages, n_embd={args.n_embd}, n_ff={args.n_ff} (F16 weights); "
-              "requests and bytes counted by the fake Hub\n")
-        print_table(rows)
+              "requests and bytes counted by the fake Hub"
+              + (f"; {args.latency_ms:g} ms per request" if latency_s else "") + "\n")
+        print_table(rows, latency_s)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ def utc_now() -> str:
 
 
 def tool_info() -> ToolInfo:
-    from meshcert import __version__
+    from certify.version import __version__
 
     return ToolInfo(name="meshcert", version=__version__)
 

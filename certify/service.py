@@ -11,20 +11,10 @@ from certify.manifest_parse import ParsedManifest
 from certify.progress import NullProgress, ProgressObserver
 from certify.refs import PackageRef, RefError, parse_ref
 from certify.report import CertReport, RefInfo, RuntimeGate
+from certify.runtime.request import RuntimeRequest
 from certify.view import CertOptions, PackageView
 
-
-@dataclass
-class RuntimeRequest:
-    api_base: str
-    model_id: str
-    prompt: str = "Say ok."
-    max_tokens: int = 2
-    api_key: str | None = None
-    timeout_s: float = 120.0
-    concurrency: int = 4
-    strict: bool = False
-    deadline_s: float | None = None
+__all__ = ["CertRequest", "RuntimeRequest", "certify_package", "load_view"]
 
 
 @dataclass

@@ -8,16 +8,38 @@ Ingestion (this package's front door):
 
 from __future__ import annotations
 
-from evidence.ingest import (
-    IngestResult,
-    SourceInfo,
-    ingest_files,
-    ingest_texts,
-    read_evidence_json,
-    write_evidence_json,
-)
-from evidence.parsers.base import IngestProblem
-from evidence.table import COLUMNS, DTYPES, empty_table
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evidence.ingest import (
+        IngestResult,
+        SourceInfo,
+        ingest_files,
+        ingest_texts,
+        read_evidence_json,
+        write_evidence_json,
+    )
+    from evidence.parsers.base import IngestProblem
+    from evidence.table import COLUMNS, DTYPES, empty_table
+
+# The front-door names load on first use (PEP 562), so importing a light submodule such as
+# `evidence.catalog` (the CLI's help text needs it) does not pull in pandas.
+_HOMES = {
+    "IngestResult": "evidence.ingest", "SourceInfo": "evidence.ingest",
+    "ingest_files": "evidence.ingest", "ingest_texts": "evidence.ingest",
+    "read_evidence_json": "evidence.ingest", "write_evidence_json": "evidence.ingest",
+    "IngestProblem": "evidence.parsers.base",
+    "COLUMNS": "evidence.table", "DTYPES": "evidence.table", "empty_table": "evidence.table",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'evidence' has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)
+
 
 __all__ = [
     "COLUMNS",

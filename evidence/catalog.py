@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from evidence.defaults import REQUIRE_GATES
+
 ParamValue = int | float | str | tuple[int | float | str, ...]
 Phase = Literal["E", "E-sweep", "D", "user"]  # "user": from a --catalog file
 # When a row is required by the Phase E gate (with gates on):
@@ -41,7 +43,6 @@ class EnvVar:
     meaning: str
 
 
-REQUIRE_GATES = "GLM52_PHASE_E_REQUIRE_GATES"
 KERNEL_SWEEP = "GLM52_PHASE_E_KERNEL_SWEEP"
 Q2_FFN_MIN_SPEEDUP = "GLM52_PHASE_E_Q2_FFN_MIN_SPEEDUP"
 Q2_WEIGHTED_REVIEW_SPEEDUP = "GLM52_PHASE_E_Q2_WEIGHTED_REVIEW_SPEEDUP"

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from certify.atomic import write_atomic
 from evidence.parsers import PARSERS, detect
 from evidence.parsers import evidence_json as ej
 from evidence.parsers.base import (
@@ -49,7 +50,6 @@ from evidence.table import (
     table_from_parsed,
     table_records,
 )
-from meshcert.atomic import write_atomic
 
 SWEEP_DIRS = ("kernel-sweep", "fixed-block-dispatch")
 _SUFFIXES = (".console.log", ".log", ".txt", ".sql", ".jsonl", ".json", ".csv")
@@ -287,7 +287,7 @@ def ingest_texts(texts: Mapping[str, str] | Sequence[tuple[str, str]],
 
 
 def tool_version() -> str:
-    from meshcert import __version__
+    from certify.version import __version__
 
     return __version__
 

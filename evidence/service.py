@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from certify.atomic import write_atomic
 from evidence.build import BuildOptions, build_report
 from evidence.catalog import CATALOG, Catalog
 from evidence.decisions import DecisionOptions
@@ -21,7 +22,6 @@ from evidence.ingest import IngestResult, ingest_files, tool_version
 from evidence.matching import Evidence
 from evidence.report import EvidenceReport, GateResult, PackageCheck
 from evidence.settings import EvidenceSettings, load_settings
-from meshcert.atomic import write_atomic
 
 
 @dataclass

@@ -26,11 +26,11 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from evidence.defaults import DEFAULT_REPLICATES, DEFAULT_SEED
+
 FloatArray = npt.NDArray[np.float64]
 SampleSource = Literal["perf", "perf_sample", "mixed", "none"]
 
-DEFAULT_SEED = 20260601
-DEFAULT_REPLICATES = 10_000
 CONFIDENCE = 0.95
 PERF_KINDS = ("perf", "perf_sample")
 

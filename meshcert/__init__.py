@@ -1,3 +1,5 @@
 """meshcert: certification and benchmark evidence for mesh-llm layer packages."""
 
-__version__ = "0.1.0"
+from certify.version import __version__
+
+__all__ = ["__version__"]

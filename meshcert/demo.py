@@ -6,12 +6,12 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from certify.atomic import write_atomic
 from certify.report import CertReport
 from certify.service import CertRequest, certify_package
 from certify.view import CertOptions
 from evidence.report import EvidenceReport
 from evidence.service import write_example_evidence
-from meshcert.atomic import write_atomic
 from meshcert.packagegen import glm_dsa_spec, write_package
 from meshcert.packagegen.split import split_v2
 from reports.outputs import write_reports

@@ -11,8 +11,7 @@ missing evidence (the decision could not be made); omitted decisions are skipped
 from __future__ import annotations
 
 from evidence.report import Decision, EvidenceReport, GateCheck, GateResult
-from reports.junit import junit_timestamp
-from reports.junitxml import Case, Suite, to_xml
+from reports.junitxml import Case, Suite, junit_timestamp, to_xml
 
 UNDECIDED = frozenset({"inconclusive", "needs-parity", "needs-quality"})
 

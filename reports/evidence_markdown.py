@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from evidence.report import EvidenceReport
 from reports.evidence_view import build_evidence_view
-from reports.markdown import STATUS_ICONS, status
-from reports.mdutil import code, table, text
+from reports.mdutil import STATUS_ICONS, code, status, table, text
 
 VERDICT_ICONS = {"promote": "\u2705", "reject": "\u274c", "inconclusive": "\u2754",
                  "needs-parity": "\u26a0\ufe0f", "needs-quality": "\u26a0\ufe0f",

@@ -47,7 +47,7 @@ def stylesheet() -> Markup:
 
 
 def _render(template: str, **context: Any) -> str:
-    from meshcert import __version__
+    from certify.version import __version__
 
     return environment().get_template(template).render(
         css=stylesheet(), generator=f"meshcert {__version__}", **context)

@@ -17,8 +17,7 @@ from certify.engine import INCOMPLETE_CODES
 from certify.findings import Finding
 from certify.report import CertReport, CheckRun, Gate, RuntimeGate
 from reports.cert_view import NO_CHECK
-from reports.fmt import parse_time
-from reports.junitxml import Case, Suite, to_xml
+from reports.junitxml import Case, Suite, junit_timestamp, to_xml
 
 if TYPE_CHECKING:
     from evidence.report import EvidenceReport
@@ -37,12 +36,6 @@ def finding_text(findings: Sequence[Finding]) -> str:
                       + (f"\n  at: {where}" if where else "")
                       + f"\n  remediation: {f.remediation}")
     return "\n".join(blocks)
-
-
-def junit_timestamp(iso: str | None) -> str | None:
-    """JUnit's timestamp is an ISO 8601 date-time without zone or fraction (UTC here)."""
-    moment = parse_time(iso)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") if moment else None
 
 
 def _codes(findings: Sequence[Finding]) -> str:

@@ -8,6 +8,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Literal
 
+from reports.fmt import parse_time
+
 Outcome = Literal["passed", "failure", "error", "skipped"]
 
 # XML 1.0 forbids most control characters even when escaped; report text could contain them.
@@ -89,3 +91,9 @@ def to_xml(name: str, suites: list[Suite]) -> str:
     _counts(root, totals, sum(s.time_s for s in suites))
     ET.indent(root, space="  ")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def junit_timestamp(iso: str | None) -> str | None:
+    """JUnit's timestamp is an ISO 8601 date-time without zone or fraction (UTC here)."""
+    moment = parse_time(iso)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") if moment else None

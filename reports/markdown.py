@@ -6,19 +6,10 @@ from typing import TYPE_CHECKING
 
 from certify.report import CertReport
 from reports.cert_view import build_cert_view
-from reports.mdutil import code, table, text
+from reports.mdutil import STATUS_ICONS, code, status, table, text
 
 if TYPE_CHECKING:
     from evidence.report import EvidenceReport
-
-STATUS_ICONS = {"passed": "\u2705", "failed": "\u274c", "incomplete": "\u26a0\ufe0f",
-                "not_required": "\u2796", "warning": "\u26a0\ufe0f", "error": "\u274c",
-                "skipped": "\u2796", "source": "\u2022"}
-
-
-def status(value: str) -> str:
-    return f"{STATUS_ICONS.get(value, '')} {text(value.replace('_', ' '))}".strip()
-
 
 def render_cert_markdown(report: CertReport) -> str:
     view = build_cert_view(report)

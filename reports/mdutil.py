@@ -29,3 +29,12 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]],
     lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(marks) + " |"]
     lines += ["| " + " | ".join(cell or " " for cell in row) + " |" for row in rows]
     return lines
+
+
+STATUS_ICONS = {"passed": "\u2705", "failed": "\u274c", "incomplete": "\u26a0\ufe0f",
+                "not_required": "\u2796", "warning": "\u26a0\ufe0f", "error": "\u274c",
+                "skipped": "\u2796", "source": "\u2022"}
+
+
+def status(value: str) -> str:
+    return f"{STATUS_ICONS.get(value, '')} {text(value.replace('_', ' '))}".strip()

@@ -2,31 +2,34 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
-from certify.report import CertReport
-from meshcert.atomic import write_atomic
-from reports.html import render_html
-from reports.junit import render_junit
-from reports.markdown import render_markdown
-from reports.sarif import render_sarif
+from certify.atomic import write_atomic
 
 if TYPE_CHECKING:
     from typing import TypeAlias
 
+    from certify.report import CertReport
     from evidence.report import EvidenceReport
 
     AnyReport: TypeAlias = CertReport | EvidenceReport
 
-RENDERERS: dict[str, Callable[[AnyReport], str]] = {
-    "html": render_html,
-    "md": render_markdown,
-    "junit": render_junit,
+# format -> (module, function); a renderer loads only when its format is asked for, so a
+# `models certify` without --html never imports jinja2.
+RENDERERS: dict[str, tuple[str, str]] = {
+    "html": ("reports.html", "render_html"),
+    "md": ("reports.markdown", "render_markdown"),
+    "junit": ("reports.junit", "render_junit"),
 }
 
+
+def renderer(fmt_name: str) -> Callable[[AnyReport], str]:
+    module, function = RENDERERS[fmt_name]
+    return cast("Callable[[AnyReport], str]", getattr(importlib.import_module(module), function))
 
 
 def write_reports(report: AnyReport, *, html: str | os.PathLike[str] | None = None,
@@ -38,8 +41,11 @@ def write_reports(report: AnyReport, *, html: str | os.PathLike[str] | None = No
     written: dict[str, Path] = {}
     for fmt_name, target in (("html", html), ("md", md), ("junit", junit)):
         if target is not None:
-            written[fmt_name] = write_atomic(target, RENDERERS[fmt_name](report))
+            written[fmt_name] = write_atomic(target, renderer(fmt_name)(report))
     if sarif is not None:
+        from certify.report import CertReport
+        from reports.sarif import render_sarif
+
         if not isinstance(report, CertReport):
             raise TypeError("SARIF output is for certification reports")
         written["sarif"] = write_atomic(sarif, render_sarif(report))

@@ -15,10 +15,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import gguf
-
 from certify.checks import register
 from certify.findings import Finding, finding
+from certify.gguf.constants import MODEL_ARCH_NAMES
 from certify.manifest_model import generation, is_int
 from certify.manifest_parse import MANIFEST_NAME
 from certify.view import PackageView
@@ -77,7 +76,7 @@ def _tokens(name: str) -> list[str]:
 
 def _family_names() -> tuple[frozenset[str], frozenset[str]]:
     """(squashed architecture names, family roots) from the gguf library's architecture table."""
-    arches = {str(name) for name in gguf.MODEL_ARCH_NAMES.values()}
+    arches = {str(name) for name in MODEL_ARCH_NAMES.values()}
     roots = {m.group() for a in arches if (m := re.match(r"[a-z]+", a.lower()))}
     roots = {r for r in roots if len(r) >= 3} - _NOT_FAMILIES
     return frozenset(_squash(a) for a in arches), frozenset(roots | _EXTRA_FAMILIES)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gguf import GGML_QUANT_SIZES
-
 from certify.checks import register
 from certify.findings import Finding, finding
+from certify.gguf.constants import GGML_QUANT_SIZES
 from certify.gguf.fragments import capped, declared_headers
 from certify.gguf.model import GGUFHeader, HeaderError, TensorInfo
 from certify.view import PackageView

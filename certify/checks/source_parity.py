@@ -13,10 +13,9 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from gguf import GGMLQuantizationType
-
 from certify.checks import register
 from certify.findings import Finding, finding
+from certify.gguf.constants import GGMLQuantizationType
 from certify.gguf.fragments import Fragment, capped, fragments, preview
 from certify.gguf.model import GGUFHeader, TensorInfo
 from certify.gguf.names import layer_of

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from gguf import MODEL_ARCH_NAMES, MODEL_TENSOR, MODEL_TENSORS, TENSOR_NAMES
+from certify.gguf.constants import MODEL_ARCH_NAMES, MODEL_TENSOR, MODEL_TENSORS, TENSOR_NAMES
 
 # Suffixes a stored tensor name adds to a gguf.TENSOR_NAMES base name.
 TENSOR_SUFFIXES = (".weight", ".bias")

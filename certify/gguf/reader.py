@@ -40,10 +40,8 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-from gguf import GGML_QUANT_SIZES
-
 from certify.byte_source import ByteSource, LocalFileSource
+from certify.gguf.constants import GGML_QUANT_SIZES
 from certify.gguf.model import ArraySummary, GGUFHeader, HeaderError, TensorInfo
 
 MAGIC = b"GGUF"
@@ -365,6 +363,8 @@ class _Parser:
         next one). Only on failure is the offending item looked for."""
         if not starts:
             return True
+        import numpy as np  # only for long skipped string arrays (tokenizers), not at import
+
         base = starts[0] - 8
         region = np.frombuffer(self._buf, dtype=np.uint8, count=end - base, offset=base).copy()
         prefix = (np.asarray(starts, dtype=np.int64) - base - 8)[:, None] + np.arange(8)

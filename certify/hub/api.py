@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from certify.hub.errors import UNREACHABLE, HubError, Redact, from_exception
+from certify.hub.gate import RequestGate
 from certify.hub.listing import RemoteFile, from_siblings, from_tree
 from certify.hub.retry import Sleep, call_with_retries, default_sleep
 from certify.hub.revision import RepoRefs
@@ -55,22 +56,24 @@ def run_with_deadline(fn: Callable[[], T], seconds: float) -> T:
 
 class HubApi:
     def __init__(self, settings: HubSettings, *, counter: TransferCounter, redact: Redact,
-                 sleep: Sleep = default_sleep) -> None:
+                 sleep: Sleep = default_sleep, gate: RequestGate | None = None) -> None:
         from huggingface_hub import HfApi
 
-        from meshcert import __version__
+        from certify.version import __version__
 
         self._settings = settings
         self._counter = counter
         self._redact = redact
         self._sleep = sleep
+        self._gate = gate or RequestGate(settings.max_parallel_requests)
         self._api = HfApi(endpoint=settings.endpoint, library_name="meshcert",
                           library_version=__version__)
 
     def _call(self, action: str, fn: Callable[[], T]) -> T:
         def attempt() -> T:
-            self._counter.request()
-            return fn()
+            with self._gate.slot():
+                self._counter.request()
+                return fn()
 
         return call_with_retries(
             attempt, settings=self._settings, sleep=self._sleep,

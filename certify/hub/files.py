@@ -28,6 +28,7 @@ from certify.hub.errors import (
     from_status,
     parse_retry_after,
 )
+from certify.hub.gate import RequestGate
 from certify.hub.retry import Sleep, call_with_retries, default_sleep
 from certify.hub.settings import HubSettings, url_origin
 from certify.hub.stats import TransferCounter
@@ -42,7 +43,7 @@ def hub_headers() -> tuple[dict[str, str], dict[str, str]]:
     """(common headers, auth headers) as huggingface_hub would send them (HF_TOKEN honoured)."""
     from huggingface_hub.utils import build_hf_headers
 
-    from meshcert import __version__
+    from certify.version import __version__
 
     built = build_hf_headers(library_name="meshcert", library_version=__version__)
     common = {"User-Agent": built.get("user-agent", "meshcert"), "Accept-Encoding": "identity"}
@@ -60,12 +61,23 @@ def parse_content_range(value: str | None) -> tuple[int, int, int | None] | None
 
 MIN_BYTES_PER_S = 256 * 1024  # slower than this, a bounded read is abandoned and retried
 
+
+def new_client(settings: HubSettings) -> httpx.Client:
+    """The connection pool HubFiles reads through. Building it loads the TLS trust store
+    (~50 ms), so a caller may build it while the first Hub call is in flight."""
+    workers = min(settings.max_parallel_requests,
+                  max(settings.header_workers, settings.stream_workers))
+    limits = httpx.Limits(max_connections=workers * 2, max_keepalive_connections=workers)
+    return httpx.Client(follow_redirects=False, timeout=httpx.Timeout(settings.timeout_s),
+                        limits=limits, transport=budget_transport(limits))
+
 class HubFiles:
     """Reads files of `repo` at `commit`. Thread-safe; close() when done."""
 
     def __init__(self, settings: HubSettings, *, repo: str, commit: str,
                  counter: TransferCounter, redact: Redact, sleep: Sleep = default_sleep,
-                 headers: tuple[dict[str, str], dict[str, str]] | None = None) -> None:
+                 headers: tuple[dict[str, str], dict[str, str]] | None = None,
+                 gate: RequestGate | None = None, client: httpx.Client | None = None) -> None:
         common, auth = headers if headers is not None else hub_headers()
         self._settings = settings
         self._repo = repo
@@ -76,11 +88,9 @@ class HubFiles:
         self._auth = auth
         self._targets: dict[str, str] = {}
         self._lock = threading.Lock()
-        workers = max(settings.header_workers, settings.stream_workers)
-        limits = httpx.Limits(max_connections=workers * 2, max_keepalive_connections=workers)
-        self._client = httpx.Client(
-            headers=common, follow_redirects=False, timeout=httpx.Timeout(settings.timeout_s),
-            limits=limits, transport=budget_transport(limits))
+        self.gate = gate or RequestGate(settings.max_parallel_requests)
+        self._client = client or new_client(settings)
+        self._client.headers.update(common)
 
     def _budget_s(self, size: int) -> float:
         """Wall-clock budget of one bounded read: the timeout plus the size at a crawl
@@ -88,6 +98,7 @@ class HubFiles:
         return self._settings.timeout_s + size / MIN_BYTES_PER_S
 
     def close(self) -> None:
+        self.gate.close()
         self._client.close()
 
     def url(self, path: str) -> str:
@@ -155,9 +166,24 @@ class HubFiles:
 
     def _retrying(self, action: str, attempt: Callable[[], bytes],
                   cancelled: Callable[[], bool] | None = None) -> bytes:
-        return call_with_retries(
-            attempt, settings=self._settings, sleep=self._sleep, cancelled=cancelled,
-            classify=lambda exc: from_exception(exc, action=action, redact=self._redact))
+        """Each attempt holds one gate slot (at most max_parallel_requests at once). A failure
+        is classified before the slot is let go, so a Retry-After pauses the other threads
+        before any of them can take the slot (see gate.py)."""
+        def classify(exc: BaseException) -> HubError:
+            return from_exception(exc, action=action, redact=self._redact)
+
+        def gated() -> bytes:
+            with self.gate.slot():
+                try:
+                    return attempt()
+                except Exception as exc:  # classified here, raised as the HubError
+                    error = classify(exc)
+                    if error.retryable and error.retry_after is not None:
+                        self.gate.hold(min(error.retry_after, self._settings.max_retry_after_s))
+                    raise error from exc
+
+        return call_with_retries(gated, settings=self._settings, sleep=self._sleep,
+                                 cancelled=cancelled, classify=classify)
 
     def _body(self, response: httpx.Response, *, skip: int = 0, limit: int | None = None,
               header: bool = False) -> bytes:

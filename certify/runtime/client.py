@@ -168,7 +168,7 @@ class RuntimeClient:
         max_connections: int = 8,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        from meshcert import __version__
+        from certify.version import __version__
 
         headers = {"User-Agent": f"meshcert/{__version__}"}
         if api_key:

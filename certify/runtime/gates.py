@@ -30,6 +30,7 @@ from certify.runtime.client import (
     RuntimeClient,
     TransportFailure,
 )
+from certify.runtime.request import RuntimeRequest
 from certify.runtime.rules import (
     chat_texts,
     error_object,
@@ -40,7 +41,6 @@ from certify.runtime.rules import (
 from certify.runtime.sse import SSEError, SSEParser
 from certify.runtime.stats import latency_summary, rounded
 from certify.runtime.stream import StreamChecker, is_event_stream
-from certify.service import RuntimeRequest
 
 MODELS_PATH = "/v1/models"
 CHAT_PATH = "/v1/chat/completions"

@@ -22,7 +22,8 @@ from certify.gguf.model import GGUFHeader, HeaderError
 from certify.gguf.reader import read_header
 from certify.hub.api import HubApi
 from certify.hub.errors import HubError, Redactor
-from certify.hub.files import HubFiles
+from certify.hub.files import HubFiles, new_client
+from certify.hub.gate import RequestGate
 from certify.hub.listing import LFS_SIZES_FACT, RemoteFile, directories, fact_for
 from certify.hub.range_source import HubRangeSource
 from certify.hub.revision import RevisionClass, classify_revision
@@ -62,20 +63,26 @@ def load_hub_package(ref: PackageRef, *, options: CertOptions,
         options=options,
         verification="sha256-streamed" if options.verify_sha256 else "hub-attested")
     files: HubFiles | None = None
+    side = ThreadPoolExecutor(max_workers=2, thread_name_prefix="hub-side")
+    gate = RequestGate(settings.max_parallel_requests)  # one cap for every request of the run
+    client = side.submit(new_client, settings)  # built while model_info is in flight
     try:
-        api = HubApi(settings, counter=counter, redact=redact)
+        api = HubApi(settings, counter=counter, redact=redact, gate=gate)
         resolved = api.resolve(repo, ref.revision)
         view.ref = RefInfo(kind="hf", repo=repo, requested_revision=ref.revision,
                            resolved_commit=resolved.commit, pinned=False)
-        revision = classify_revision(ref.revision, resolved.commit, api.refs(repo))
-        view.ref = view.ref.model_copy(update={"pinned": revision.pinned})
-        if not revision.pinned:
-            view.source_findings.append(_unpinned(repo, resolved.commit, revision, options))
+        # The refs listing only says whether the revision moves: it runs beside the reads.
+        refs = side.submit(api.refs, repo)
         listing = resolved.files if resolved.files is not None else api.tree(repo,
                                                                              resolved.commit)
         files = HubFiles(settings, repo=repo, commit=resolved.commit, counter=counter,
-                         redact=redact)
+                         redact=redact, gate=gate, client=client.result())
         _fill(view, listing, files, settings, progress)
+        revision = classify_revision(ref.revision, resolved.commit, refs.result())
+        view.ref = view.ref.model_copy(update={"pinned": revision.pinned})
+        if not revision.pinned:  # first, as when the refs were listed before the reads
+            view.source_findings.insert(0, _unpinned(repo, resolved.commit, revision,
+                                                     options))
     except HubError as err:
         _record_failures(view, [err], what="")
     except Exception as exc:  # a meshcert bug: reported as incomplete, never a traceback
@@ -84,8 +91,11 @@ def load_hub_package(ref: PackageRef, *, options: CertOptions,
             f"{redact(str(exc))[:300]}"))
         view.source_incomplete = True
     finally:
+        side.shutdown(wait=True)
         if files is not None:
             files.close()
+        elif client.exception() is None:
+            client.result().close()
         view.transfer = counter.as_dict()
     return view
 
@@ -106,15 +116,19 @@ def _fill(view: PackageView, listing: list[RemoteFile], files: HubFiles,
     view.listing = sorted(by_path)
     view.source_facts[LFS_SIZES_FACT] = {
         p: f.lfs_size for p, f in by_path.items() if f.lfs_size is not None}
-    view.manifest_raw, view.parsed = _manifest(by_path, files)
+    readme = by_path.get(README_NAME)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hub-readme") as side:
+        # the README is fetched while the manifest is (both are fixed paths)
+        readme_data = None if readme is None else side.submit(
+            files.read_all, README_NAME, MAX_README_BYTES,
+            check=lambda got: listed_content_problem(readme, got))
+        view.manifest_raw, view.parsed = _manifest(by_path, files)
+        if readme_data is not None:
+            data = readme_data.result()
+            view.readme_text = data[:MAX_README_BYTES].decode("utf-8", errors="replace")
     folders = directories(by_path)
     view.files = {a.path: fact_for(a.path, by_path, folders) for a in view.artifacts()
                   if unsafe_path_reason(a.path) is None and view.selected(a.path)}
-    readme = by_path.get(README_NAME)
-    if readme is not None:
-        data = files.read_all(README_NAME, MAX_README_BYTES,
-                              check=lambda got: listed_content_problem(readme, got))
-        view.readme_text = data[:MAX_README_BYTES].decode("utf-8", errors="replace")
     _read_headers(view, files, settings, progress)
     if view.options.verify_sha256:
         _verify(view, files, settings, progress)

@@ -1,33 +1,41 @@
-"""Terminal output helpers for the CLI: a rich progress observer on stderr, quiet when asked."""
+"""Terminal output helpers for the CLI: a rich progress observer on stderr, drawn only on a
+terminal, quiet when asked."""
 
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
-
-stderr_console = Console(stderr=True)
+if TYPE_CHECKING:  # rich.progress loads when a bar is first drawn, not at `import meshcert.cli`
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
 
 
 class RichProgress:
     """ProgressObserver drawing one byte-progress bar per task on stderr (thread-safe)."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self._console = console or stderr_console
+        self._console = console
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         self._lock = threading.Lock()
 
     def begin(self, label: str, total: int | None) -> None:
+        from rich.console import Console
+
+        if self._console is None:
+            self._console = Console(stderr=True)
+        if not self._console.is_terminal:  # a pipe or a CI log gets no bar (and no stray lines)
+            return
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
+
         self._progress = Progress(
             TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
             TransferSpeedColumn(), TimeRemainingColumn(), console=self._console, transient=True,

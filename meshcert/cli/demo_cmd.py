@@ -6,9 +6,6 @@ from collections import Counter
 from typing import Annotated
 
 import typer
-from rich.console import Console
-
-from meshcert.demo import run_demo
 
 
 def demo(
@@ -16,6 +13,10 @@ def demo(
                                      "reports.")] = "meshcert-demo",
 ) -> None:
     """Write a tiny real GLM-DSA-style package, certify it, and print where the reports are."""
+    from rich.console import Console
+
+    from meshcert.demo import run_demo
+
     console = Console()
     result = run_demo(out)
     report = result.cert_report

@@ -13,27 +13,21 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from evidence.catalog import CATALOG, REQUIRE_GATES, EnvVar
-from evidence.decisions import DecisionOptions
-from evidence.ingest import IngestResult, ingest_files, write_evidence_json
-from evidence.matching import BackendError
-from evidence.package_rules import PackageLoadError
-from evidence.report import EvidenceReport, GateResult
-from evidence.service import gate_files, report_files
-from evidence.settings import EvidenceSettings, SettingsError, load_settings
-from evidence.stats import DEFAULT_REPLICATES, DEFAULT_SEED
-from evidence.summary import gate_threshold, gate_value, render_summary
-from evidence.user_catalog import CatalogError, load_user_catalog
-from meshcert.atomic import write_atomic
+from evidence.defaults import DEFAULT_REPLICATES, DEFAULT_SEED, REQUIRE_GATES
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
-from reports.outputs import write_reports
+
+if TYPE_CHECKING:  # the evidence engine (pandas, numpy) loads inside the commands
+    from evidence.catalog import EnvVar
+    from evidence.ingest import IngestResult
+    from evidence.report import EvidenceReport, GateResult
+    from evidence.settings import EvidenceSettings
 
 app = typer.Typer(help="Benchmark evidence: ingest llama.cpp logs, gate, report.",
-                  no_args_is_help=True)
+                  no_args_is_help=True, rich_markup_mode=None)
 
 MAX_PROBLEMS_SHOWN = 50
 
@@ -61,6 +55,8 @@ def ingest(
 ) -> None:
     """Parse benchmark logs into one evidence table; report rows per file and every problem
     with file:line. Problems never fail the command (exit 0); usage errors exit 2."""
+    from evidence.ingest import ingest_files, write_evidence_json
+
     if label is not None and not label.strip():
         raise typer.BadParameter("must not be blank", param_hint="--label")
     result = ingest_files(files, label=label)
@@ -151,6 +147,8 @@ def _fail(lines: list[str]) -> typer.Exit:
 
 
 def _settings(require_gates: bool, extra: tuple[EnvVar, ...] = ()) -> EvidenceSettings:
+    from evidence.settings import SettingsError, load_settings
+
     try:
         return load_settings(overrides={REQUIRE_GATES: True} if require_gates else None,
                              extra=extra)
@@ -168,6 +166,8 @@ def _warn_problems(result: IngestResult) -> None:
 
 def print_gate(gate: GateResult, echo: Callable[[str], None] = typer.echo) -> None:
     """The gate table: required rows, the estimate, then one line per gate."""
+    from evidence.summary import gate_threshold, gate_value
+
     mode = "enforced" if gate.enforced else "advisory"
     echo(f"Phase E MoE gate: {'passed' if gate.passed else 'FAILED'} ({mode}; kernel sweep "
          f"{'on' if gate.kernel_sweep else 'off'})")
@@ -206,6 +206,9 @@ def gate(
     decode estimate and the hard gates. Advisory (exit 0) unless --require-gates or
     GLM52_PHASE_E_REQUIRE_GATES is non-zero: then any failure exits 2 with `error: ...` lines
     on stderr. GLM52_PHASE_E_* variables set the sweep, sanity probe and thresholds."""
+    from evidence.matching import BackendError
+    from evidence.service import gate_files
+
     settings = _settings(require_gates)
     try:
         run = gate_files(files, settings=settings, label=label, backend=backend)
@@ -279,6 +282,16 @@ def report(
 ) -> None:
     """Gate + decisions: write decisions.json (the EvidenceReport) and summary.md. Exit 2 when
     the gate is enforced and fails, or when --package breaks the q2_K routed-down rule."""
+    from certify.atomic import write_atomic
+    from evidence.catalog import CATALOG
+    from evidence.decisions import DecisionOptions
+    from evidence.matching import BackendError
+    from evidence.package_rules import PackageLoadError
+    from evidence.service import report_files
+    from evidence.summary import render_summary
+    from evidence.user_catalog import CatalogError, load_user_catalog
+    from reports.outputs import write_reports
+
     catalog, extra = CATALOG, tuple[EnvVar, ...]()
     if catalog_file is not None:
         try:

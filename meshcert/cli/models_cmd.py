@@ -5,24 +5,18 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlparse
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from certify.progress import NullProgress, ProgressObserver
-from certify.report import CertReport
-from certify.scope import ScopeRequest, parse_layers, parse_stage
-from certify.service import CertRequest, RuntimeRequest, certify_package
-from certify.view import CertOptions
-from meshcert.atomic import write_atomic
-from meshcert.cli.console import RichProgress
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
-from reports.outputs import write_reports
 
-app = typer.Typer(help="Model package commands.", no_args_is_help=True)
+if TYPE_CHECKING:  # the engine loads inside the commands
+    from certify.report import CertReport
+    from certify.scope import ScopeRequest
+
+app = typer.Typer(help="Model package commands.", no_args_is_help=True, rich_markup_mode=None)
 
 EXIT_CODES = {"passed": 0, "failed": 1, "incomplete": 3}
 _ABI = re.compile(r"^\d+\.\d+(\.\d+)?$")
@@ -56,6 +50,8 @@ def load_evidence_verdicts(path: str) -> dict[str, str]:
 
 def parse_scope(layers: str | None, stage: str | None) -> ScopeRequest | None:
     """--layers A..B or --stage I/N (not both) -> the slice to certify."""
+    from certify.scope import parse_layers, parse_stage
+
     if layers is not None and stage is not None:
         raise typer.BadParameter("give --layers or --stage, not both",
                                  param_hint="--layers / --stage")
@@ -115,14 +111,19 @@ def certify(
         help="Source GGUF (or first shard) to compare tensors with.")] = None,
     evidence: Annotated[str | None, typer.Option(
         help="decisions.json from `meshcert evidence report`.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or "
-                                        "summary.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary: "
+                                        "only the errors, on stderr.")] = False,
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
     sarif: SarifOpt = None,
 ) -> None:
     """Certify a layer package; exit 0 passed, 1 failed, 2 usage error, 3 incomplete."""
+    from certify.progress import NullProgress, ProgressObserver
+    from certify.service import CertRequest, RuntimeRequest, certify_package
+    from certify.view import CertOptions
+    from meshcert.cli.console import RichProgress
+
     if package_only == (api_base is not None):
         raise typer.BadParameter("give exactly one of --package-only or --api-base",
                                  param_hint="--package-only / --api-base")
@@ -172,6 +173,10 @@ def deliver(report: CertReport, *, report_out: str | None, json_out: bool, quiet
             html: str | None = None, md: str | None = None, junit: str | None = None,
             sarif: str | None = None) -> None:
     """Write the requested files, print, and exit with the report's status."""
+    from certify.atomic import write_atomic
+    from meshcert.cli.cert_console import print_certification
+    from reports.outputs import write_reports
+
     try:
         if report_out:
             write_atomic(report_out, report.to_json())
@@ -182,8 +187,8 @@ def deliver(report: CertReport, *, report_out: str | None, json_out: bool, quiet
         raise typer.Exit(EXIT_CODES["incomplete"]) from None
     if json_out:
         typer.echo(report.to_json(), nl=False)
-    elif not quiet:
-        print_summary(report, report_out)
+    else:
+        print_certification(report, report_out, quiet=quiet)
     raise typer.Exit(EXIT_CODES[report.status])
 
 
@@ -210,31 +215,3 @@ def inspect(
         raise typer.BadParameter(f"{path!r} is not a file", param_hint="PATH.gguf")
     deliver(inspect_gguf(path), report_out=report_out, json_out=json_out, quiet=quiet,
             html=html, md=md, junit=junit, sarif=sarif)
-
-
-_STYLE = {"passed": "bold green", "failed": "bold red", "incomplete": "bold yellow",
-          "not_required": "dim", "error": "red", "warning": "yellow", "info": "dim"}
-
-
-def print_summary(report: CertReport, report_out: str | None,
-                  console: Console | None = None) -> None:
-    out = console or Console()
-    out.print(f"[{_STYLE[report.status]}]{report.status.upper()}[/] {report.input}"
-              f"  (package gate: {report.package_gate.status})")
-    if report.findings:
-        table = Table(show_header=True, header_style="bold", expand=False)
-        for column in ("severity", "code", "where", "message"):
-            table.add_column(column, overflow="fold")
-        rank = {"error": 0, "warning": 1, "info": 2}
-        for f in sorted(report.findings, key=lambda f: rank[f.severity]):
-            where = f.path or ""
-            if f.layer_index is not None:
-                where = f"{where} (layer {f.layer_index})".strip()
-            table.add_row(f"[{_STYLE[f.severity]}]{f.severity}[/]", f.code, where, f.message)
-        out.print(table)
-    for gate in report.runtime_gates:
-        if gate.status != "not_required":
-            out.print(f"  runtime {gate.name}: [{_STYLE[gate.status]}]{gate.status}[/]"
-                      f" {gate.details or ''}")
-    if report_out:
-        out.print(f"report: {report_out}")

@@ -6,11 +6,8 @@ from typing import Annotated
 
 import typer
 
-from reports.loader import ReportLoadError, load_report
-from reports.outputs import write_reports
-
 app = typer.Typer(help="Render reports for reviewers (HTML, Markdown, JUnit XML).",
-                  no_args_is_help=True)
+                  no_args_is_help=True, rich_markup_mode=None)
 
 HtmlOpt = Annotated[str | None, typer.Option(
     "--html", help="Write a self-contained HTML report here.")]
@@ -32,6 +29,9 @@ def render(
     junit: JunitOpt = None,
 ) -> None:
     """Render a report JSON; exit 2 when it is unreadable or not a meshcert report."""
+    from reports.loader import ReportLoadError, load_report
+    from reports.outputs import write_reports
+
     if html is None and md is None and junit is None:
         raise typer.BadParameter("give at least one of --html, --md, --junit",
                                  param_hint="--html / --md / --junit")
@@ -60,13 +60,16 @@ def merge(
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
+    sarif: SarifOpt = None,
 ) -> None:
     """Merge slice reports into one for the package; exit 0 passed, 1 failed, 2 unreadable
     input, 3 incomplete (some layers or artifacts verified by no slice)."""
+    from certify.atomic import write_atomic
     from certify.merge import Slice, merge_slices
     from certify.report import CertReport
-    from meshcert.atomic import write_atomic
     from meshcert.cli.models_cmd import EXIT_CODES
+    from reports.loader import ReportLoadError, load_report
+    from reports.outputs import write_reports
 
     loaded: list[Slice] = []
     for path in slices:
@@ -83,7 +86,7 @@ def merge(
     try:
         if report_out:
             write_atomic(report_out, merged.to_json())
-        written = write_reports(merged, html=html, md=md, junit=junit)
+        written = write_reports(merged, html=html, md=md, junit=junit, sarif=sarif)
     except OSError as exc:
         typer.echo(f"error: cannot write report: {exc}", err=True)
         raise typer.Exit(EXIT_CODES["incomplete"]) from None

@@ -29,7 +29,7 @@ import pytest
 from typer.testing import CliRunner
 
 from certify import checks
-from meshcert.atomic import write_atomic
+from certify.atomic import write_atomic
 from meshcert.cli import app
 from meshcert.packagegen import PackageInfo, llama_spec, write_package
 from tests.reliability.raw_http import RawServer
@@ -196,7 +196,7 @@ def _break_writes(monkeypatch: pytest.MonkeyPatch, writer: str, error: BaseExcep
     import builtins
 
     real_open = builtins.open
-    monkeypatch.setattr("meshcert.atomic.open",
+    monkeypatch.setattr("certify.atomic.open",
                         lambda *a, **k: _DyingHandle(real_open(*a, **k), error), raising=False)
 
 
@@ -261,7 +261,7 @@ class Dying:
         os.fsync(self.real.fileno())
         os.kill(os.getpid(), signal.SIGKILL)  # killed mid-write: no cleanup can run
 
-from meshcert import atomic
+from certify import atomic
 real_open = builtins.open
 atomic.open = lambda *a, **k: Dying(real_open(*a, **k))
 atomic.write_atomic(target, "NEW " * 50000)

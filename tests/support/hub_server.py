@@ -6,7 +6,8 @@ HEAD/GET resolve with X-Repo-Commit / X-Linked-Etag / X-Linked-Size, LFS files a
 302 to a different origin (`localhost` when serving on `127.0.0.1`), Range/206, and errors
 classified by `X-Error-Code`. Repos live in memory (hub_repo.py), at as many commits,
 branches, tags and pull-request refs as a test needs. Faults (status codes, Retry-After,
-dropped connections, truncated bodies, delays) are injected per route, and every request is
+dropped connections, truncated bodies, delays) are injected per route, an optional latency
+(`FakeHub(latency_s=0.05)`) delays every request as a far-away Hub would, and every request is
 recorded (route, host, Range, whether an Authorization header came, body bytes sent).
 
     hub = FakeHub().start()
@@ -21,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -68,12 +70,16 @@ class RequestRecord:
     body_bytes: int
     range: str | None
     authorization: str | None
+    arrived: float = 0.0  # time.monotonic() when the request came in
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
     allow_reuse_address = True
+    # socketserver's default backlog of 5 drops the SYNs of a burst of new connections, which
+    # the client then resends after 1 s: a real Hub does not stall concurrent clients so
+    request_queue_size = 256
     hub: FakeHub
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -84,6 +90,8 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
     timeout = 30
+    arrived = 0.0
+    counted = False  # whether FakeHub.in_flight counts this request now
 
     def do_GET(self) -> None:
         self.server.hub._handle(self, "GET")
@@ -124,8 +132,12 @@ def _truthy(query: dict[str, list[str]], name: str) -> bool:
 class FakeHub(HubStore):
     """The fake Hub. Thread-safe; use as a context manager or start()/stop()."""
 
-    def __init__(self, *, page_size: int = 1000, lfs_host: str = "localhost") -> None:
+    def __init__(self, *, page_size: int = 1000, lfs_host: str = "localhost",
+                 latency_s: float = 0.0) -> None:
         super().__init__()
+        self.latency_s = latency_s  # every request waits this long before it is answered
+        self.in_flight = 0  # requests being handled now
+        self.max_in_flight = 0  # the most handled at once since reset_counters()
         self.faults: list[Fault] = []
         self.records: list[RequestRecord] = []
         self.page_size = page_size
@@ -201,9 +213,32 @@ class FakeHub(HubStore):
     def reset_counters(self) -> None:
         with self._lock:
             self.records.clear()
+            self.max_in_flight = self.in_flight
 
     # --- request handling -----------------------------------------------------------------
     def _handle(self, handler: _Handler, method: str) -> None:
+        arrived = time.monotonic()
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        handler.counted = True
+        try:
+            if self.latency_s > 0:  # a round trip to a far-away Hub, per request
+                self._stopping.wait(self.latency_s)
+            self._answer(handler, method, arrived)
+        finally:
+            self._leave(handler)
+
+    def _leave(self, handler: _Handler) -> None:
+        """The request stops counting as in flight once its answer is about to be written:
+        a client that waits for it cannot have sent its next request before then."""
+        with self._lock:
+            if handler.counted:
+                handler.counted = False
+                self.in_flight -= 1
+
+    def _answer(self, handler: _Handler, method: str, arrived: float) -> None:
+        handler.arrived = arrived
         target = handler.path
         split = urlsplit(target)
         segments = [unquote(s) for s in split.path.split("/")[1:]]
@@ -242,6 +277,7 @@ class FakeHub(HubStore):
         body = b"" if method == "HEAD" else answer.body
         sent = body[: len(body) // 2] if truncate else body
         self._record(handler, method, route, answer.status, len(sent))
+        self._leave(handler)
         try:
             handler.send_response(answer.status)
             for name, value in answer.headers.items():
@@ -264,7 +300,8 @@ class FakeHub(HubStore):
                 nbytes: int) -> None:
         record = RequestRecord(method, route, handler.path, handler.headers.get("Host", ""),
                                status, nbytes, handler.headers.get("Range"),
-                               handler.headers.get("Authorization"))
+                               handler.headers.get("Authorization"),
+                               handler.arrived)
         with self._lock:
             self.records.append(record)
 

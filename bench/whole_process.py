@@ -1,0 +1,240 @@
+"""Whole-process figures: what a user (or a CI job) waits for, start-up included.
+
+Each case runs two commands as fresh processes, both sides in the same run, interleaved round
+by round (A, B, A, B, ...), and prints the medians and their ratio against the goal:
+
+- help:     `meshcert --help` vs `python -c "import typer, rich.console"`      goal <= 1.5x
+- certify:  `meshcert models certify` of the demo package vs that baseline      goal <= 3x
+- big:      certify of a >= 4 GB local package (--verify-sha256) vs a
+            sequential hashlib loop over the same files, in its own process     goal >= 1.7x
+- headers:  header inspection of big-vocabulary fragments (152k tokens each),
+            meshcert's reader vs gguf.GGUFReader, each in its own process       goal >= 100x
+- ingest:   `meshcert evidence ingest` of one small log vs the baseline         goal <= 3x
+
+"meshcert" is `python -m meshcert` with this checkout first on PYTHONPATH, its modules byte-compiled
+first (`compileall`, as pip does when it installs the wheel: with PYTHONDONTWRITEBYTECODE set, as
+on this machine, a checkout is otherwise compiled from source by every process). The big package is
+generated once (about 4.3 GB, 32 F16 layers) under the temp dir and kept for later runs (delete
+it with `--clean`); the page cache is warmed before timing, so both sides hash from memory.
+
+    python bench/whole_process.py                 # every case
+    python bench/whole_process.py --only help certify ingest --rounds 9
+    python bench/whole_process.py --quick         # small vocabulary, 1 GB package, fewer rounds
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+PY = sys.executable
+MESHCERT = [PY, "-m", "meshcert"]
+BASELINE = [PY, "-c", "import typer, rich.console"]
+PACKAGES = ("certify", "evidence", "reports", "meshcert", "templates", "bench")
+SMALL_LOG = ROOT / "evidence/data/kernel-sweep/mul-mm-id-min-1.console.log"
+HASHLIB_LOOP = (
+    "import hashlib, sys\n"
+    "for path in sys.argv[1:]:\n"
+    "    digest = hashlib.sha256()\n"
+    "    with open(path, 'rb') as handle:\n"
+    "        for chunk in iter(lambda: handle.read(1 << 20), b''):\n"
+    "            digest.update(chunk)\n"
+    "    print(digest.hexdigest(), path)\n")
+OUR_HEADERS = (
+    "import sys\n"
+    "from certify.gguf.reader import read_header_file\n"
+    "for path in sys.argv[1:]:\n"
+    "    header = read_header_file(path)\n"
+    "    print(path, type(header).__name__)\n")
+THEIR_HEADERS = (
+    "import sys\n"
+    "from gguf import GGUFReader\n"
+    "for path in sys.argv[1:]:\n"
+    "    reader = GGUFReader(path)\n"
+    "    print(path, len(reader.fields))\n")
+
+
+@dataclass
+class Case:
+    name: str
+    ours: list[str]
+    theirs: list[str]
+    goal: float
+    lower_is_better: bool  # True: ours/theirs <= goal; False: theirs/ours >= goal
+    rounds: int
+    their_rounds: int | None = None  # fewer rounds for a slow reference side
+
+
+def run_once(cmd: Sequence[str], env: dict[str, str], expect: Callable[[int], bool]) -> float:
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - started
+    if not expect(proc.returncode):
+        raise SystemExit(f"{' '.join(cmd[:6])}... exited {proc.returncode}:\n{proc.stderr}")
+    return elapsed
+
+
+def measure(case: Case, env: dict[str, str]) -> tuple[float, float]:
+    """Medians (ours, theirs), one warm-up of each first, then interleaved rounds."""
+    ok = {0}.__contains__
+    run_once(case.ours, env, ok)
+    if case.their_rounds != 1:  # a slow reference (GGUFReader) is not run twice
+        run_once(case.theirs, env, ok)
+    ours: list[float] = []
+    theirs: list[float] = []
+    their_rounds = case.their_rounds or case.rounds
+    for i in range(case.rounds):
+        ours.append(run_once(case.ours, env, ok))
+        if i < their_rounds:
+            theirs.append(run_once(case.theirs, env, ok))
+    return statistics.median(ours), statistics.median(theirs)
+
+
+def report(case: Case, ours: float, theirs: float) -> bool:
+    if case.lower_is_better:
+        ratio, met = ours / theirs, ours / theirs <= case.goal
+        goal = f"<= {case.goal:g}x"
+    else:
+        ratio, met = theirs / ours, theirs / ours >= case.goal
+        goal = f">= {case.goal:g}x"
+    print(f"{case.name:<9} {ours:>9.3f} {theirs:>10.3f} {ratio:>8.2f}x {goal:>9}  "
+          f"{'met' if met else 'MISSED'}", flush=True)
+    return met
+
+
+# --------------------------------------------------------------------------------------------
+# inputs
+# --------------------------------------------------------------------------------------------
+
+
+def demo_package(work: Path) -> Path:
+    from meshcert.packagegen import glm_dsa_spec, write_package
+
+    return write_package(glm_dsa_spec(), work / "demo-package", source_dir=work / "demo-src").root
+
+
+def big_package(cache: Path, layers: int, n_embd: int, n_ff: int) -> Path:
+    """A real llama package of F16 layers (written once, kept under `cache`)."""
+    from meshcert.packagegen import llama_spec, write_package
+
+    root = cache / f"llama-{layers}x{n_embd}x{n_ff}"
+    done = root / ".complete"
+    if done.exists():
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    per_layer = (4 * n_embd * n_embd + 3 * n_embd * n_ff) * 2
+    need = int(layers * per_layer * 1.1)
+    free = shutil.disk_usage(cache if cache.exists() else cache.parent).free
+    if free < need * 2:
+        raise SystemExit(f"need {need * 2 / 1e9:.1f} GB free under {cache} (package + "
+                         f"generation headroom), have {free / 1e9:.1f} GB")
+    print(f"writing a {layers}-layer package, about {need / 1.1 / 1e9:.1f} GB, under {root} "
+          "(once; kept for later runs)...", flush=True)
+    started = time.perf_counter()
+    write_package(llama_spec(block_count=layers, n_embd=n_embd, n_ff=n_ff), root,
+                  source_dir=None)
+    done.write_text("ok\n")
+    print(f"  written in {time.perf_counter() - started:.0f} s", flush=True)
+    return root
+
+
+def vocab_fragments(work: Path, count: int, n_tokens: int) -> list[Path]:
+    """Layer-package-like fragments that each repeat a big tokenizer (as fragments do)."""
+    from bench.gguf_header import write_tokenizer_fragment
+
+    return [write_tokenizer_fragment(work / f"fragment-{i}.gguf", n_tokens, n_tokens - 677)
+            for i in range(count)]
+
+
+def warm(paths: Sequence[Path]) -> int:
+    total = 0
+    for path in paths:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 24):
+                total += len(chunk)
+    return total
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    names = ["help", "certify", "big", "headers", "ingest"]
+    parser.add_argument("--only", nargs="+", choices=names, default=names)
+    parser.add_argument("--rounds", type=int, default=7, help="rounds of the quick cases")
+    parser.add_argument("--big-rounds", type=int, default=5)
+    parser.add_argument("--quick", action="store_true",
+                        help="1 GB package, 32k vocabulary, fewer rounds")
+    parser.add_argument("--cache", type=Path,
+                        default=Path(tempfile.gettempdir()) / "meshcert-bench-whole-process",
+                        help="where the big package is kept between runs")
+    parser.add_argument("--clean", action="store_true", help="delete the kept big package")
+    args = parser.parse_args()
+    if args.clean:
+        shutil.rmtree(args.cache, ignore_errors=True)
+        print(f"removed {args.cache}")
+        return
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    env.pop("NO_COLOR", None)
+    layers = 8 if args.quick else 32
+    n_tokens = 32_000 if args.quick else 152_064
+    rounds = 3 if args.quick else args.rounds
+    big_rounds = 2 if args.quick else args.big_rounds
+    args.cache.mkdir(parents=True, exist_ok=True)
+    subprocess.run([PY, "-m", "compileall", "-q", *(str(ROOT / d) for d in PACKAGES)],
+                   check=True, env=env)
+    work = Path(tempfile.mkdtemp(prefix="meshcert-whole-process-"))
+    try:
+        cases: list[Case] = []
+        if "help" in args.only:
+            cases.append(Case("help", [*MESHCERT, "--help"], BASELINE, 1.5, True, rounds))
+        if "certify" in args.only:
+            demo = demo_package(work)
+            cases.append(Case("certify", [*MESHCERT, "models", "certify", str(demo),
+                                          "--package-only"], BASELINE, 3.0, True, rounds))
+        if "big" in args.only:
+            big = big_package(args.cache, layers, 2048, 8192)
+            files = sorted(str(p) for p in big.rglob("*.gguf"))
+            size = warm([Path(f) for f in files])
+            print(f"big package: {len(files)} files, {size / 1e9:.2f} GB (page cache warmed)",
+                  flush=True)
+            cases.append(Case("big", [*MESHCERT, "models", "certify", str(big),
+                                      "--package-only", "--verify-sha256"],
+                              [PY, "-c", HASHLIB_LOOP, *files], 1.7, False, big_rounds))
+        if "headers" in args.only:
+            fragments = [str(p) for p in vocab_fragments(work, 7, n_tokens)]
+            print(f"headers: 7 fragments of {n_tokens} tokens each", flush=True)
+            cases.append(Case("headers", [PY, "-c", OUR_HEADERS, *fragments],
+                              [PY, "-c", THEIR_HEADERS, *fragments], 100.0, False, rounds,
+                              their_rounds=1))
+        if "ingest" in args.only:
+            cases.append(Case("ingest", [*MESHCERT, "evidence", "ingest", str(SMALL_LOG)],
+                              BASELINE, 3.0, True, rounds))
+        print(f"{os.cpu_count()} cores; median of {rounds} interleaved rounds "
+              f"({big_rounds} for big; 1 GGUFReader run for headers); seconds")
+        print(f"{'case':<9} {'meshcert':>9} {'reference':>10} {'ratio':>9} {'goal':>9}")
+        results = [report(case, *measure(case, env)) for case in cases]
+        print(f"{sum(results)}/{len(results)} goals met")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,178 @@
+"""The certification summary a person reads (and a script greps) after `models certify`.
+
+First mesh-llm's own lines, in its order and spelling (`mesh-llm models certify` prints them
+with `println!`): `Skippy package certification: <status>` (`passed`, `failed`, `incomplete`,
+`not required`), then `Model:`, `Package:`, `Manifest:`, `Layers:`, and `Report:` when a report
+was written. mesh-llm's values are never empty; where meshcert's report has none (a package
+whose manifest could not be read) the value is `unknown`.
+
+Then one block per finding, grouped by severity (errors first), that reads at 80 columns:
+
+    error  missing_layer  layers/layer-0003.gguf (layer 3)
+        The manifest lists layer 3 but the file is missing.
+        fix: Re-run the packager ...
+
+then the runtime gates that ran, and the counts last. `render_lines` is pure (text and a style
+name per line, wrapped to a width); `print_certification` writes them through rich, which
+colours only on a terminal and honours NO_COLOR.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from certify.findings import Finding
+    from certify.report import CertReport
+
+SEVERITIES = ("error", "warning", "info")
+GROUP_TITLES = {"error": "errors", "warning": "warnings", "info": "notes"}
+INDENT = "    "
+MIN_WIDTH = 40
+STYLES = {"passed": "bold green", "failed": "bold red", "incomplete": "bold yellow",
+          "not_required": "dim", "error": "red", "warning": "yellow", "info": "dim",
+          "heading": "bold", "detail": "", "count": "bold"}
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str
+    style: str = "detail"  # a key of STYLES
+
+
+def status_label(status: str) -> str:
+    """mesh-llm's spelling of a status (`not_required` -> `not required`)."""
+    return status.replace("_", " ")
+
+
+def mesh_llm_lines(report: CertReport, report_out: str | None) -> list[Line]:
+    """mesh-llm's console lines, exactly as it prints them (values never wrapped)."""
+    def value(v: object) -> str:
+        return "unknown" if v is None or v == "" else str(v)
+
+    lines = [Line(f"Skippy package certification: {status_label(report.status)}", report.status),
+             Line(f"Model: {value(report.model_id)}"),
+             Line(f"Package: {value(report.resolved_package_ref)}"),
+             Line(f"Manifest: {value(report.manifest_sha256)}"),
+             Line(f"Layers: {value(report.layer_count)}")]
+    if report_out:
+        lines.append(Line(f"Report: {report_out}"))
+    return lines
+
+
+def where(f: Finding) -> str:
+    parts = [f.path or "", f"(layer {f.layer_index})" if f.layer_index is not None else ""]
+    return " ".join(p for p in parts if p)
+
+
+def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
+    return textwrap.wrap(" ".join(text.split()), width=width, initial_indent=first,
+                         subsequent_indent=rest, break_long_words=True,
+                         break_on_hyphens=False) or [first.rstrip()]
+
+
+def finding_block(f: Finding, width: int) -> list[Line]:
+    """`severity  code  where` (where wraps below when it does not fit), then the message and
+    the remediation indented."""
+    head = f"{f.severity}  {f.code}"
+    place = where(f)
+    lines: list[Line]
+    if place and len(head) + 2 + len(place) <= width:
+        lines = [Line(f"{head}  {place}", f.severity)]
+    else:
+        lines = [Line(head, f.severity)]
+        lines += [Line(t) for t in _wrap(place, width, INDENT, INDENT)] if place else []
+    lines += [Line(t) for t in _wrap(f.message, width, INDENT, INDENT)]
+    if f.remediation:
+        lines += [Line(t) for t in _wrap(f.remediation, width, INDENT + "fix: ",
+                                         INDENT + "     ")]
+    return lines
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def counts_line(findings: Iterable[Finding], report: CertReport) -> str:
+    by = {s: 0 for s in SEVERITIES}
+    for f in findings:
+        by[f.severity] = by.get(f.severity, 0) + 1
+    gate = status_label(report.package_gate.status)
+    return (f"{_plural(by['error'], 'error')}, {_plural(by['warning'], 'warning')}, "
+            f"{_plural(by['info'], 'note')}; package gate {gate}")
+
+
+def runtime_lines(report: CertReport, width: int) -> list[Line]:
+    ran = [g for g in report.runtime_gates if g.status != "not_required"]
+    if not ran:
+        return []
+    lines = [Line("runtime gates", "heading")]
+    for gate in ran:
+        lines.append(Line(f"{gate.status}  {gate.name}  ({gate.severity})",
+                          gate.status if gate.status in STYLES else "detail"))
+        if gate.details:
+            lines += [Line(t) for t in _wrap(gate.details, width, INDENT, INDENT)]
+    return lines
+
+
+def render_lines(report: CertReport, report_out: str | None, width: int = 80) -> list[Line]:
+    """Everything `models certify` prints on success paths, wrapped to `width` columns."""
+    width = max(width, MIN_WIDTH)
+    lines = mesh_llm_lines(report, report_out)
+    for severity in SEVERITIES:
+        group = [f for f in report.findings if f.severity == severity]
+        if not group:
+            continue
+        lines += [Line(""), Line(f"{GROUP_TITLES[severity]} ({len(group)})", "heading")]
+        for f in group:
+            lines += finding_block(f, width)
+    gates = runtime_lines(report, width)
+    if gates:
+        lines += [Line(""), *gates]
+    lines += [Line(""), Line(counts_line(report.findings, report), "count")]
+    return lines
+
+
+def error_lines(report: CertReport, width: int = 80) -> list[Line]:
+    """What `--quiet` prints: the error findings and the failed required runtime gates only."""
+    width = max(width, MIN_WIDTH)
+    lines: list[Line] = []
+    for f in report.findings:
+        if f.severity == "error":
+            lines += finding_block(f, width)
+    for gate in report.runtime_gates:
+        if gate.severity == "required" and gate.status in {"failed", "incomplete"}:
+            lines.append(Line(f"error  runtime gate {gate.name}: {gate.status}", "error"))
+            if gate.details:
+                lines += [Line(t) for t in _wrap(gate.details, width, INDENT, INDENT)]
+    return lines
+
+
+def plain_text(lines: Iterable[Line]) -> str:
+    return "".join(f"{line.text}\n" for line in lines)
+
+
+def print_lines(lines: Iterable[Line], console: Console) -> None:
+    """Write the lines through rich: styles become colour only on a terminal (rich drops them
+    for pipes and files, and when NO_COLOR is set); rich never re-wraps them."""
+    from rich.text import Text
+
+    for line in lines:
+        console.print(Text(line.text, style=STYLES.get(line.style, "")), soft_wrap=True,
+                      highlight=False)
+
+
+def print_certification(report: CertReport, report_out: str | None, *, quiet: bool = False,
+                        console: Console | None = None) -> None:
+    """The summary on stdout, or with `quiet` only the errors, on stderr."""
+    from rich.console import Console
+
+    out = console or Console(stderr=quiet)
+    lines = error_lines(report, out.width) if quiet else render_lines(report, report_out,
+                                                                      out.width)
+    print_lines(lines, out)

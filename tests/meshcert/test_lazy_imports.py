@@ -1,0 +1,60 @@
+"""`import meshcert.cli` loads typer and the command registry, nothing heavy: the commands
+import pandas, numpy, jinja2, httpx, huggingface_hub, gguf and the engines when they run.
+
+A module list, never a time: each case runs a fresh interpreter and reads `sys.modules`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("pandas", "numpy", "jinja2", "httpx", "huggingface_hub", "gguf", "pydantic",
+         "markupsafe", "rich.progress", "rich.table", "rich.markdown", "typer.rich_utils",
+         "evidence.ingest", "evidence.report", "certify.engine", "certify.service",
+         "certify.report", "reports.outputs", "meshcert.demo", "meshcert.packagegen")
+
+
+def loaded_after(code: str) -> set[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", f"{code}\nimport sys, json\n"
+                          "print(json.dumps(sorted(sys.modules)))"],
+                         capture_output=True, text=True, check=True, env=env, cwd=ROOT,
+                         timeout=120).stdout
+    return set(json.loads(out.splitlines()[-1]))
+
+
+def heavy_in(modules: set[str]) -> list[str]:
+    return sorted(h for h in HEAVY if h in modules)
+
+
+def test_import_meshcert_cli_loads_no_heavy_module() -> None:
+    modules = loaded_after("import meshcert.cli")
+    assert "typer" in modules and "meshcert.cli.models_cmd" in modules
+    assert heavy_in(modules) == []
+
+
+def test_help_loads_no_heavy_module() -> None:
+    modules = loaded_after("from meshcert.cli import app\n"
+                           "try:\n    app(['--help'])\nexcept SystemExit:\n    pass")
+    assert heavy_in(modules) == []
+
+
+@pytest.mark.parametrize("module", ["certify.sources.local", "certify.checks"])
+def test_local_certification_needs_no_numpy_or_gguf_package(module: str) -> None:
+    """gguf-py's tables load from gguf/constants.py alone (certify.gguf.constants)."""
+    modules = loaded_after(f"import {module}")
+    assert {"numpy", "gguf", "jinja2", "pandas", "httpx"}.isdisjoint(modules)
+
+
+def test_the_heavy_list_is_real() -> None:
+    """The probe sees the modules it looks for: the full CLI run of a command loads them."""
+    modules = loaded_after("import meshcert.cli.models_cmd, evidence.ingest, reports.outputs, "
+                           "reports.html, gguf")
+    assert {"pandas", "numpy", "jinja2", "gguf", "pydantic"} <= modules
