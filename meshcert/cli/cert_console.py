@@ -120,10 +120,22 @@ def runtime_lines(report: CertReport, width: int) -> list[Line]:
     return lines
 
 
-def render_lines(report: CertReport, report_out: str | None, width: int = 80) -> list[Line]:
-    """Everything `models certify` prints on success paths, wrapped to `width` columns."""
+def inspect_lines(report: CertReport, report_out: str | None) -> list[Line]:
+    """`models inspect` audits a file, not a package: no mesh-llm lines to keep."""
+    lines = [Line(f"GGUF inspection: {status_label(report.status)}", report.status),
+             Line(f"File: {report.input}")]
+    if report_out:
+        lines.append(Line(f"Report: {report_out}"))
+    return lines
+
+
+def render_lines(report: CertReport, report_out: str | None, width: int = 80, *,
+                 inspect: bool = False) -> list[Line]:
+    """Everything `models certify` (or `inspect`) prints on success paths, wrapped to
+    `width` columns."""
     width = max(width, MIN_WIDTH)
-    lines = mesh_llm_lines(report, report_out)
+    lines = inspect_lines(report, report_out) if inspect else mesh_llm_lines(report,
+                                                                            report_out)
     for severity in SEVERITIES:
         group = [f for f in report.findings if f.severity == severity]
         if not group:
@@ -168,11 +180,11 @@ def print_lines(lines: Iterable[Line], console: Console) -> None:
 
 
 def print_certification(report: CertReport, report_out: str | None, *, quiet: bool = False,
-                        console: Console | None = None) -> None:
+                        console: Console | None = None, inspect: bool = False) -> None:
     """The summary on stdout, or with `quiet` only the errors, on stderr."""
     from rich.console import Console
 
     out = console or Console(stderr=quiet)
-    lines = error_lines(report, out.width) if quiet else render_lines(report, report_out,
-                                                                      out.width)
+    lines = error_lines(report, out.width) if quiet else render_lines(
+        report, report_out, out.width, inspect=inspect)
     print_lines(lines, out)

@@ -292,7 +292,8 @@ def report(
     from evidence.user_catalog import CatalogError, load_user_catalog
     from reports.outputs import write_reports
 
-    catalog, extra = CATALOG, tuple[EnvVar, ...]()
+    catalog = CATALOG
+    extra: tuple[EnvVar, ...] = ()
     if catalog_file is not None:
         try:
             catalog, extra = load_user_catalog(catalog_file)

@@ -10,6 +10,7 @@ from urllib.parse import urlparse
 
 import typer
 
+from meshcert.cli.exit_codes import EXIT_CODES
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
 
 if TYPE_CHECKING:  # the engine loads inside the commands
@@ -18,7 +19,6 @@ if TYPE_CHECKING:  # the engine loads inside the commands
 
 app = typer.Typer(help="Model package commands.", no_args_is_help=True, rich_markup_mode=None)
 
-EXIT_CODES = {"passed": 0, "failed": 1, "incomplete": 3}
 _ABI = re.compile(r"^\d+\.\d+(\.\d+)?$")
 
 
@@ -171,7 +171,7 @@ def certify(
 
 def deliver(report: CertReport, *, report_out: str | None, json_out: bool, quiet: bool,
             html: str | None = None, md: str | None = None, junit: str | None = None,
-            sarif: str | None = None) -> None:
+            sarif: str | None = None, inspect: bool = False) -> None:
     """Write the requested files, print, and exit with the report's status."""
     from certify.atomic import write_atomic
     from meshcert.cli.cert_console import print_certification
@@ -188,7 +188,7 @@ def deliver(report: CertReport, *, report_out: str | None, json_out: bool, quiet
     if json_out:
         typer.echo(report.to_json(), nl=False)
     else:
-        print_certification(report, report_out, quiet=quiet)
+        print_certification(report, report_out, quiet=quiet, inspect=inspect)
     raise typer.Exit(EXIT_CODES[report.status])
 
 
@@ -214,4 +214,4 @@ def inspect(
     if not os.path.isfile(path):
         raise typer.BadParameter(f"{path!r} is not a file", param_hint="PATH.gguf")
     deliver(inspect_gguf(path), report_out=report_out, json_out=json_out, quiet=quiet,
-            html=html, md=md, junit=junit, sarif=sarif)
+            html=html, md=md, junit=junit, sarif=sarif, inspect=True)

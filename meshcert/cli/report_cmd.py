@@ -67,7 +67,7 @@ def merge(
     from certify.atomic import write_atomic
     from certify.merge import Slice, merge_slices
     from certify.report import CertReport
-    from meshcert.cli.models_cmd import EXIT_CODES
+    from meshcert.cli.exit_codes import EXIT_CODES
     from reports.loader import ReportLoadError, load_report
     from reports.outputs import write_reports
 

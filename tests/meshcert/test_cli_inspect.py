@@ -25,7 +25,7 @@ def test_a_clean_file_exits_0_and_writes_every_format(tmp_path: Path) -> None:
                      str(out / "r.html"), "--md", str(out / "r.md"), "--junit",
                      str(out / "r.xml"), "--sarif", str(out / "r.sarif"))
     assert result.exit_code == 0, result.output
-    assert "PASSED" in result.output
+    assert result.output.startswith("GGUF inspection: passed\nFile: ")
     report = json.loads((out / "r.json").read_text())
     assert report["status"] == "passed" and report["input"] == str(path)
     assert report["manifest_sha256"] is None and report["layer_count"] is None
