@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from certify.build_results import Divergence, ParityResult
+from certify.build_results import Divergence, ParityResult, ParityStatus
 from certify.manifest_model import layer_count
 from certify.materialize import ComposeError, compose, write_gguf
 from certify.progress import NullProgress, ProgressObserver
@@ -178,7 +178,7 @@ def _run(view: PackageView, request: ParityRequest, progress: ProgressObserver
             try:
                 runs[label] = greedy(path, request.prompts, request.tokens, progress)
             except (ValueError, RuntimeError) as exc:
-                status = "not_run" if label == "source" else "failed"
+                status: ParityStatus = "not_run" if label == "source" else "failed"
                 return ParityResult(status, f"llama.cpp could not run the {label} model: "
                                     f"{type(exc).__name__}: {str(exc)[:300]}")
             finally:
@@ -187,12 +187,13 @@ def _run(view: PackageView, request: ParityRequest, progress: ProgressObserver
     finally:
         shutil.rmtree(work, ignore_errors=True)
     divergence = compare(request.prompts, runs["source"], runs["package"])
-    counts = dict(prompts=len(request.prompts), tokens=request.tokens, assembled_bytes=size,
-                  timings_s=timings)
     if divergence is None:
-        return ParityResult("passed", f"{len(request.prompts)} prompt(s) x {request.tokens} "
-                            "greedy tokens: token ids and logits identical", **counts)
-    return ParityResult("failed", describe(divergence), divergence=divergence, **counts)
+        status, detail = "passed", (f"{len(request.prompts)} prompt(s) x {request.tokens} "
+                                    "greedy tokens: token ids and logits identical")
+    else:
+        status, detail = "failed", describe(divergence)
+    return ParityResult(status, detail, prompts=len(request.prompts), tokens=request.tokens,
+                        divergence=divergence, assembled_bytes=size, timings_s=timings)
 
 
 def describe(d: Divergence) -> str:

@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from certify.parity import ParityRequest
 from certify.progress import NullProgress, ProgressObserver
 from certify.report import CertReport
 from certify.service import CertRequest, RuntimeRequest, certify_package
@@ -96,6 +97,19 @@ def certify(
         help="decisions.json from `meshcert evidence report`.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or "
                                         "summary.")] = False,
+    materialize: Annotated[bool, typer.Option(
+        "--materialize", help="Build both certification stage GGUFs and re-open them with "
+        "llama.cpp's parser.")] = False,
+    materialize_dir: Annotated[str | None, typer.Option(
+        help="Where materialized stages are kept (default: ~/.cache/meshcert/stages).")] = None,
+    parity: Annotated[str | None, typer.Option(
+        "--parity", help="Source GGUF: reassemble the model from the package and compare "
+        "greedy tokens and logits under llama.cpp.")] = None,
+    parity_prompts: Annotated[str | None, typer.Option(
+        help="Prompts for --parity, one per line (default: three built-in prompts).")] = None,
+    parity_tokens: Annotated[int, typer.Option(help="Greedy tokens per prompt.")] = 16,
+    parity_max_bytes: Annotated[int, typer.Option(
+        help="Refuse --parity for models larger than this.")] = 8 << 30,
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
@@ -118,6 +132,7 @@ def certify(
         raise typer.BadParameter("must be > 0", param_hint="--stages")
     if runtime_abi is not None and not _ABI.match(runtime_abi):
         raise typer.BadParameter("must be major.minor[.patch]", param_hint="--runtime-abi")
+    parity_request = _parity_request(parity, parity_prompts, parity_tokens, parity_max_bytes)
     runtime = None
     if api_base is not None:
         runtime = RuntimeRequest(
@@ -129,7 +144,9 @@ def certify(
         verify_sha256=verify_sha256,
         stages=stages, evidence_verdicts=load_evidence_verdicts(evidence) if evidence else None)
     request = CertRequest(model=model, options=options, runtime=runtime,
-                          verify_cache=verify_cache, source_gguf=source)
+                          verify_cache=verify_cache, source_gguf=source,
+                          materialize=materialize, materialize_dir=materialize_dir,
+                          parity=parity_request)
     progress: ProgressObserver = NullProgress() if (quiet or json_out) else RichProgress()
     try:
         report = certify_package(request, progress)
@@ -149,6 +166,32 @@ def certify(
     elif not quiet:
         print_summary(report, report_out)
     raise typer.Exit(EXIT_CODES[report.status])
+
+
+def _parity_request(source: str | None, prompts_file: str | None, tokens: int,
+                    max_bytes: int) -> ParityRequest | None:
+    if source is None:
+        if prompts_file is not None:
+            raise typer.BadParameter("needs --parity SOURCE.gguf", param_hint="--parity-prompts")
+        return None
+    if not os.path.isfile(source):
+        raise typer.BadParameter(f"{source!r} is not a file", param_hint="--parity")
+    if not 1 <= tokens <= 128:
+        raise typer.BadParameter("must be within 1..128", param_hint="--parity-tokens")
+    if max_bytes <= 0:
+        raise typer.BadParameter("must be > 0", param_hint="--parity-max-bytes")
+    request = ParityRequest(source=source, tokens=tokens, max_bytes=max_bytes)
+    if prompts_file is not None:
+        try:
+            with open(prompts_file, encoding="utf-8") as handle:
+                prompts = [line.rstrip("\n") for line in handle if line.strip()]
+        except (OSError, UnicodeDecodeError) as exc:
+            raise typer.BadParameter(f"cannot read {prompts_file!r}: {exc}",
+                                     param_hint="--parity-prompts") from None
+        if not prompts:
+            raise typer.BadParameter("holds no prompt", param_hint="--parity-prompts")
+        request.prompts = prompts
+    return request
 
 
 _STYLE = {"passed": "bold green", "failed": "bold red", "incomplete": "bold yellow",
