@@ -104,7 +104,7 @@ def greedy(path: str, prompts: list[str], n_tokens: int, progress: ProgressObser
             tokens: list[int] = []
             logits: list[np.ndarray[Any, Any]] = []
             for _ in range(n_tokens):
-                row = np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32, copy=True)
+                row = last_logits(llm)
                 token = int(np.argmax(row))
                 logits.append(row)
                 tokens.append(token)
@@ -114,6 +114,21 @@ def greedy(path: str, prompts: list[str], n_tokens: int, progress: ProgressObser
         return runs
     finally:
         llm.close()
+
+
+def last_logits(llm: Any) -> np.ndarray[Any, Any]:
+    """The logits of the last evaluated position, copied out of llama.cpp's buffer (the
+    Llama object keeps no scores unless logits_all); a row that is not a real distribution
+    (all equal, or not finite) is an error, never a silent pass."""
+    import llama_cpp
+
+    pointer = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
+    if not pointer:
+        raise ValueError("llama.cpp returned no logits")
+    row = np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),)).astype(np.float32, copy=True)
+    if not np.all(np.isfinite(row)) or float(row.max()) == float(row.min()):
+        raise ValueError("llama.cpp returned degenerate logits")
+    return row
 
 
 def compare(prompts: list[str], source: list[Run], package: list[Run]) -> Divergence | None:
