@@ -29,7 +29,7 @@ from certify.sources.local import load_local_package
 from certify.view import CertOptions
 from meshcert.cli import app
 from meshcert.packagegen.split import split_v1, split_v2
-from tests.support.real_models import smollm2_path
+from tests.support.real_models import gemma3_path, smollm2_path
 
 pytestmark = pytest.mark.slow
 PROMPTS = ["The capital of France is"]
@@ -47,6 +47,15 @@ def split_packages(smollm2: Path, tmp_path_factory: pytest.TempPathFactory) -> d
     split_v1(smollm2, base / "v1", model_id="HuggingFaceTB/SmolLM2-135M-Instruct:Q4_1")
     split_v2(smollm2, base / "v2", model_id="HuggingFaceTB/SmolLM2-135M-Instruct:Q4_1")
     return {"v1": base / "v1", "v2": base / "v2"}
+
+
+@pytest.fixture(scope="session")
+def gemma3_packages(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Path]]:
+    source = gemma3_path()
+    base = tmp_path_factory.mktemp("gemma3-split")
+    split_v1(source, base / "v1", model_id="google/gemma-3-270m:Q4_K_M")
+    split_v2(source, base / "v2", model_id="google/gemma-3-270m:Q4_K_M")
+    return source, {"v1": base / "v1", "v2": base / "v2"}
 
 
 def _sha256(path: Path) -> str:
@@ -249,3 +258,22 @@ def test_a_stage_whose_part_is_cut_short_fails_materialization(
     stage1 = next(s for s in report.materialized_stages if s.stage_id == "cert-stage-1")
     assert stage1.materialized_path == str(root)  # no stage file: it keeps the package dir
     assert not list((tmp_path / "stages").rglob("*.tmp"))
+
+
+@pytest.mark.parametrize("fmt", ["v1", "v2"])
+def test_gemma3_split_passes_parity(gemma3_packages: tuple[Path, dict[str, Path]],
+                                    tmp_path: Path, fmt: str) -> None:
+    source, packages = gemma3_packages
+    report = certify(packages[fmt], source, tmp_path)
+    assert report.status == "passed", [f.message for f in report.findings]
+    assert gate(report, "split_parity").status == "passed"
+    assert all(Path(s.materialized_path or "").is_file() for s in report.materialized_stages)
+
+
+def test_gemma3_with_one_flipped_byte_fails_parity(
+        gemma3_packages: tuple[Path, dict[str, Path]], tmp_path: Path) -> None:
+    source, packages = gemma3_packages
+    root = sabotaged(packages, tmp_path, "v1", flip_one_byte)
+    report = certify(root, source, tmp_path)
+    assert structural_errors(report) == []
+    assert gate(report, "split_parity").status == "failed" and report.status == "failed"
