@@ -216,7 +216,8 @@ def print_summary(report: CertReport, report_out: str | None,
         out.print(table)
     for gate in report.runtime_gates:
         if gate.status != "not_required":
-            out.print(f"  runtime {gate.name}: [{_STYLE[gate.status]}]{gate.status}[/]"
+            kind = "gate" if gate.name == "split_parity" else "runtime"
+            out.print(f"  {kind} {gate.name}: [{_STYLE[gate.status]}]{gate.status}[/]"
                       f" {gate.details or ''}")
     if report_out:
         out.print(f"report: {report_out}")

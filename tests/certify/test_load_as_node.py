@@ -22,7 +22,7 @@ from certify.gguf.llama_parse import reopen
 from certify.gguf.model import GGUFHeader
 from certify.gguf.reader import read_header_file
 from certify.materialize import materialize_stages
-from certify.parity import ParityRequest
+from certify.parity import ParityRequest, run_parity
 from certify.report import CertReport
 from certify.service import CertRequest, certify_package
 from certify.sources.local import load_local_package
@@ -277,3 +277,39 @@ def test_gemma3_with_one_flipped_byte_fails_parity(
     report = certify(root, source, tmp_path)
     assert structural_errors(report) == []
     assert gate(report, "split_parity").status == "failed" and report.status == "failed"
+
+
+class _CtrlC:
+    """A progress observer that presses Ctrl-C when a task with `label` in its name begins
+    (a real KeyboardInterrupt, at a point a user could press it)."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.begun: list[str] = []
+
+    def begin(self, label: str, total: int | None) -> None:
+        self.begun.append(label)
+        if self.label in label:
+            raise KeyboardInterrupt
+
+    def advance(self, amount: int) -> None:
+        return None
+
+    def end(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("when", ["reassembling", "source model"])
+def test_ctrl_c_during_parity_leaves_no_temporary_file(
+        split_packages: dict[str, Path], smollm2: Path, tmp_path: Path, when: str) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    request = ParityRequest(source=str(smollm2), prompts=PROMPTS, tokens=TOKENS,
+                            temp_dir=str(work))
+    view = load_local_package(str(split_packages["v2"]), display_ref="v2",
+                              options=CertOptions())
+    progress = _CtrlC(when)
+    with pytest.raises(KeyboardInterrupt):
+        run_parity(view, request, progress)
+    assert any(when in label for label in progress.begun)
+    assert list(work.iterdir()) == []
