@@ -244,6 +244,16 @@ def _reusable(target: Path, sidecar: Path, wanted: dict[str, Any]) -> bool:
 
 def materialize_stage(view: PackageView, stage: StageRange, total_layers: int, root: Path,
                       progress: ProgressObserver) -> StageBuild:
+    from certify.gguf.llama_parse import LlamaParserUnavailable
+
+    try:
+        return _materialize_stage(view, stage, total_layers, root, progress)
+    except LlamaParserUnavailable as exc:
+        return StageBuild(stage.stage_id, not_run=str(exc))
+
+
+def _materialize_stage(view: PackageView, stage: StageRange, total_layers: int, root: Path,
+                       progress: ProgressObserver) -> StageBuild:
     try:
         comp = compose(view, stage, total_layers)
     except ComposeError as exc:

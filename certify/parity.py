@@ -11,6 +11,7 @@ directory is removed in a `finally`, also on Ctrl-C.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import tempfile
@@ -159,6 +160,9 @@ def run_parity(view: PackageView, request: ParityRequest,
 
 def _run(view: PackageView, request: ParityRequest, progress: ProgressObserver
          ) -> ParityResult:
+    if importlib.util.find_spec("llama_cpp") is None:
+        return ParityResult("not_run", "llama-cpp-python is not installed (pip install "
+                            "'meshcert[live]')")
     if not os.path.isfile(request.source):
         return ParityResult("not_run", f"source GGUF {request.source} is not a file")
     total = layer_count(view.manifest) if view.manifest is not None else None

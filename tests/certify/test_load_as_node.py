@@ -313,3 +313,25 @@ def test_ctrl_c_during_parity_leaves_no_temporary_file(
         run_parity(view, request, progress)
     assert any(when in label for label in progress.begun)
     assert list(work.iterdir()) == []
+
+
+def test_without_llama_cpp_python_both_are_not_run_never_passed(
+        split_packages: dict[str, Path], smollm2: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from certify.gguf import llama_parse
+
+    def missing() -> Any:
+        raise llama_parse.LlamaParserUnavailable("llama-cpp-python is not installed")
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "llama_cpp" else real_find_spec(name))
+    monkeypatch.setattr(llama_parse, "_lib", missing)
+    report = certify(split_packages["v1"], smollm2, tmp_path)
+    assert report.status == "incomplete"
+    assert gate(report, "split_parity").status == "incomplete"
+    not_run = [f.message for f in report.findings if f.code == "check_not_run"]
+    assert len(not_run) == 3 and all("llama-cpp-python is not installed" in m for m in not_run)
+    assert not list((tmp_path / "stages").rglob("*.gguf"))
