@@ -268,15 +268,13 @@ def _materialize_stage(view: PackageView, stage: StageRange, total_layers: int, 
     progress.begin(f"materialize {stage.stage_id}", comp.tensor_bytes)
     try:
         size = write_gguf(target, comp, progress.advance)
-    except ComposeError as exc:
+        _write_json(sidecar, {"provenance": wanted, "size": size})
+    except ValueError as exc:  # ComposeError, or llama.cpp's parser rejected the file
         return StageBuild(stage.stage_id, error=str(exc))
-    except ValueError as exc:  # llama.cpp's parser rejected it
-        return StageBuild(stage.stage_id, error=str(exc))
-    except OSError as exc:
+    except OSError as exc:  # the cache dir, not the package: not a package fault
         return StageBuild(stage.stage_id, not_run=f"cannot write {target}: {exc.strerror or exc}")
     finally:
         progress.end()
-    _write_json(sidecar, {"provenance": wanted, "size": size})
     return StageBuild(stage.stage_id, path=str(target), size=size,
                       tensor_count=len(comp.tensors))
 

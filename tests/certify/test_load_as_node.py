@@ -335,3 +335,14 @@ def test_without_llama_cpp_python_both_are_not_run_never_passed(
     not_run = [f.message for f in report.findings if f.code == "check_not_run"]
     assert len(not_run) == 3 and all("llama-cpp-python is not installed" in m for m in not_run)
     assert not list((tmp_path / "stages").rglob("*.gguf"))
+
+
+def test_an_unwritable_stage_dir_is_incomplete_not_a_package_fault(
+        split_packages: dict[str, Path], tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache dir should be")
+    report = certify_package(CertRequest(model=str(split_packages["v1"]), materialize=True,
+                                         materialize_dir=str(blocker)))
+    assert report.status == "incomplete" and report.package_gate.status == "incomplete"
+    not_run = [f for f in report.findings if f.code == "check_not_run"]
+    assert len(not_run) == 2 and all("cannot write" in f.message for f in not_run)
