@@ -335,6 +335,16 @@ CATALOG |= _rows("slices", E, {
     "and merge again; the merged result stays incomplete until every artifact is verified.",
 })
 
+# --- Load as a node would (--materialize, --parity) ------------------------------------------
+CATALOG |= _rows("load", E, {
+    "stage_materialization_failed": "A certification stage could not be composed from its parts "
+    "or llama.cpp's GGUF parser rejects the composed file; re-write the package so every "
+    "selected part holds the tensors its header (v1) or the carrier's locators (v2) say.",
+    "split_parity_mismatch": "The model reassembled from the package computes something else "
+    "than the source: a tensor's bytes differ or tensors were swapped. Re-split the package "
+    "from the source GGUF and certify it again with --parity.",
+})
+
 # --- Engine --------------------------------------------------------------------------------
 CATALOG |= _rows("engine", E, {
     "internal_error": "A check crashed; the result is incomplete. Report this as a meshcert bug.",

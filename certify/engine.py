@@ -17,6 +17,7 @@ from certify.report import (
     CheckRun,
     CheckStatus,
     Gate,
+    GateStatus,
     MaterializedStage,
     RuntimeGate,
     StagePart,
@@ -117,12 +118,16 @@ def _stage_entry(view: PackageView, stage: StageRange, total_layers: int) -> Mat
             cached += int(fact.hash_cached)
         elif fact.sha256 is None and fact.lfs_sha256 == expected:
             verified += 1
+    build = (view.stage_builds or {}).get(stage.stage_id)
+    path: str | None = _materialized_path(view)
+    if build is not None and build.path is not None and build.size is not None:
+        path, size = build.path, build.size  # --materialize: the real stage file
     return MaterializedStage(
         stage_id=stage.stage_id, layer_start=stage.layer_start, layer_end=stage.layer_end,
         include_embeddings=stage.include_embeddings(),
         include_output=stage.include_output(total_layers),
         selected_part_count=len(parts), verified_artifacts=verified, cached_artifacts=cached,
-        materialized_path=_materialized_path(view), materialized_bytes=size, parts=out_parts)
+        materialized_path=path, materialized_bytes=size, parts=out_parts)
 
 
 def _materialized_path(view: PackageView) -> str | None:
@@ -131,6 +136,24 @@ def _materialized_path(view: PackageView) -> str | None:
     if carrier is not None and view.local_dir and isinstance(carrier.path, str):
         return os.path.join(view.local_dir, *carrier.path.split("/"))
     return view.local_dir
+
+
+def parity_gate(view: PackageView) -> RuntimeGate | None:
+    """--parity: the `split_parity` gate (required), from the run left on the view."""
+    result = view.parity
+    if result is None:
+        return None
+    statuses: dict[str, GateStatus] = {"passed": "passed", "failed": "failed",
+                                       "not_run": "incomplete"}
+    measurements: dict[str, float | int | str | None] = {
+        "prompts": result.prompts, "tokens_per_prompt": result.tokens,
+        "assembled_bytes": result.assembled_bytes, **result.timings_s}
+    if result.divergence is not None:
+        d = result.divergence
+        measurements |= {"prompt_index": d.prompt_index, "position": d.position,
+                         "max_logit_diff": d.max_logit_diff}
+    return RuntimeGate(name="split_parity", status=statuses[result.status],
+                       details=result.detail, measurements=measurements)
 
 
 def package_only_gates() -> list[RuntimeGate]:
@@ -175,7 +198,10 @@ def build_report(
     check_findings, runs = run_checks(view, checks)
     findings = list(view.source_findings) + check_findings + list(extra_findings or [])
     gate = package_gate(findings, view)
-    gates = runtime_gates if runtime_gates is not None else package_only_gates()
+    gates = list(runtime_gates if runtime_gates is not None else package_only_gates())
+    parity = parity_gate(view)
+    if parity is not None:
+        gates.append(parity)
     required = [g.status for g in gates if g.severity == "required"]
     status = combine_statuses([gate.status, *required])
     manifest = view.manifest or {}

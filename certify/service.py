@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from certify.engine import build_report, utc_now
 from certify.findings import finding
@@ -16,6 +17,9 @@ from certify.view import CertOptions, PackageView
 
 __all__ = ["CertRequest", "RuntimeRequest", "certify_package", "load_view"]
 
+if TYPE_CHECKING:
+    from certify.parity import ParityRequest
+
 
 @dataclass
 class CertRequest:
@@ -24,6 +28,9 @@ class CertRequest:
     runtime: RuntimeRequest | None = None  # None: package-only
     verify_cache: str | None = None
     source_gguf: str | None = None
+    materialize: bool = False  # build the certification stage GGUFs (certify.materialize)
+    materialize_dir: str | None = None  # default: the user cache dir
+    parity: ParityRequest | None = None  # reassemble and compare with this source GGUF
 
 
 def _empty_view(ref: PackageRef | None, text: str, options: CertOptions) -> PackageView:
@@ -86,8 +93,31 @@ def certify_package(request: CertRequest, progress: ProgressObserver | None = No
             attach_source(view, request.source_gguf)
         except Exception as exc:  # containment, as above
             _contain(view, f"reading --source {request.source_gguf} failed", exc, api_key)
+    _load_as_node(request, view, progress, api_key)
     gates = _runtime_or_default(request, progress)
     return build_report(view, input_text=request.model, started_at=started, runtime_gates=gates)
+
+
+def _load_as_node(request: CertRequest, view: PackageView, progress: ProgressObserver,
+                  api_key: str | None) -> None:
+    """--materialize and --parity: build what a node would load; results land on the view."""
+    if request.materialize:
+        from pathlib import Path
+
+        from certify.materialize import materialize_stages
+
+        try:
+            materialize_stages(view, Path(request.materialize_dir)
+                               if request.materialize_dir else None, progress)
+        except Exception as exc:  # containment, as above
+            _contain(view, "materializing the stages failed", exc, api_key)
+    if request.parity is not None:
+        from certify.parity import run_parity
+
+        try:
+            run_parity(view, request.parity, progress)
+        except Exception as exc:  # containment, as above
+            _contain(view, "split parity failed to run", exc, api_key)
 
 
 def _contain(view: PackageView, what: str, exc: Exception, api_key: str | None) -> None:

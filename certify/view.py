@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from certify.build_results import ParityResult, StageBuild
 from certify.findings import Finding
 from certify.formats.v2_carrier import TensorCatalog
 from certify.gguf.model import GGUFHeader, HeaderError
@@ -67,6 +68,8 @@ class PackageView:
     source_header: GGUFHeader | HeaderError | None = None  # --source GGUF, when given
     source_facts: dict[str, Any] = field(default_factory=dict)
     transfer: dict[str, int] = field(default_factory=dict)
+    stage_builds: dict[str, StageBuild] | None = None  # --materialize: stage_id -> build
+    parity: ParityResult | None = None  # --parity: the split-parity run
     _catalog: list[TensorCatalog | None] = field(default_factory=list, repr=False)  # memo
     standalone: bool = False  # `models inspect`: the headers are bare GGUF files, no package
     _selection: list[Selection] = field(default_factory=list, repr=False)  # memo

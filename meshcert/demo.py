@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from certify.atomic import write_atomic
-from certify.report import CertReport
+from certify.parity import ParityRequest
+from certify.report import CertReport, RuntimeGate
 from certify.service import CertRequest, certify_package
 from certify.view import CertOptions
 from evidence.report import EvidenceReport
 from evidence.service import write_example_evidence
-from meshcert.packagegen import glm_dsa_spec, write_package
+from meshcert.packagegen import glm_dsa_spec, llama_spec, write_package
 from meshcert.packagegen.split import split_v2
 from reports.outputs import write_reports
 
@@ -26,6 +28,8 @@ class DemoResult:
     evidence_report: EvidenceReport | None = None  # the bundled benchmark example
     v2_package_dir: Path | None = None  # the same model as a package v2
     v2_report: CertReport | None = None
+    parity_gate: RuntimeGate | None = None  # split parity of a tiny llama package
+    parity_note: str | None = None  # why parity was not run
 
 
 def run_demo(out_dir: str | Path) -> DemoResult:
@@ -62,4 +66,22 @@ def run_demo(out_dir: str | Path) -> DemoResult:
     result.outputs.update(evidence_outputs)
     result.outputs["evidence report (HTML)"] = write_reports(
         evidence_run.report, html=out / "evidence" / "evidence.html")["html"]
+    result.parity_gate, result.parity_note = run_demo_parity(out)
     return result
+
+
+def run_demo_parity(out: Path) -> tuple[RuntimeGate | None, str | None]:
+    """Split parity on a tiny llama package (the GLM-DSA example is an architecture the
+    bundled llama.cpp cannot load): the model reassembled from the package must compute
+    exactly what its source does. Needs llama-cpp-python (the `live` extra)."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        return None, "not run: llama-cpp-python is not installed (pip install 'meshcert[live]')"
+    spec = llama_spec()
+    package_dir = out / "parity-package"
+    if package_dir.exists():
+        shutil.rmtree(package_dir)
+    write_package(spec, package_dir, source_dir=out / "parity-source")
+    request = CertRequest(model=str(package_dir), parity=ParityRequest(
+        source=str(out / "parity-source" / spec.source_file), tokens=8))
+    report = certify_package(request)
+    return next((g for g in report.runtime_gates if g.name == "split_parity"), None), None

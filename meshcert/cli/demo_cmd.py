@@ -37,7 +37,14 @@ def demo(
             f"evidence:      Phase E gate {'passed' if gate.passed else 'failed'} (advisory), "
             f"{len(gate.missing_rows)} required row(s) missing, {len(gate.errors)} error(s); "
             "decisions: " + ", ".join(f"{v} x{n}" for v, n in sorted(verdicts.items())))
+    parity = result.parity_gate
+    if parity is not None:
+        console.print(f"split parity:  [{style.get(parity.status, 'bold yellow')}]"
+                      f"{parity.status}[/] on a tiny llama package ({parity.details})")
+    else:
+        console.print(f"split parity:  {result.parity_note}")
     for label, path in result.outputs.items():
         console.print(f"{label}: {path}")
-    if report.status != "passed" or (v2 is not None and v2.status != "passed"):
+    if report.status != "passed" or (v2 is not None and v2.status != "passed") or (
+            parity is not None and parity.status == "failed"):
         raise typer.Exit(1)

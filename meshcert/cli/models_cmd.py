@@ -14,6 +14,7 @@ from meshcert.cli.exit_codes import EXIT_CODES
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
 
 if TYPE_CHECKING:  # the engine loads inside the commands
+    from certify.parity import ParityRequest
     from certify.report import CertReport
     from certify.scope import ScopeRequest
 
@@ -113,6 +114,19 @@ def certify(
         help="decisions.json from `meshcert evidence report`.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary: "
                                         "only the errors, on stderr.")] = False,
+    materialize: Annotated[bool, typer.Option(
+        "--materialize", help="Build both certification stage GGUFs and re-open them with "
+        "llama.cpp's parser.")] = False,
+    materialize_dir: Annotated[str | None, typer.Option(
+        help="Where materialized stages are kept (default: ~/.cache/meshcert/stages).")] = None,
+    parity: Annotated[str | None, typer.Option(
+        "--parity", help="Source GGUF: reassemble the model from the package and compare "
+        "greedy tokens and logits under llama.cpp.")] = None,
+    parity_prompts: Annotated[str | None, typer.Option(
+        help="Prompts for --parity, one per line (default: three built-in prompts).")] = None,
+    parity_tokens: Annotated[int, typer.Option(help="Greedy tokens per prompt.")] = 16,
+    parity_max_bytes: Annotated[int, typer.Option(
+        help="Refuse --parity for models larger than this.")] = 8 << 30,
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
@@ -146,6 +160,7 @@ def certify(
         raise typer.BadParameter("--source compares every tensor of the whole package; it "
                                  "cannot be combined with --layers/--stage",
                                  param_hint="--source")
+    parity_request = _parity_request(parity, parity_prompts, parity_tokens, parity_max_bytes)
     runtime = None
     if api_base is not None:
         runtime = RuntimeRequest(
@@ -158,7 +173,9 @@ def certify(
         stages=stages, evidence_verdicts=load_evidence_verdicts(evidence) if evidence else None,
         scope=scope)
     request = CertRequest(model=model, options=options, runtime=runtime,
-                          verify_cache=verify_cache, source_gguf=source)
+                          verify_cache=verify_cache, source_gguf=source,
+                          materialize=materialize, materialize_dir=materialize_dir,
+                          parity=parity_request)
     progress: ProgressObserver = NullProgress() if (quiet or json_out) else RichProgress()
     try:
         report = certify_package(request, progress)
@@ -215,3 +232,31 @@ def inspect(
         raise typer.BadParameter(f"{path!r} is not a file", param_hint="PATH.gguf")
     deliver(inspect_gguf(path), report_out=report_out, json_out=json_out, quiet=quiet,
             html=html, md=md, junit=junit, sarif=sarif, inspect=True)
+
+
+def _parity_request(source: str | None, prompts_file: str | None, tokens: int,
+                    max_bytes: int) -> ParityRequest | None:
+    from certify.parity import ParityRequest
+
+    if source is None:
+        if prompts_file is not None:
+            raise typer.BadParameter("needs --parity SOURCE.gguf", param_hint="--parity-prompts")
+        return None
+    if not os.path.isfile(source):
+        raise typer.BadParameter(f"{source!r} is not a file", param_hint="--parity")
+    if not 1 <= tokens <= 128:
+        raise typer.BadParameter("must be within 1..128", param_hint="--parity-tokens")
+    if max_bytes <= 0:
+        raise typer.BadParameter("must be > 0", param_hint="--parity-max-bytes")
+    request = ParityRequest(source=source, tokens=tokens, max_bytes=max_bytes)
+    if prompts_file is not None:
+        try:
+            with open(prompts_file, encoding="utf-8") as handle:
+                prompts = [line.rstrip("\n") for line in handle if line.strip()]
+        except (OSError, UnicodeDecodeError) as exc:
+            raise typer.BadParameter(f"cannot read {prompts_file!r}: {exc}",
+                                     param_hint="--parity-prompts") from None
+        if not prompts:
+            raise typer.BadParameter("holds no prompt", param_hint="--parity-prompts")
+        request.prompts = prompts
+    return request

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from meshcert.cli import app
+from meshcert.demo import run_demo_parity
 
 
 def test_demo_certifies_the_bundled_package_and_says_where_reports_are(tmp_path: Path) -> None:
@@ -18,6 +21,21 @@ def test_demo_certifies_the_bundled_package_and_says_where_reports_are(tmp_path:
     assert report["status"] == "passed"
     assert report["layer_count"] >= 2
     assert str(out / "cert.json") in result.output.replace("\n", "")
+    if importlib.util.find_spec("llama_cpp") is not None:  # the tiny llama passes parity
+        assert "split parity:  passed on a tiny llama package" in result.output
+        assert "token ids and logits identical" in result.output.replace("\n", "")
+    else:
+        assert "split parity:  not run: llama-cpp-python is not installed" in result.output
     # running it twice is fine (fresh package each time)
     again = CliRunner().invoke(app, ["demo", "--out", str(out)])
     assert again.exit_code == 0, again.output
+
+
+def test_demo_says_when_parity_cannot_run(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "llama_cpp" else real_find_spec(name))
+    gate, note = run_demo_parity(tmp_path)
+    assert gate is None and note is not None and "llama-cpp-python is not installed" in note
+    assert not (tmp_path / "parity-package").exists()
