@@ -61,7 +61,8 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
             for seq, count in ((left, right), (right, left)):
                 if isinstance(seq, (str, list, tuple)) and isinstance(count, int) \
                         and len(seq) * count > MAX_SEQUENCE:
-                    raise ResourceLimitError(f"'*' would build a sequence of {len(seq) * count} items")
+                    raise ResourceLimitError(f"'*' would build a sequence of "
+                                             f"{len(seq) * count} items")
             return operator.mul(left, right)
         if isinstance(left, int) and isinstance(right, int) and right > 0 \
                 and abs(left) > 1 and right * max(abs(left), 2).bit_length() > MAX_POWER_BITS:

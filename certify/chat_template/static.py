@@ -381,7 +381,8 @@ def _content_keywords(test: nodes.Node, tainted: frozenset[str]
             operands = [node.node, *node.args]
         if len(operands) < 2 or not any(_is_content_ref(o, tainted) for o in operands):
             continue
-        consts = {str(o.value) for o in operands if _is_str_const(o)}
+        consts = {o.value for o in operands if isinstance(o, nodes.Const)
+                  and isinstance(o.value, str)}
         if not consts:
             continue
         found = (found or set()) | consts
