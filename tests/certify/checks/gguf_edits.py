@@ -45,6 +45,7 @@ class Typed:
 
 
 def _read(path: Path) -> tuple[str, KV, list[tuple[str, np.ndarray, GGMLQuantizationType]]]:
+    """(architecture, metadata as `Typed` values, tensors) of a real GGUF file."""
     reader = GGUFReader(path)
     arch = ""
     kv: KV = {}
@@ -87,11 +88,16 @@ def write_gguf(path: Path, arch: str, kv: KV,
     return path
 
 
-def rewrite_gguf(path: Path, edit: Callable[[KV], None]) -> None:
-    """Rewrite `path` after `edit` changed its metadata (tensors and their bytes stay)."""
+Tensors = list[tuple[str, np.ndarray, GGMLQuantizationType]]
+
+
+def rewrite_gguf(path: Path, edit: Callable[[KV], None],
+                 edit_tensors: Callable[[Tensors], Tensors] | None = None) -> None:
+    """Rewrite `path` after `edit` changed its metadata (and `edit_tensors` its tensor list;
+    without it the tensors and their bytes stay)."""
     arch, kv, tensors = _read(path)
     edit(kv)
-    write_gguf(path, arch, kv, tensors)
+    write_gguf(path, arch, kv, edit_tensors(tensors) if edit_tensors else tensors)
 
 
 def edit_package(info: PackageInfo, edit: Callable[[KV], None],
