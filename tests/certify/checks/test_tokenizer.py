@@ -23,7 +23,6 @@ from tests.certify.checks.gguf_edits import (
     load_safety_findings,
     rewrite_gguf,
     single_file_view,
-    write_gguf,
 )
 from tests.certify.checks.manifest_edits import real_view
 from tests.conftest import PackageFactory, certify_dir, codes
