@@ -26,8 +26,9 @@ header-only, on the package as a whole:
   directory: a single file or split set audited without a manifest, or a v2 carrier. A v1
   package's layer fragments are checked against the manifest by the layer checks.
 
-Long arrays arrive as `ArraySummary` (element type and length); short ones as lists, whose
-element type is inferred from the Python values (str, float, int).
+Long arrays arrive as `ArraySummary` (element type and length); short ones (at most 4096 items,
+smaller than any real vocabulary) as lists, whose element type is inferred from the Python
+values (str, float, int): there f64 scores or u8 token types are not told apart.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ TOKENS = "tokenizer.ggml.tokens"
 SCORES = "tokenizer.ggml.scores"
 TOKEN_TYPE = "tokenizer.ggml.token_type"
 MERGES = "tokenizer.ggml.merges"
-STRING, FLOAT32, INT32 = 8, 6, 5
+STRING, FLOAT32, INT32, UINT32 = 8, 6, 5, 4
 TYPE_NAMES = {0: "u8", 1: "i8", 2: "u16", 3: "i16", 4: "u32", 5: "i32", 6: "f32", 7: "bool",
               8: "string", 9: "array", 10: "u64", 11: "i64", 12: "f64"}
 PLAIN_ATTENTION = frozenset({"llama", "gemma", "gemma2", "gemma3", "qwen2", "qwen3", "qwen2moe",
@@ -144,12 +145,15 @@ def _arrays(ref: Carrier) -> Iterator[Finding]:
 
 
 def _special_ids(ref: Carrier, n_tokens: int) -> Iterator[Finding]:
+    """Ids are u32 (llama.cpp's loader refuses another type) and index the vocabulary."""
     for key, value in ref.header.kv.items():
         if not (key.startswith("tokenizer.ggml.") and key.endswith("_token_id")):
             continue
-        if not is_int(value):
-            yield finding("special_token_out_of_range", f"{ref.path}: {key} is {value!r}, not "
-                          "a token id", path=ref.path, layer_index=ref.layer_index)
+        kind = ref.header.kv_types.get(key, UINT32)
+        if not is_int(value) or kind != UINT32:
+            yield finding("special_token_out_of_range", f"{ref.path}: {key} is {value!r} of "
+                          f"type {TYPE_NAMES.get(kind, kind)}, not a u32 token id", path=ref.path,
+                          layer_index=ref.layer_index)
         elif not 0 <= value < n_tokens:
             yield finding("special_token_out_of_range", f"{ref.path}: {key} = {value} is "
                           f"outside the vocabulary of {n_tokens} tokens (0..{n_tokens - 1})",

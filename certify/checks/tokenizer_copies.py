@@ -6,9 +6,11 @@ loads although the audited metadata.gguf is clean. The reference is metadata.ggu
 first file carrying a ``tokenizer.*`` key: a split set's first shard). A key the reference does
 not have is a difference too. Projectors carry their own metadata and are not compared.
 
-Values are compared with their types (``1`` is not ``1.0`` nor ``True``; floats by their bits,
-so a NaN equals itself). Long arrays are compared by element type, length and the reader's
-digest of their encoded bytes. A key repeated inside one file is ``gguf_duplicate_key``.
+Values are compared with their GGUF value types (a u32 ``1`` is not an i32 ``1``) and Python
+types (``1`` is not ``1.0`` nor ``True``; floats by their bits, so a NaN equals itself); the
+element types of short arrays are not known to the reader, only their values. Long arrays are
+compared by element type, length and the reader's digest of their encoded bytes. A key
+repeated inside one file is ``gguf_duplicate_key``.
 """
 
 from __future__ import annotations
@@ -28,8 +30,11 @@ from certify.view import PackageView
 PREFIX = "tokenizer."
 
 
-def canonical(value: Any) -> Any:
-    """A hashable form of a header value that differs whenever the encoded values differ."""
+def canonical(value: Any, value_type: int | None = None) -> Any:
+    """A hashable form of a header value (and its GGUF value type) that differs whenever the
+    encoded values differ."""
+    if value_type is not None:
+        return (value_type, canonical(value))
     if isinstance(value, ArraySummary):
         return ("array", value.element_type, value.length, value.digest)
     if isinstance(value, list):
@@ -57,13 +62,16 @@ def check_tokenizer_copies(view: PackageView) -> Iterator[Finding]:
     if ref is None:
         return
     reference = {k: v for k, v in ref.header.kv.items() if k.startswith(PREFIX)}
-    wanted = {k: canonical(v) for k, v in reference.items()}
+    types = ref.header.kv_types
+    wanted = {k: canonical(v, types.get(k)) for k, v in reference.items()}
     differ: dict[str, list[tuple[str, Any]]] = defaultdict(list)  # key -> (path, value)
     for carrier in cs:
         if carrier is ref:
             continue
         for key, value in carrier.header.kv.items():
-            if key.startswith(PREFIX) and (key not in wanted or canonical(value) != wanted[key]):
+            if key.startswith(PREFIX) and (
+                    key not in wanted
+                    or canonical(value, carrier.header.kv_types.get(key)) != wanted[key]):
                 differ[key].append((carrier.path, value))
     out: list[Finding] = []
     for key, hits in differ.items():

@@ -36,6 +36,7 @@ class GGUFHeader:
     file_size: int | None
     duplicate_keys: list[str] = field(default_factory=list)
     duplicate_tensors: list[str] = field(default_factory=list)
+    kv_types: dict[str, int] = field(default_factory=dict)  # GGUF value type per key (9: array)
 
     @property
     def architecture(self) -> str | None:

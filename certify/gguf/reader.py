@@ -212,7 +212,8 @@ class _Parser:
         data_offset = -(-self._pos // alignment) * alignment
         return GGUFHeader(version=version, kv=kv, tensors=tensors, alignment=alignment,
                           data_offset=data_offset, file_size=self._size,
-                          duplicate_keys=duplicate_keys, duplicate_tensors=duplicate_tensors)
+                          duplicate_keys=duplicate_keys, duplicate_tensors=duplicate_tensors,
+                          kv_types=kv_types)
 
     def _preamble(self) -> int:
         try:

@@ -176,3 +176,13 @@ def test_random_templates_never_crash_the_auditor(template: str) -> None:
     issues = audit_template(template, RenderLimits(timeout_seconds=3))
     assert all(i.code in (CODE_EXECUTION, RENDER_ERROR, HIDDEN_INSTRUCTION) for i in issues)
     assert all(i.message for i in issues)
+
+
+def test_the_codes_are_the_catalogued_contract() -> None:
+    from certify.catalog import CATALOG
+
+    assert (CODE_EXECUTION, RENDER_ERROR, HIDDEN_INSTRUCTION) == (
+        "chat_template_code_execution", "chat_template_render_error",
+        "chat_template_hidden_instruction")
+    assert [CATALOG[c].severity for c in (CODE_EXECUTION, RENDER_ERROR, HIDDEN_INSTRUCTION)] == [
+        "error", "error", "warning"]

@@ -44,7 +44,7 @@ class Typed:
     sub_type: GGUFValueType | None = None
 
 
-def _read(path: Path) -> tuple[str, KV, list[tuple[str, np.ndarray, GGMLQuantizationType]]]:
+def read_gguf(path: Path) -> tuple[str, KV, list[tuple[str, np.ndarray, GGMLQuantizationType]]]:
     """(architecture, metadata as `Typed` values, tensors) of a real GGUF file."""
     reader = GGUFReader(path)
     arch = ""
@@ -95,7 +95,7 @@ def rewrite_gguf(path: Path, edit: Callable[[KV], None],
                  edit_tensors: Callable[[Tensors], Tensors] | None = None) -> None:
     """Rewrite `path` after `edit` changed its metadata (and `edit_tensors` its tensor list;
     without it the tensors and their bytes stay)."""
-    arch, kv, tensors = _read(path)
+    arch, kv, tensors = read_gguf(path)
     edit(kv)
     write_gguf(path, arch, kv, edit_tensors(tensors) if edit_tensors else tensors)
 

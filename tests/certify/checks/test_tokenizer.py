@@ -85,6 +85,8 @@ CORPUS: dict[str, tuple[int, Callable[[KV], None], set[str]]] = {
                          {"special_token_out_of_range"}),
     "negative_padding_id": (N, _set(tokenizer__ggml__padding_token_id=Typed(-1, V.INT32)),
                             {"special_token_out_of_range"}),
+    "id_typed_i32": (N, _set(tokenizer__ggml__bos_token_id=Typed(1, V.INT32)),
+                     {"special_token_out_of_range"}),
     "id_is_a_string": (N, _set(tokenizer__ggml__bos_token_id="1"),
                        {"special_token_out_of_range"}),
     "eos_out_of_range_long": (BIG, _set(tokenizer__ggml__eos_token_id=BIG + 7),
