@@ -249,11 +249,14 @@ def _expected_shapes(hp: _Hparams, tensor: TensorInfo) -> list[tuple[str, tuple[
 
 
 def _hparams(cs: list[Carrier]) -> Iterator[Finding]:
-    """One finding per (tensor pattern, expected, found), naming the files it occurs in."""
+    """One finding per (tensor pattern, expected, found), naming the files it occurs in. A v2
+    carrier's directory lists every tensor, so it alone is checked (no second report from the
+    payload fragments)."""
     metadata = next((c for c in cs if c.is_metadata), None)
-    groups: dict[tuple[str, str, tuple[int, ...], tuple[int, ...]], list[tuple[str, str]]] = \
-        defaultdict(list)
-    for carrier in cs:
+    scope = [metadata] if metadata is not None and metadata.header.tensors else cs
+    groups: dict[tuple[str, str, tuple[int, ...], tuple[int, ...]],
+                 list[tuple[str, str, str]]] = defaultdict(list)
+    for carrier in scope:
         hp = _hparams_for(carrier, metadata)
         if hp is None:
             continue
@@ -262,13 +265,15 @@ def _hparams(cs: list[Carrier]) -> Iterator[Finding]:
                 if tuple(tensor.shape) != expected:
                     pattern = tensor.name if layer_of(tensor.name) is None else \
                         "blk.N." + tensor.name.split(".", 2)[2]
-                    groups[(pattern, f"{what} in {hp.source}", expected,
-                            tuple(tensor.shape))].append((tensor.name, carrier.path))
+                    groups[(pattern, what, expected, tuple(tensor.shape))].append(
+                        (tensor.name, carrier.path, hp.source))
     for (pattern, what, expected, shape), hits in groups.items():
-        names = sorted({n for n, _ in hits})
+        names = sorted({n for n, _, _ in hits})
+        files = sorted({p for _, p, _ in hits})
         yield finding("hparam_shape_mismatch", f"{pattern} has shape {list(shape)} but {what} "
-                      f"imply {list(expected)} (GGUF order, ne[0] first): {len(hits)} tensor(s), "
-                      f"{preview(names, 3)}", path=hits[0][1])
+                      f"(from {hits[0][2]}) imply {list(expected)} (GGUF order, ne[0] first): "
+                      f"{len(hits)} tensor(s) in {len(files)} file(s), {preview(names, 3)}",
+                      path=hits[0][1])
 
 
 def _block_count(view: PackageView, cs: list[Carrier]) -> Iterator[Finding]:

@@ -216,3 +216,25 @@ def test_real_models_audit_clean(model: str) -> None:
     header.kv[f"{TOK}eos_token_id"] = header.kv[f"{TOK}tokens"].length
     assert {f.code for f in load_safety_findings(view)} == {
         "hparam_shape_mismatch", "special_token_out_of_range"}
+
+
+def test_a_wrong_hparam_repeated_in_every_fragment_is_one_finding_per_tensor_kind(
+        packages: PackageFactory) -> None:
+    info = packages.build(layers=4)
+    edit_package(info, _arch(attention__head_count_kv=2), fragment_paths(info))
+    found = [f for f in certify_dir(info.root).findings if f.code == "hparam_shape_mismatch"]
+    assert sorted(f.message.split(" has ")[0] for f in found) == [
+        "blk.N.attn_k.weight", "blk.N.attn_v.weight"]
+    assert all("4 tensor(s) in 4 file(s)" in f.message and "[64, 32]" in f.message
+               for f in found)
+
+
+def test_a_v2_carrier_alone_speaks_for_the_hparams(packages: PackageFactory,
+                                                   tmp_path: Path) -> None:
+    info = packages.build()
+    view = real_view(info)
+    view.headers["shared/metadata.gguf"] = read_header_file(
+        _model(tmp_path, N, _arch(feed_forward_length=96)))
+    found = [f for f in load_safety_findings(view) if f.code == "hparam_shape_mismatch"]
+    assert len(found) == 3  # ffn_gate, ffn_up, ffn_down: from the carrier only
+    assert {f.path for f in found} == {"shared/metadata.gguf"}
