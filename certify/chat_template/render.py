@@ -7,8 +7,8 @@ call nor kept from exhausting the certifier's memory. A child interpreter can: i
 address space and CPU time (RLIMIT_AS, RLIMIT_CPU) and the parent kills it after a wall-clock
 timeout. The child runs ``python -I`` (no environment variables, no user site, no current
 directory on sys.path) with an empty environment and ``/`` as working directory, so even a
-sandbox escape would find no token in its environment. Cost: one interpreter start (~0.1 s)
-per *distinct* template; a package repeating one template in 94 fragments renders it once.
+sandbox escape would find no token in its environment. Cost: one interpreter start per
+*distinct* template; a package repeating one template in 94 fragments renders it once.
 """
 
 from __future__ import annotations
