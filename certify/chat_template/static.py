@@ -381,8 +381,9 @@ def _content_keywords(test: nodes.Node, tainted: frozenset[str]
             operands = [node.node, *node.args]
         if len(operands) < 2 or not any(_is_content_ref(o, tainted) for o in operands):
             continue
-        consts = {o.value for o in operands if isinstance(o, nodes.Const)
-                  and isinstance(o.value, str)}
+        consts = {c.value for o in operands
+                  for c in ([o] if not isinstance(o, (nodes.List, nodes.Tuple)) else o.items)
+                  if isinstance(c, nodes.Const) and isinstance(c.value, str)}
         if not consts:
             continue
         found = (found or set()) | consts
