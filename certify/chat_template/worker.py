@@ -2,9 +2,10 @@
 
 Protocol: one JSON object on stdin ``{"template": str, "conversations": [{"name": str,
 "context": {...}}], "max_output": int, "memory_bytes": int, "cpu_seconds": int}``; one JSON
-object on stdout ``{"results": [{"name", "status", "output", "same", "error", "line"}]}`` where
-status is ``ok``, ``refused`` (the template called raise_exception), ``blocked`` (the sandbox
-refused an operation), ``too_large`` (output over max_output) or ``error``.
+object on stdout ``{"results": [{"name", "status", "output", "same", "error", "line",
+"stubbed"}]}`` where status is ``ok``, ``refused`` (the template called raise_exception),
+``blocked`` (the sandbox refused an operation), ``too_large`` (output over max_output) or
+``error``, and ``stubbed`` names the caller-supplied variables that were missing.
 
 Before reading anything it caps its own address space and CPU time (RLIMIT_AS, RLIMIT_CPU), so a
 render that allocates in one C call or spins dies here, not in the certifier; the parent adds a
@@ -15,6 +16,7 @@ wall-clock timeout on top. It renders only through `certify.chat_template.sandbo
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -22,6 +24,9 @@ from jinja2 import Template
 from jinja2.exceptions import SecurityError
 
 from certify.chat_template.sandbox import ResourceLimitError, TemplateRefusal, make_environment
+
+MAX_STUBS = 4
+_UNDEFINED_NAME = re.compile(r"UndefinedError: '(\w+)' is undefined")
 
 
 def _limit_resources(memory_bytes: int, cpu_seconds: int) -> None:
@@ -63,6 +68,22 @@ def _error_line(exc: BaseException) -> int | None:
 
 def render_one(template: Template, name: str, context: dict[str, Any],
                max_output: int) -> dict[str, Any]:
+    """Render one conversation twice. A top-level variable the template needs but the canned
+    context lacks (``functions``, ``datetime``: some servers pass model-specific extras) is
+    stubbed as an empty string and the render retried, up to `MAX_STUBS` names; the stubbed
+    names are reported."""
+    stubs: list[str] = []
+    while True:
+        result = _render_once(template, name, context | dict.fromkeys(stubs, ""), max_output)
+        missing = _UNDEFINED_NAME.fullmatch(str(result.get("error")))
+        if result["status"] != "error" or missing is None or len(stubs) >= MAX_STUBS \
+                or missing.group(1) in stubs or missing.group(1) in context:
+            return result | {"stubbed": stubs}
+        stubs.append(missing.group(1))
+
+
+def _render_once(template: Template, name: str, context: dict[str, Any],
+                 max_output: int) -> dict[str, Any]:
     result: dict[str, Any] = {"name": name, "status": "ok", "output": None, "same": True,
                               "error": None, "line": None}
     try:

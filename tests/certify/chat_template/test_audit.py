@@ -148,6 +148,9 @@ REAL_SHAPES = {
     "content_shape_tests": "{% for m in messages %}{% if m.content is string %}"
                            "{{ m.content }}{% elif m.content is none %}(empty){% endif %}"
                            "{% endfor %}",
+    # Firefunction v2 concatenates `functions` and `datetime`, which llama.cpp passes for it
+    "caller_supplied_variables": "{{ 'Functions: ' + functions + '. Today is ' + datetime }}"
+                                 + LOOP,
     "reversed_scan": "{% for m in messages[::-1] %}{% set i = (messages|length - 1) - "
                      "loop.index0 %}{% endfor %}" + LOOP,
 }
