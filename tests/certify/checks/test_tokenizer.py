@@ -12,7 +12,7 @@ from gguf import GGMLQuantizationType as Q
 
 from certify.gguf.model import GGUFHeader
 from certify.gguf.reader import read_header_file
-from meshcert.packagegen import llama_spec, write_source_gguf
+from meshcert.packagegen import glm_dsa_spec, llama_spec, write_source_gguf
 from tests.certify.checks.gguf_edits import (
     KV,
     Tensors,
@@ -238,3 +238,10 @@ def test_a_v2_carrier_alone_speaks_for_the_hparams(packages: PackageFactory,
     found = [f for f in load_safety_findings(view) if f.code == "hparam_shape_mismatch"]
     assert len(found) == 3  # ffn_gate, ffn_up, ffn_down: from the carrier only
     assert {f.path for f in found} == {"shared/metadata.gguf"}
+
+
+@pytest.mark.parametrize("kind", ["llama", "glm-dsa"])
+def test_demo_source_models_audit_clean_as_single_files(tmp_path: Path, kind: str) -> None:
+    spec = llama_spec() if kind == "llama" else glm_dsa_spec()
+    path = write_source_gguf(spec, tmp_path / "model.gguf")
+    assert load_safety_findings(single_file_view(path)) == []
