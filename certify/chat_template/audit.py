@@ -48,10 +48,13 @@ def audit_template(source: str, limits: RenderLimits = DEFAULT_RENDER_LIMITS
     tree = parse(source)
     if isinstance(tree, TemplateIssue):
         return [tree]
-    dangers = dangerous_constructs(source, tree)
+    try:
+        dangers = dangerous_constructs(source, tree)
+        issues = [] if dangers else hidden_instructions(tree)
+    except RecursionError:  # the parser coped, the tree walk did not: never a crash
+        return [TemplateIssue(RENDER_ERROR, "is nested too deeply to audit")]
     if dangers:
         return dangers
-    issues = hidden_instructions(tree)
     outcome = render_in_sandbox(source, limits, CONVERSATIONS)
     return issues + judge_render(outcome, CONVERSATIONS)
 

@@ -146,8 +146,17 @@ def _built_string(node: nodes.Node | None) -> bool:
     return False
 
 
+CONST_CAP = 10 ** 18  # constant arithmetic is clamped here: a bound, not an exact value
+
+
 def _const_int(node: nodes.Node | None) -> int | None:
-    """The value of a constant integer expression (literals and + - * ** //), else None."""
+    """The value of a constant integer expression (literals and + - * ** //, clamped to
+    +-CONST_CAP), else None."""
+    value = _const_int_raw(node)
+    return None if value is None else max(-CONST_CAP, min(CONST_CAP, value))
+
+
+def _const_int_raw(node: nodes.Node | None) -> int | None:
     if isinstance(node, nodes.Const) and isinstance(node.value, int) \
             and not isinstance(node.value, bool):
         return node.value
@@ -156,7 +165,9 @@ def _const_int(node: nodes.Node | None) -> int | None:
         if left is None or right is None:
             return None
         if isinstance(node, nodes.Pow):
-            return 10 ** 18 if right > 64 or abs(left) > 1 << 16 else int(left ** right)
+            if abs(left) <= 1 or right < 0:
+                return int(left ** right) if right >= 0 else 0
+            return CONST_CAP if right > 64 or abs(left) > 1 << 16 else int(left ** right)
         ops = {nodes.Add: lambda: left + right, nodes.Sub: lambda: left - right,
                nodes.Mul: lambda: left * right,
                nodes.FloorDiv: lambda: left // right if right else None}

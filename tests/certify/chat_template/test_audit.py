@@ -193,3 +193,14 @@ def test_the_codes_are_the_catalogued_contract() -> None:
         "chat_template_hidden_instruction")
     assert [CATALOG[c].severity for c in (CODE_EXECUTION, RENDER_ERROR, HIDDEN_INSTRUCTION)] == [
         "error", "error", "warning"]
+
+
+def test_a_tree_too_deep_to_walk_is_a_finding_not_a_crash(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    # a fault the parser leaves to the walker only near the interpreter's recursion limit
+    def too_deep(source: str, tree: object) -> list[object]:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr("certify.chat_template.audit.dangerous_constructs", too_deep)
+    assert [(i.code, i.message) for i in audit_template(LOOP)] == [
+        (RENDER_ERROR, "is nested too deeply to audit")]
