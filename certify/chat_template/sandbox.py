@@ -5,7 +5,8 @@ chat-template renderer, which llama.cpp's minja follows): ``trim_blocks``/``lstr
 ``loopcontrols`` extension (``{% break %}``), a ``{% generation %}`` block that only marks text,
 and the globals/filters real templates call (``raise_exception``, ``strftime_now``, ``tojson``).
 On top of jinja2's sandbox it bounds the two operators that can allocate without limit in one C
-call (``*`` on strings/lists and ``**``), so a one-line template cannot ask for gigabytes.
+call (``*`` on strings/lists and ``**``), so a one-line template cannot ask for gigabytes, and
+refuses an unsafe attribute as soon as it is looked up (not only when the result is used).
 
 This module imports only jinja2 and the standard library: the render worker
 (``certify/chat_template/worker.py``) runs it by file path in an isolated interpreter, and the
@@ -55,6 +56,12 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
     """jinja2's immutable sandbox whose ``*`` and ``**`` refuse to build huge values."""
 
     intercepted_binops = frozenset({"*", "**"})
+
+    def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
+        """Refuse at once: jinja2 returns an Undefined that fails only when used, so a
+        template could probe ``x['__class__']`` and print nothing; here the probe is seen."""
+        raise SecurityError(f"access to attribute {attribute!r} of {type(obj).__name__!r} "
+                            "object is unsafe.")
 
     def call_binop(self, context: Any, operator_: str, left: Any, right: Any) -> Any:
         if operator_ == "*":

@@ -40,6 +40,10 @@ HOSTILE: dict[str, tuple[str, str]] = {
     "format_built_subscript": (LOOP + "{{ messages['%sclass%s'|format('__', '__')] }}",
                                CODE_EXECUTION),
     "joined_subscript": (LOOP + "{{ messages[['__cl', 'ass__']|join] }}", CODE_EXECUTION),
+    # the key is built in a `set`, out of the static rules' sight: the sandbox refuses the probe
+    "key_built_elsewhere": ("{% set k = ['_', '_', 'class', '_', '_']|join %}"
+                            "{% for m in messages %}{{ m.content }}{{ m[k] }}{% endfor %}",
+                            CODE_EXECUTION),
     "dunder_string_key": (LOOP + "{{ messages['__class__'] }}", CODE_EXECUTION),
     "dunder_name": (LOOP + "{{ __builtins__ }}", CODE_EXECUTION),
     "map_runtime_attribute": (LOOP + "{{ messages|map(attribute=x ~ 'y')|list }}",
