@@ -294,13 +294,26 @@ def _block_count(view: PackageView, cs: list[Carrier]) -> Iterator[Finding]:
                    if (layer := layer_of(t.name)) is not None}
         if not present:
             continue
-        missing = sorted(set(range(declared)) - present)
-        extra = sorted(b for b in present if b >= declared or b < 0)
-        if missing or extra:
-            parts = ([f"no tensors for block(s) {preview([str(b) for b in missing])}"]
-                     if missing else []) + \
-                ([f"tensors for block(s) {preview([str(b) for b in extra])} past it"]
-                 if extra else [])
+        inside = {b for b in present if b < declared}
+        n_missing = max(declared, 0) - len(inside)
+        extra = sorted(present - inside)
+        if n_missing or extra:
+            first = ", ".join(_first_missing(inside, declared)) + (", ..." if n_missing > 6 else "")
+            parts = ([f"no tensors for {n_missing} block(s) ({first})"] if n_missing else []) \
+                + ([f"tensors for block(s) {preview([str(b) for b in extra])} past it"]
+                   if extra else [])
             yield finding("hparam_shape_mismatch", f"{head.path}: {arch}.block_count is "
                           f"{declared} but the tensor directory has {' and '.join(parts)}",
                           path=head.path)
+
+
+def _first_missing(present: set[int], declared: int, limit: int = 6) -> list[str]:
+    """The first `limit` block indexes below `declared` that are absent, without building
+    range(declared) (a hostile block_count can be 2**32)."""
+    out: list[str] = []
+    index = 0
+    while len(out) < limit and index < declared:
+        if index not in present:
+            out.append(str(index))
+        index += 1
+    return out
