@@ -35,12 +35,13 @@ _MUTATION = re.compile(r"access to attribute '(append|extend|insert|pop|remove|c
                        r"object is unsafe")
 
 
-def audit_template(source: str, limits: RenderLimits = DEFAULT_RENDER_LIMITS
-                   ) -> list[TemplateIssue]:
+def audit_template(source: str, limits: RenderLimits = DEFAULT_RENDER_LIMITS, *,
+                   render: bool = True) -> list[TemplateIssue]:
     """Every issue with `source`; empty means it parsed, looked safe and rendered correctly.
 
     A template with dangerous constructs is not rendered at all (the sandbox would contain it,
-    but there is nothing left to learn), nor is one that does not parse.
+    but there is nothing left to learn), nor is one that does not parse. With ``render=False``
+    only the static audit runs (a caller out of render budget); the result then says so.
     """
     if len(source) > MAX_TEMPLATE_CHARS:
         return [TemplateIssue(RENDER_ERROR, f"is {len(source)} characters long, over the "
@@ -55,6 +56,9 @@ def audit_template(source: str, limits: RenderLimits = DEFAULT_RENDER_LIMITS
         return [TemplateIssue(RENDER_ERROR, "is nested too deeply to audit")]
     if dangers:
         return dangers
+    if not render:
+        return [*issues, TemplateIssue(RENDER_ERROR, "was not rendered: the package carries "
+                                       "more distinct templates than an audit renders")]
     outcome = render_in_sandbox(source, limits, CONVERSATIONS)
     return issues + judge_render(outcome, CONVERSATIONS)
 

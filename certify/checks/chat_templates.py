@@ -3,7 +3,7 @@ GGUF header: audited by `certify.chat_template` (static walk, then a sandboxed r
 
 Each distinct template text is audited once; its findings name the first file carrying it
 (metadata.gguf first) and how many other files repeat it (whether the copies agree is
-`tokenizer_copies`' job).
+`tokenizer_copies`' job). At most `MAX_RENDERS` distinct templates are rendered per view.
 """
 
 from __future__ import annotations
@@ -24,6 +24,10 @@ from certify.gguf.fragments import capped
 from certify.view import PackageView
 
 TEMPLATE_KEY = "tokenizer.chat_template"
+# Renders per view: real models carry one to three templates; a file with hundreds of distinct
+# ones would otherwise cost a worker (up to its time limit) each. The rest get the static audit
+# and a render error saying they were not rendered.
+MAX_RENDERS = 8
 
 
 def is_template_key(key: str) -> bool:
@@ -40,6 +44,7 @@ def check_chat_templates(view: PackageView) -> Iterator[Finding]:
             if is_template_key(key):
                 text = value if isinstance(value, str) else repr(value)[:200]
                 holders.setdefault((key, text, isinstance(value, str)), []).append(carrier)
+    audits: dict[str, list[TemplateIssue]] = {}  # template text -> its issues
     for (key, text, is_text), held_by in holders.items():
         first = held_by[0]
         others = f" (also in {len(held_by) - 1} other file(s))" if len(held_by) > 1 else ""
@@ -47,8 +52,9 @@ def check_chat_templates(view: PackageView) -> Iterator[Finding]:
             yield finding(RENDER_ERROR, f"{first.path}: {key} is not a string but {text}"
                           f"{others}", path=first.path, layer_index=first.layer_index)
             continue
-        issues = audit_template(text)
-        yield from capped([_to_finding(issue, key, first, others) for issue in issues])
+        if text not in audits:
+            audits[text] = audit_template(text, render=len(audits) < MAX_RENDERS)
+        yield from capped([_to_finding(issue, key, first, others) for issue in audits[text]])
 
 
 def _to_finding(issue: TemplateIssue, key: str, carrier: Carrier, others: str) -> Finding:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from certify.chat_template import CODE_EXECUTION, HIDDEN_INSTRUCTION, RENDER_ERROR
+from certify.checks.chat_templates import MAX_RENDERS
 from meshcert.packagegen import llama_spec, write_source_gguf
 from tests.certify.chat_template.corpus import HOSTILE, LOOP
 from tests.certify.checks.gguf_edits import (
@@ -91,3 +92,14 @@ def test_the_demo_template_is_clean_and_was_audited(packages: PackageFactory) ->
         run = next(c for c in report.checks if c.name == "chat_templates")
         assert run.status == "passed" and run.findings == 0
         assert report.status == "passed"
+
+
+def test_renders_per_view_are_bounded(tmp_path: Path) -> None:
+    names = [f"tokenizer.chat_template.t{i:02d}" for i in range(MAX_RENDERS + 2)]
+    path = write_source_gguf(llama_spec(), tmp_path / "model.gguf")
+    rewrite_gguf(path, lambda kv: kv.update({n: LOOP + f"<|{n}|>" for n in names}))
+    found = load_safety_findings(single_file_view(path))
+    # the model's own tokenizer.chat_template comes first and is one of the rendered ones
+    assert [(f.code, f.message.split(":")[1].split()[0]) for f in found] == [
+        (RENDER_ERROR, n) for n in names[MAX_RENDERS - 1:]]
+    assert all("was not rendered" in f.message for f in found)
