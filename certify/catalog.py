@@ -345,6 +345,34 @@ CATALOG |= _rows("load", E, {
     "from the source GGUF and certify it again with --parity.",
 })
 
+# --- Safe to load: chat templates, tokenizer, hparams (issue 12a) ---------------------------
+CATALOG |= _rows("chat_template", E, {
+    "chat_template_code_execution": "Remove the construct from the chat template: no dunder "
+    "attributes, |attr, run-time-built subscript keys, gadget globals (self, config, request, "
+    "lipsum; cycler/joiner/namespace other than called), import/include/extends, execution "
+    "names, unbounded loops or invisible/bidi code points. Ship the model's original template.",
+    "chat_template_render_error": "Fix the chat template so that it parses and renders every "
+    "plain conversation in jinja2's sandbox, reproducibly, within the limits and with every "
+    "message's text.",
+})
+CATALOG |= _rows("chat_template", W, {
+    "chat_template_hidden_instruction": "Review the branch: the template emits text only when "
+    "a message contains a trigger, text the user never wrote (a possible behavioural "
+    "backdoor). Ship the model's original template.",
+})
+CATALOG |= _rows("tokenizer", E, {
+    "tokenizer_copies_differ": "Write the same tokenizer.* values into every fragment (copy "
+    "them from metadata.gguf) or leave them out of the fragments.",
+    "tokenizer_array_invalid": "Regenerate the tokenizer arrays: tokens strings, scores f32, "
+    "token_type i32, each as long as tokens; merges strings.",
+    "special_token_out_of_range": "Every tokenizer.ggml.*_token_id must index the vocabulary "
+    "(0 <= id < number of tokens).",
+    "vocab_embedding_rows_mismatch": "The vocabulary size must equal the rows of token_embd "
+    "and of output (ne[1]); reconvert the model.",
+    "hparam_shape_mismatch": "The {arch}.* hyperparameters must match the tensor shapes they "
+    "describe; reconvert the model.",
+})
+
 # --- Engine --------------------------------------------------------------------------------
 CATALOG |= _rows("engine", E, {
     "internal_error": "A check crashed; the result is incomplete. Report this as a meshcert bug.",

@@ -21,6 +21,9 @@ class ArraySummary:
 
     element_type: int
     length: int
+    # SHA-256 of the array's encoded items, so copies can be compared without the items; not
+    # part of equality (a summary still equals one built from element type and length alone)
+    digest: str | None = field(default=None, compare=False)
 
 
 @dataclass

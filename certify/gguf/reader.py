@@ -35,6 +35,7 @@ a big-endian byte order.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import os
 import struct
 from dataclasses import dataclass
@@ -129,6 +130,12 @@ def tensor_nbytes(shape: tuple[int, ...], ggml_type: int) -> int:
     for dim in shape:
         n_elements *= dim
     return n_elements * type_size // block
+
+
+def _digest(buf: bytearray, start: int, end: int) -> str:
+    """SHA-256 of buf[start:end] (a summarized array's encoded items), without a copy."""
+    with memoryview(buf) as view:
+        return hashlib.sha256(view[start:end]).hexdigest()
 
 
 class _Parser:
@@ -323,13 +330,14 @@ class _Parser:
             if element_type == BOOL:
                 self._check_bools(start, self._pos, key)
             if not keep:
-                return ArraySummary(element_type, length)
+                return ArraySummary(element_type, length, _digest(self._buf, start, self._pos))
             fmt = f"{self._order}{length}{scalar[0]}"
             return list(struct.unpack_from(fmt, self._buf, start))
         if keep:
             return [self._string(f"item {i} of array {key!r}") for i in range(length)]
+        start = self._pos
         self._skip_strings(length, key, at)
-        return ArraySummary(element_type, length)
+        return ArraySummary(element_type, length, _digest(self._buf, start, self._pos))
 
     def _skip_strings(self, count: int, key: str, at: int) -> None:
         """Walk `count` length-prefixed strings without decoding them (the tokenizer hot loop)."""
