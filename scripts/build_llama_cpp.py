@@ -106,7 +106,8 @@ def fetch_sdist(dest: Path) -> Path:
     actual = sha256_file(sdist)
     if actual != SDIST_SHA256:
         sdist.unlink()
-        raise SystemExit(f"{SDIST_NAME}: sha256 {actual}, expected {SDIST_SHA256}; refusing to build")
+        raise SystemExit(f"{SDIST_NAME}: sha256 {actual}, expected {SDIST_SHA256}; "
+                         "refusing to build")
     return sdist
 
 

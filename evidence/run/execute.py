@@ -12,6 +12,7 @@ group) and comes back as status `interrupted`, never as an exception.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -113,10 +114,8 @@ def _drain(proc: subprocess.Popen[bytes], captures: Sequence[_Capture]) -> None:
     for capture in captures:
         capture.thread.join(_GRACE_S)
     if any(c.thread.is_alive() for c in captures):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         for capture in captures:
             capture.thread.join()
 
@@ -124,10 +123,8 @@ def _drain(proc: subprocess.Popen[bytes], captures: Sequence[_Capture]) -> None:
 def _stop(proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM the process group, SIGKILL it if still there after a grace period."""
     for sig, wait_s in ((signal.SIGTERM, _GRACE_S), (signal.SIGKILL, None)):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            pass
         try:
             proc.wait(timeout=wait_s)
             return

@@ -41,8 +41,8 @@ def run_problem(record: RunRecord, out_dir: Path) -> IngestProblem | None:
     """A problem entry for a run that did not exit 0 (None for an `ok` run)."""
     if record.status == "ok":
         return None
-    where = str(out_dir / (record.evidence_log or record.log)) if (
-        record.evidence_log or record.log) else f"run {record.index}"
+    log = record.evidence_log or record.log
+    where = str(out_dir / log) if log else f"run {record.index}"
     what = {
         "failed": f"exited with status {record.exit_status}",
         "timeout": "timed out",
