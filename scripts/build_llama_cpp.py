@@ -170,7 +170,14 @@ def main() -> int:
     if installed(target_bin):
         log(f"cached: {target_bin}")
     else:
-        build(target_bin)
+        try:
+            build(target_bin)
+        except subprocess.CalledProcessError as exc:
+            log(f"failed: {' '.join(map(str, exc.cmd))} exited with {exc.returncode}")
+            return 1
+        except FileNotFoundError as exc:
+            log(f"failed: {exc.filename} not found (the build needs cmake and a C++ compiler)")
+            return 1
     print(target_bin)
     return 0
 

