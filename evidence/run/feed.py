@@ -52,8 +52,9 @@ def run_problem(record: RunRecord, out_dir: Path) -> IngestProblem | None:
     }[record.status]
     took = f" after {record.duration_s:.2f}s" if record.duration_s is not None else ""
     detail = f": {record.error}" if record.error else ""
+    which = "check" if record.role == "check" else f"repeat {record.repeat}"
     return IngestProblem(where, None, " ".join(record.command)[:160],
-                         f"run {record.index} ({record.variant}, repeat {record.repeat}) "
+                         f"run {record.index} ({record.variant}, {which}) "
                          f"{what}{took}{detail}", f"run-{record.status}")
 
 

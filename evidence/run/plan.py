@@ -6,6 +6,11 @@ different: environment overrides (the GLM kernel sweep: same binary, same argume
 
 The order interleaves the variants, A B A B ..., so slow drift of the machine (thermals, other
 load) lands on every variant alike instead of on whichever ran last.
+
+A plan may also carry check commands (test-backend-ops `test` mode: the parity evidence a
+promotion needs), run once per variant, with the variant's environment and extra arguments,
+before the timed runs. Their rows carry the variant label like the timed ones, so the catalog
+finds parity for exactly the variant it decides about.
 """
 
 from __future__ import annotations
@@ -37,12 +42,17 @@ class Variant:
     def argv(self, common: Sequence[str]) -> tuple[str, ...]:
         return (*(self.command if self.command is not None else common), *self.args)
 
+    def check_argv(self, check: Sequence[str]) -> tuple[str, ...]:
+        return (*check, *self.args)
+
 
 @dataclass(frozen=True)
 class PlannedRun:
     index: int  # 1-based position in the run order
     variant: Variant
-    repeat: int  # 1..repeats
+    repeat: int  # 1..repeats (checks: 1)
+    argv: tuple[str, ...]
+    role: Literal["timed", "check"] = "timed"
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,7 @@ class RunPlan:
     timeout_s: float | None = None
     cwd: str | None = None
     stream: Stream = "auto"
+    checks: tuple[tuple[str, ...], ...] = ()
 
     def __post_init__(self) -> None:
         if self.repeats < 1:
@@ -66,15 +77,24 @@ class RunPlan:
         for v in self.variants:
             if not v.argv(self.command):
                 raise PlanError(f"variant {v.name!r} has no command to run")
+        if any(not c for c in self.checks):
+            raise PlanError("a check needs a command")
         if self.stream not in STREAMS:
             raise PlanError(f"stream must be one of {', '.join(STREAMS)}, got {self.stream!r}")
         if self.timeout_s is not None and self.timeout_s <= 0:
             raise PlanError(f"timeout must be positive, got {self.timeout_s}")
 
     def order(self) -> list[PlannedRun]:
-        """A B A B ...: repeat 1 of every variant, then repeat 2 of every variant, ..."""
-        return [PlannedRun(r * len(self.variants) + i + 1, v, r + 1)
-                for r in range(self.repeats) for i, v in enumerate(self.variants)]
+        """Checks first (each once per variant), then A B A B ...: repeat 1 of every variant,
+        then repeat 2 of every variant, ..."""
+        runs: list[PlannedRun] = []
+        for check in self.checks:
+            for v in self.variants:
+                runs.append(PlannedRun(len(runs) + 1, v, 1, v.check_argv(check), "check"))
+        for r in range(self.repeats):
+            for v in self.variants:
+                runs.append(PlannedRun(len(runs) + 1, v, r + 1, v.argv(self.command)))
+        return runs
 
 
 def _split_named(spec: str, option: str) -> tuple[str, str]:
@@ -112,13 +132,13 @@ def build_variants(names: Iterable[str] = (), env: Iterable[str] = (),
         order.setdefault(name, None)
     for spec in args:
         name, value = _split_named(spec, "--args")
-        extra.setdefault(name, []).extend(_shell_split(value, f"--args {spec!r}"))
+        extra.setdefault(name, []).extend(split_command(value, f"--args {spec!r}"))
         order.setdefault(name, None)
     for spec in commands:
         name, value = _split_named(spec, "--command")
         if name in replaced:
             raise PlanError(f"--command given twice for variant {name!r}")
-        argv = tuple(_shell_split(value, f"--command {spec!r}"))
+        argv = tuple(split_command(value, f"--command {spec!r}"))
         if not argv:
             raise PlanError(f"--command {spec!r}: empty command")
         replaced[name] = argv
@@ -129,7 +149,8 @@ def build_variants(names: Iterable[str] = (), env: Iterable[str] = (),
                  for n in order)
 
 
-def _shell_split(text: str, where: str) -> list[str]:
+def split_command(text: str, where: str) -> list[str]:
+    """Shell-style words (quotes honoured); a PlanError naming `where` when unbalanced."""
     try:
         return shlex.split(text)
     except ValueError as exc:

@@ -37,6 +37,7 @@ class RunRecord:
     index: int
     variant: str
     repeat: int
+    role: str  # "timed" (the --repeat runs) or "check" (once per variant)
     command: list[str]
     env: dict[str, str]  # the variant's overrides, secret-looking values masked
     cwd: str | None
@@ -84,7 +85,7 @@ class RunSession:
             "schema": MANIFEST_SCHEMA, "version": 1, "started": self.started, "host": self.host,
             "plan": {"command": list(plan.command), "repeats": plan.repeats,
                      "order": "interleaved", "timeout_s": plan.timeout_s, "cwd": plan.cwd,
-                     "stream": plan.stream,
+                     "stream": plan.stream, "checks": [list(c) for c in plan.checks],
                      "variants": [{"name": v.name, "env": redact_env(v.env),
                                    "args": list(v.args),
                                    "command": list(v.command) if v.command else None}
@@ -119,7 +120,7 @@ def run_plan(plan: RunPlan, out_dir: str | os.PathLike[str], *,
         if observer is not None:
             observer.run_started(planned, len(order))
         env = {**environ, **planned.variant.env}
-        argv = planned.variant.argv(plan.command)
+        argv = planned.argv
         info = provenance.binary(argv[0], env, plan.cwd)
         execution = executor.execute(argv, env, plan.cwd, plan.timeout_s)
         record = _record(planned, plan, session.host, execution.status)
@@ -141,12 +142,13 @@ def run_plan(plan: RunPlan, out_dir: str | os.PathLike[str], *,
 def _record(planned: PlannedRun, plan: RunPlan, host_name: str,
             status: RecordStatus) -> RunRecord:
     v = planned.variant
-    return RunRecord(planned.index, v.name, planned.repeat, list(v.argv(plan.command)),
+    return RunRecord(planned.index, v.name, planned.repeat, planned.role, list(planned.argv),
                      redact_env(v.env), plan.cwd, host_name, status)
 
 
 def _keep_output(record: RunRecord, execution: Execution, out: Path, stream: str) -> None:
-    stem = f"{RUNS_DIR}/{record.index:03d}-{record.variant}"
+    check = "-check" if record.role == "check" else ""
+    stem = f"{RUNS_DIR}/{record.index:03d}-{record.variant}{check}"
     files = {"merged": (f"{stem}.log", execution.merged),
              "stdout": (f"{stem}.stdout.log", execution.stdout),
              "stderr": (f"{stem}.stderr.log", execution.stderr)}

@@ -25,7 +25,7 @@ from evidence.matching import BackendError
 from evidence.package_rules import PackageLoadError
 from evidence.report import EvidenceReport, GateResult
 from evidence.run import PlanError, RunPlan, RunRecord, build_variants, evidence_from_runs, run_plan
-from evidence.run.plan import DEFAULT_REPEATS, PlannedRun
+from evidence.run.plan import DEFAULT_REPEATS, PlannedRun, split_command
 from evidence.service import gate_files, report_files
 from evidence.settings import EvidenceSettings, SettingsError, load_settings
 from evidence.stats import DEFAULT_REPLICATES, DEFAULT_SEED
@@ -328,7 +328,8 @@ class _Progress:
     "command, binary sha256, version line, host, start, exit status, duration) under "
     "--out-dir, then ingest (label = variant), gate and report as `evidence report`. Variants "
     "differ by environment (--env NAME:KEY=VALUE), extra arguments (--args NAME:ARGS) or a "
-    "whole command (--command NAME:CMD). Put the command last, after `--`."))
+    "whole command (--command NAME:CMD). --check CMD (e.g. test-backend-ops test mode) runs "
+    "once per variant first, for parity evidence. Put the command last, after `--`."))
 def run(
     command: Annotated[list[str], typer.Argument(
         help="The fixture command and its arguments (after `--`).", show_default=False)],
@@ -346,6 +347,10 @@ def run(
     variant_command: Annotated[list[str] | None, typer.Option(
         "--command", help="VARIANT:CMD, a whole command replacing COMMAND for one variant "
         "(shell-split).")] = None,
+    check: Annotated[list[str] | None, typer.Option(
+        "--check", help="CMD (shell-split) run once per variant before the timed runs, with "
+        "the variant's env and --args: e.g. 'test-backend-ops test -b CPU -o ADD' for "
+        "parity.")] = None,
     repeat: Annotated[int, typer.Option("--repeat", "-n", help="Runs per variant.",
                                         min=1)] = DEFAULT_REPEATS,
     timeout: Annotated[float | None, typer.Option(
@@ -364,7 +369,8 @@ def run(
     try:
         plan = RunPlan(tuple(command), build_variants(variant or (), env or (), args or (),
                                                        variant_command or ()),
-                       repeats=repeat, timeout_s=timeout, stream=stream)  # type: ignore[arg-type]
+                       repeats=repeat, timeout_s=timeout, stream=stream,  # type: ignore[arg-type]
+                       checks=tuple(tuple(split_command(c, "--check")) for c in check or ()))
     except PlanError as exc:
         raise typer.BadParameter(str(exc)) from None
     session = run_plan(plan, out_dir, observer=None if quiet or json_out else _Progress())

@@ -22,7 +22,7 @@ from evidence.run.plan import PlanError
 from evidence.run.provenance import version_in
 from evidence.settings import load_settings
 from meshcert.cli import app
-from tests.evidence.gate_logs import PASSING_US, row_name
+from tests.evidence.gate_logs import PASSING_US, parity_console, row_name
 
 PY = sys.executable
 
@@ -71,6 +71,18 @@ def test_runs_interleave_the_variants_a_b_a_b() -> None:
     assert [(r.index, r.variant.name, r.repeat) for r in order] == [
         (1, "baseline", 1), (2, "candidate", 1), (3, "baseline", 2), (4, "candidate", 2),
         (5, "baseline", 3), (6, "candidate", 3)]
+
+
+def test_checks_run_once_per_variant_before_the_timed_runs() -> None:
+    plan = RunPlan(("tbo", "perf"), build_variants(args=["a:-p x", "b:-p y"]), repeats=2,
+                   checks=(("tbo", "test"),))
+    assert [(r.index, r.variant.name, r.role, r.argv) for r in plan.order()] == [
+        (1, "a", "check", ("tbo", "test", "-p", "x")),
+        (2, "b", "check", ("tbo", "test", "-p", "y")),
+        (3, "a", "timed", ("tbo", "perf", "-p", "x")),
+        (4, "b", "timed", ("tbo", "perf", "-p", "y")),
+        (5, "a", "timed", ("tbo", "perf", "-p", "x")),
+        (6, "b", "timed", ("tbo", "perf", "-p", "y"))]
 
 
 def test_variants_from_env_args_and_command_specs() -> None:
@@ -246,12 +258,14 @@ def test_the_executor_keeps_a_process_that_closes_stdout_early() -> None:
 # ---- into the gate and the decisions ---------------------------------------------------------
 
 
-def glm_plan(repeats: int) -> RunPlan:
+def glm_plan(repeats: int, parity: dict[str, bool] | None = None) -> RunPlan:
     rows = {row_name(label): us for label, us in PASSING_US.items()}
     merged = row_name("ffn_q3_down_merged_shexp")
     command = (PY, "-c", GLM_FIXTURE, json.dumps(rows), merged)
+    checks = () if parity is None else (
+        (PY, "-c", "import sys; print(sys.argv[1], end='')", parity_console(parity)),)
     return RunPlan(command, (Variant("default", env={"SCALE_MERGED": "0.8"}),),
-                   repeats=repeats)
+                   repeats=repeats, checks=checks)
 
 
 def test_runs_of_the_glm_fixtures_reach_the_catalog_decisions(tmp_path: Path) -> None:
@@ -266,6 +280,19 @@ def test_runs_of_the_glm_fixtures_reach_the_catalog_decisions(tmp_path: Path) ->
                          if d.policy == "moe_merged_shared_gate_up").comparisons
     assert comparison.speedup is not None and 1.2 < comparison.speedup < 1.3
     assert {r.policy for r in report.decisions} <= {d.policy for d in CATALOG.decisions}
+
+
+@pytest.mark.parametrize(("ok", "verdict"), [(True, "needs-quality"), (False, "reject")])
+def test_a_check_run_gives_the_parity_the_decision_needs(tmp_path: Path, ok: bool,
+                                                         verdict: str) -> None:
+    parity = {"ffn_q3_down": True, "ffn_q2_down": ok}
+    session = run_plan(glm_plan(repeats=3, parity=parity), tmp_path)
+    assert [r.role for r in session.records] == ["check", "timed", "timed", "timed"]
+    assert session.records[0].status == "ok"
+    report = evidence_from_runs(session, settings=load_settings({})).report
+    (decision,) = [d for d in report.decisions if d.policy == "q2_K_routed_down"]
+    # q3_K / q2_K routed down = 1147.21 / 817.38 = 1.40, well past 1.08: parity decides
+    assert decision.verdict == verdict, decision.reason
 
 
 def test_too_few_runs_are_inconclusive(tmp_path: Path) -> None:
