@@ -117,26 +117,38 @@ def run_plan(plan: RunPlan, out_dir: str | os.PathLike[str], *,
         if session.interrupted:
             session.records.append(_record(planned, plan, session.host, "not-run"))
             continue
-        if observer is not None:
-            observer.run_started(planned, len(order))
-        env = {**environ, **planned.variant.env}
-        argv = planned.argv
-        info = provenance.binary(argv[0], env, plan.cwd)
-        execution = executor.execute(argv, env, plan.cwd, plan.timeout_s)
-        record = _record(planned, plan, session.host, execution.status)
-        record.started, record.duration_s = execution.started, execution.duration_s
-        record.exit_status, record.error = execution.exit_status, execution.error
-        record.binary, record.binary_sha256 = info.path, info.sha256
-        if execution.status != "error":
-            _keep_output(record, execution, out, plan.stream)
-            record.version = info.version or version_in(
-                execution.merged.decode("utf-8", errors="replace"))
+        try:
+            record = _run_one(planned, session, environ, provenance, executor, observer,
+                              len(order))
+        except KeyboardInterrupt:  # between processes (hashing, writing): same outcome
+            record = _record(planned, plan, session.host, "interrupted")
+            record.error = "interrupted (Ctrl-C) before this run finished"
         session.records.append(record)
         write_manifest(session)
         if observer is not None:
             observer.run_finished(record, len(order))
     write_manifest(session)
     return session
+
+
+def _run_one(planned: PlannedRun, session: RunSession, environ: Mapping[str, str],
+             provenance: Provenance, executor: Executor, observer: RunObserver | None,
+             total: int) -> RunRecord:
+    plan = session.plan
+    if observer is not None:
+        observer.run_started(planned, total)
+    env = {**environ, **planned.variant.env}
+    info = provenance.binary(planned.argv[0], env, plan.cwd)
+    execution = executor.execute(planned.argv, env, plan.cwd, plan.timeout_s)
+    record = _record(planned, plan, session.host, execution.status)
+    record.started, record.duration_s = execution.started, execution.duration_s
+    record.exit_status, record.error = execution.exit_status, execution.error
+    record.binary, record.binary_sha256 = info.path, info.sha256
+    if execution.status != "error":
+        _keep_output(record, execution, session.out_dir, plan.stream)
+        record.version = info.version or version_in(
+            execution.merged.decode("utf-8", errors="replace"))
+    return record
 
 
 def _record(planned: PlannedRun, plan: RunPlan, host_name: str,

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
@@ -25,7 +25,7 @@ from evidence.matching import BackendError
 from evidence.package_rules import PackageLoadError
 from evidence.report import EvidenceReport, GateResult
 from evidence.run import PlanError, RunPlan, RunRecord, build_variants, evidence_from_runs, run_plan
-from evidence.run.plan import DEFAULT_REPEATS, PlannedRun, split_command
+from evidence.run.plan import DEFAULT_REPEATS, PlannedRun, Stream, split_command
 from evidence.service import gate_files, report_files
 from evidence.settings import EvidenceSettings, SettingsError, load_settings
 from evidence.stats import DEFAULT_REPLICATES, DEFAULT_SEED
@@ -369,7 +369,7 @@ def run(
     try:
         plan = RunPlan(tuple(command), build_variants(variant or (), env or (), args or (),
                                                        variant_command or ()),
-                       repeats=repeat, timeout_s=timeout, stream=stream,  # type: ignore[arg-type]
+                       repeats=repeat, timeout_s=timeout, stream=cast(Stream, stream),
                        checks=tuple(tuple(split_command(c, "--check")) for c in check or ()))
     except PlanError as exc:
         raise typer.BadParameter(str(exc)) from None

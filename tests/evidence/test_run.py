@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from typer.testing import CliRunner
 
 from evidence.catalog import CATALOG, ENV_VARS
 from evidence.run import RunPlan, Variant, build_variants, evidence_from_runs, run_plan
-from evidence.run.execute import SubprocessExecutor
+from evidence.run.execute import Execution, SubprocessExecutor
 from evidence.run.plan import PlanError
 from evidence.run.provenance import version_in
 from evidence.settings import load_settings
@@ -58,9 +59,9 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var.name, raising=False)
 
 
-def perf_plan(repeats: int = 3, **kwargs: object) -> RunPlan:
+def perf_plan(repeats: int = 3) -> RunPlan:
     variants = build_variants(env=["baseline:US=100", "candidate:US=80"])
-    return RunPlan((PY, "-c", PERF_ROW), variants, repeats=repeats, **kwargs)  # type: ignore[arg-type]
+    return RunPlan((PY, "-c", PERF_ROW), variants, repeats=repeats)
 
 
 # ---- the plan --------------------------------------------------------------------------------
@@ -340,3 +341,31 @@ def test_cli_run_refuses_a_bad_variant_spec(tmp_path: Path) -> None:
                               "--", PY, "-c", "print(1)"])
     assert result.exit_code == 2 and "expected VARIANT:VALUE" in result.stderr
     assert not (tmp_path / "runs.json").exists()
+
+
+def test_cli_run_refuses_an_unknown_stream(tmp_path: Path) -> None:
+    result = cli.invoke(app, ["evidence", "run", "--out-dir", str(tmp_path), "--stream",
+                              "both", "--", PY, "-c", "print(1)"])
+    assert result.exit_code == 2 and "stream must be one of auto, merged" in result.stderr
+
+
+class _CtrlCBetweenProcesses:
+    """Ctrl-C landing outside any child process (while hashing or writing): a real process
+    cannot time that, so this executor raises it on its second call."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.real = SubprocessExecutor()
+
+    def execute(self, argv: Sequence[str], env: Mapping[str, str], cwd: str | None,
+                timeout_s: float | None) -> Execution:
+        self.calls += 1
+        if self.calls == 2:
+            raise KeyboardInterrupt
+        return self.real.execute(argv, env, cwd, timeout_s)
+
+
+def test_ctrl_c_between_processes_is_recorded_too(tmp_path: Path) -> None:
+    session = run_plan(perf_plan(repeats=2), tmp_path, executor=_CtrlCBetweenProcesses())
+    assert [r.status for r in session.records] == ["ok", "interrupted", "not-run", "not-run"]
+    assert session.records[1].error == "interrupted (Ctrl-C) before this run finished"
