@@ -176,3 +176,18 @@ def test_real_llama_perplexity_quality_row(tmp_path: Path) -> None:
     assert len(ppl_rows) == 1
     value = float(ppl_rows["value"].iloc[0])
     assert 1.0 < value < 1000.0
+
+
+def test_real_test_mode_without_a_backend_filter_has_nothing_to_compare(tmp_path: Path) -> None:
+    # only the CPU backend: it is the reference, so test mode skips it and prints no case
+    tbo = str(llama_tool("test-backend-ops"))
+    plan = RunPlan((tbo, "test", "-o", OP), build_variants(), repeats=1, timeout_s=120)
+    session = run_plan(plan, tmp_path)
+    (record,) = session.records
+    assert record.status == "ok"
+    assert "Skipping CPU backend" in (tmp_path / str(record.log)).read_text()
+    ingest = evidence_from_runs(session, settings=load_settings({})).ingest
+    assert "parity" not in set(ingest.table["kind"])
+    # not silently "passed": the run is flagged as holding no evidence
+    assert [p.reason for p in ingest.problems] == [
+        "no evidence rows found in this tbo-console file"]
