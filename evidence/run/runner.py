@@ -56,10 +56,6 @@ class RunRecord:
     evidence_log: str | None = None  # the file ingest reads (one of the three)
     stream: str | None = None
 
-    @property
-    def ran(self) -> bool:
-        return self.status not in ("not-run", "error")
-
 
 @dataclass
 class RunSession:
