@@ -8,7 +8,7 @@
   reference), so there is nothing to compare and no case row; `-b CPU` makes it test the CPU
   backend against the CPU reference: real `OK` rows in today's format.
 - llama-bench (markdown default and -o json) and llama-perplexity on SmolLM2 with tiny
-  settings (the text: samples/perplexity-text.txt).
+  settings (the text: llama_inputs/perplexity-text.txt, written for this test).
 
 Tools missing: skip, or fail with MESHCERT_REQUIRE_LIVE=1 (CI).
 """
@@ -24,11 +24,12 @@ from evidence import ingest_texts
 from evidence.catalog import _PROMOTE_RULE, CATALOG, ComparisonSpec, DecisionSpec, RowSpec
 from evidence.run import RunPlan, RunSession, build_variants, evidence_from_runs, run_plan
 from evidence.settings import load_settings
-from tests.evidence.samples import SAMPLES
 from tests.support.llama_tools import build_info, llama_tool
 from tests.support.real_models import smollm2_path
 
 pytestmark = [pytest.mark.slow]
+
+TEXT = Path(__file__).resolve().parent / "llama_inputs" / "perplexity-text.txt"
 
 OP = "PAD_REFLECT_1D"
 SMALL = r"ne_a=\[512,34,2,1\]"
@@ -164,7 +165,7 @@ def test_real_llama_perplexity_quality_row(tmp_path: Path) -> None:
     if not _reads("ppl.log", PPL_LINE):
         pytest.xfail("the perplexity parser on this branch misses the log-prefixed, mid-line "
                      "`Final estimate` of today's build (issue 13 part a reads it)")
-    plan = RunPlan((ppl, "-m", str(smollm2_path()), "-f", str(SAMPLES / "perplexity-text.txt"),
+    plan = RunPlan((ppl, "-m", str(smollm2_path()), "-f", str(TEXT),
                     "-c", "128", "-b", "128", "--chunks", "2", "-t", "2"),
                    build_variants(names=["smollm2"]), repeats=1, timeout_s=300)
     session = run_plan(plan, tmp_path)
