@@ -15,15 +15,18 @@ Tools missing: skip, or fail with MESHCERT_REQUIRE_LIVE=1 (CI).
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from evidence import ingest_texts
 from evidence.catalog import _PROMOTE_RULE, CATALOG, ComparisonSpec, DecisionSpec, RowSpec
 from evidence.run import RunPlan, RunSession, build_variants, evidence_from_runs, run_plan
 from evidence.settings import load_settings
+from meshcert.cli import app
 from tests.support.llama_tools import build_info, llama_tool
 from tests.support.real_models import smollm2_path
 
@@ -192,3 +195,17 @@ def test_real_test_mode_without_a_backend_filter_has_nothing_to_compare(tmp_path
     # not silently "passed": the run is flagged as holding no evidence
     assert [p.reason for p in ingest.problems] == [
         "no evidence rows found in this tbo-console file"]
+
+
+def test_real_run_through_the_command_line(tmp_path: Path) -> None:
+    tbo = str(llama_tool("test-backend-ops"))
+    result = CliRunner().invoke(app, [
+        "evidence", "run", "--out-dir", str(tmp_path), "-n", "1", "--json", "--",
+        tbo, "perf", "-b", "CPU", "-o", OP, "-p", SMALL])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    (run,) = data["runs"]["runs"]
+    assert run["status"] == "ok" and run["binary_sha256"] == build_info()["binaries"][
+        "test-backend-ops"]
+    rows = [r for r in data["report"]["rows"] if r["op"] == OP]
+    assert [(r["variant"], r["backend"]) for r in rows] == [("default", "CPU")]
