@@ -5,3 +5,4 @@ REQUIRE_GATES = "GLM52_PHASE_E_REQUIRE_GATES"  # the script's variable (evidence
 
 DEFAULT_SEED = 20260601
 DEFAULT_REPLICATES = 10_000
+DEFAULT_REPEATS = 5  # `evidence run`: runs per variant

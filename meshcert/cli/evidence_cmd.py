@@ -3,6 +3,7 @@
     meshcert evidence ingest FILE... [--out evidence.json] [--label L] [--json] [--quiet]
     meshcert evidence gate FILE... [--require-gates] [--label L] [--backend B] [--json]
     meshcert evidence report FILE... --out-dir D [--package P] [--require-gates] ...
+    meshcert evidence run --out-dir D [--env V:K=X] [--args V:A] [-n N] -- CMD ARGS...
 
 Each command is one function registered on `app`; output helpers sit below the commands.
 """
@@ -13,17 +14,19 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
-from evidence.defaults import DEFAULT_REPLICATES, DEFAULT_SEED, REQUIRE_GATES
+from evidence.defaults import DEFAULT_REPEATS, DEFAULT_REPLICATES, DEFAULT_SEED, REQUIRE_GATES
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
 
 if TYPE_CHECKING:  # the evidence engine (pandas, numpy) loads inside the commands
     from evidence.catalog import EnvVar
     from evidence.ingest import IngestResult
     from evidence.report import EvidenceReport, GateResult
+    from evidence.run import RunRecord
+    from evidence.run.plan import PlannedRun
     from evidence.settings import EvidenceSettings
 
 app = typer.Typer(help="Benchmark evidence: ingest llama.cpp logs, gate, report.",
@@ -322,5 +325,118 @@ def report(
         errors += [f"error: {pc.rule}: {m}" for m in pc.messages]
     elif pc is not None and pc.status == "unknown":
         typer.echo(f"warning: package rule not checked: {'; '.join(pc.messages)}", err=True)
+    if errors:
+        raise _fail(errors)
+
+
+# --------------------------------------------------------------------------------------------
+# run (exit codes: as report; 130 when interrupted, after writing what was recorded)
+# --------------------------------------------------------------------------------------------
+
+INTERRUPTED_EXIT = 130
+
+
+class _Progress:
+    """One stderr line per run: `[3/10] candidate #2 ... ok (1.23s)`."""
+
+    def run_started(self, run: PlannedRun, total: int) -> None:
+        typer.echo(f"[{run.index}/{total}] {run.variant.name} #{run.repeat} ...", err=True)
+
+    def run_finished(self, record: RunRecord, total: int) -> None:
+        took = f" ({record.duration_s:.2f}s)" if record.duration_s is not None else ""
+        code = f", exit {record.exit_status}" if record.status == "failed" else ""
+        typer.echo(f"[{record.index}/{total}] {record.variant} #{record.repeat} "
+                   f"{record.status}{code}{took}", err=True)
+
+
+@app.command("run", context_settings={"allow_interspersed_args": False}, help=(
+    "Run a fixture command (test-backend-ops perf/test, llama-bench, llama-perplexity, or any "
+    "command) --repeat times per variant, interleaved A B A B, record every run (output, "
+    "command, binary sha256, version line, host, start, exit status, duration) under "
+    "--out-dir, then ingest (label = variant), gate and report as `evidence report`. Variants "
+    "differ by environment (--env NAME:KEY=VALUE), extra arguments (--args NAME:ARGS) or a "
+    "whole command (--command NAME:CMD). --check CMD (e.g. test-backend-ops test mode) runs "
+    "once per variant first, for parity evidence. Put the command last, after `--`."))
+def run(
+    command: Annotated[list[str], typer.Argument(
+        help="The fixture command and its arguments (after `--`).", show_default=False)],
+    out_dir: Annotated[Path, typer.Option(
+        "--out-dir", help="Folder for runs/, runs.json, evidence*.json, decisions.json and "
+        "summary.md.", file_okay=False)],
+    variant: Annotated[list[str] | None, typer.Option(
+        "--variant", help="A variant label, in run order (repeatable). Default: the names "
+        "used by --env/--args/--command, else one variant 'default'.")] = None,
+    env: Annotated[list[str] | None, typer.Option(
+        "--env", help="VARIANT:KEY=VALUE, an environment override for one variant "
+        "(repeatable).")] = None,
+    args: Annotated[list[str] | None, typer.Option(
+        "--args", help="VARIANT:ARGS, arguments appended for one variant (shell-split).")] = None,
+    variant_command: Annotated[list[str] | None, typer.Option(
+        "--command", help="VARIANT:CMD, a whole command replacing COMMAND for one variant "
+        "(shell-split).")] = None,
+    check: Annotated[list[str] | None, typer.Option(
+        "--check", help="CMD (shell-split) run once per variant before the timed runs, with "
+        "the variant's env and --args: e.g. 'test-backend-ops test -b CPU -o ADD' for "
+        "parity.")] = None,
+    repeat: Annotated[int, typer.Option("--repeat", "-n", help="Runs per variant.",
+                                        min=1)] = DEFAULT_REPEATS,
+    timeout: Annotated[float | None, typer.Option(
+        "--timeout", help="Seconds per run before it is stopped (recorded as timeout).",
+        min=0.001)] = None,
+    stream: Annotated[str, typer.Option(
+        "--stream", help="What ingest reads: auto (stdout when it is a machine format such as "
+        "llama-bench -o json, else both streams merged), merged, stdout or stderr.")] = "auto",
+    require_gates: RequireOpt = False,
+    backend: BackendOpt = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print runs and decisions as "
+                                           "JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress, no summary.")] = False,
+    catalog_file: Annotated[Path | None, typer.Option(
+        "--catalog", help="TOML or JSON file of your own decisions, as for `evidence report`.",
+        dir_okay=False)] = None,
+) -> None:
+    from evidence.catalog import CATALOG
+    from evidence.matching import BackendError
+    from evidence.run import PlanError, RunPlan, build_variants, evidence_from_runs, run_plan
+    from evidence.run.plan import Stream, split_command
+    from evidence.user_catalog import CatalogError, load_user_catalog
+
+    catalog = CATALOG
+    extra: tuple[EnvVar, ...] = ()
+    if catalog_file is not None:
+        try:
+            catalog, extra = load_user_catalog(catalog_file)
+        except CatalogError as exc:
+            raise _fail([str(exc)]) from None
+    settings = _settings(require_gates, extra)
+    try:
+        plan = RunPlan(tuple(command), build_variants(variant or (), env or (), args or (),
+                                                       variant_command or ()),
+                       repeats=repeat, timeout_s=timeout, stream=cast(Stream, stream),
+                       checks=tuple(tuple(split_command(c, "--check")) for c in check or ()))
+    except PlanError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    session = run_plan(plan, out_dir, observer=None if quiet or json_out else _Progress())
+    try:
+        evidence = evidence_from_runs(session, settings=settings, backend=backend,
+                                      catalog=catalog)
+    except BackendError as exc:
+        raise _fail([str(exc)]) from None
+    if json_out:
+        typer.echo(json.dumps({"runs": session.manifest(),
+                               "report": json.loads(evidence.report.to_json())}, indent=2))
+    elif not quiet:
+        _warn_problems(evidence.ingest)
+        counts = ", ".join(f"{n} {s}" for s, n in session.counts().items())
+        typer.echo(f"runs: {counts} ({len(plan.variants)} variant(s) x {repeat}, "
+                   f"interleaved)")
+        print_report(evidence.report, [out_dir / "runs.json", *evidence.written.values()])
+    if session.interrupted:
+        typer.echo("error: interrupted; the runs so far are recorded in "
+                   f"{out_dir / 'runs.json'}", err=True)
+        raise typer.Exit(INTERRUPTED_EXIT)
+    if all(r.status == "error" for r in session.records):
+        raise _fail([f"no run started: {session.records[0].error}"])
+    errors = list(evidence.report.gate.errors) if evidence.report.gate.enforced else []
     if errors:
         raise _fail(errors)
