@@ -22,7 +22,7 @@ from evidence.defaults import DEFAULT_REPEATS, DEFAULT_REPLICATES, DEFAULT_SEED,
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
 
 if TYPE_CHECKING:  # the evidence engine (pandas, numpy) loads inside the commands
-    from evidence.catalog import EnvVar
+    from evidence.catalog import Catalog, EnvVar
     from evidence.ingest import IngestResult
     from evidence.report import EvidenceReport, GateResult
     from evidence.run import RunRecord
@@ -159,6 +159,23 @@ def _settings(require_gates: bool, extra: tuple[EnvVar, ...] = ()) -> EvidenceSe
         raise _fail([str(exc)]) from None
 
 
+def _catalog_and_settings(catalog_file: Path | None, require_gates: bool
+                          ) -> tuple[Catalog, EvidenceSettings]:
+    """The built-in catalog, or the user's decisions from --catalog (a bad file is an
+    `error:` line and exit 2), with the settings their env vars read."""
+    from evidence.catalog import CATALOG
+    from evidence.user_catalog import CatalogError, load_user_catalog
+
+    catalog = CATALOG
+    extra: tuple[EnvVar, ...] = ()
+    if catalog_file is not None:
+        try:
+            catalog, extra = load_user_catalog(catalog_file)
+        except CatalogError as exc:
+            raise _fail([str(exc)]) from None
+    return catalog, _settings(require_gates, extra)
+
+
 def _warn_problems(result: IngestResult) -> None:
     for problem in result.problems[:MAX_WARNINGS_SHOWN]:
         typer.echo(f"warning: {problem.where()}: {problem.reason}", err=True)
@@ -286,23 +303,14 @@ def report(
     """Gate + decisions: write decisions.json (the EvidenceReport) and summary.md. Exit 2 when
     the gate is enforced and fails, or when --package breaks the q2_K routed-down rule."""
     from certify.atomic import write_atomic
-    from evidence.catalog import CATALOG
     from evidence.decisions import DecisionOptions
     from evidence.matching import BackendError
     from evidence.package_rules import PackageLoadError
     from evidence.service import report_files
     from evidence.summary import render_summary
-    from evidence.user_catalog import CatalogError, load_user_catalog
     from reports.outputs import write_reports
 
-    catalog = CATALOG
-    extra: tuple[EnvVar, ...] = ()
-    if catalog_file is not None:
-        try:
-            catalog, extra = load_user_catalog(catalog_file)
-        except CatalogError as exc:
-            raise _fail([str(exc)]) from None
-    settings = _settings(require_gates, extra)
+    catalog, settings = _catalog_and_settings(catalog_file, require_gates)
     options = DecisionOptions(quality_baseline=quality_baseline,
                               quality_candidate=quality_candidate,
                               max_ppl_increase=max_ppl_increase, max_kld_mean=max_kld,
@@ -395,20 +403,11 @@ def run(
         "--catalog", help="TOML or JSON file of your own decisions, as for `evidence report`.",
         dir_okay=False)] = None,
 ) -> None:
-    from evidence.catalog import CATALOG
     from evidence.matching import BackendError
     from evidence.run import PlanError, RunPlan, build_variants, evidence_from_runs, run_plan
     from evidence.run.plan import Stream, split_command
-    from evidence.user_catalog import CatalogError, load_user_catalog
 
-    catalog = CATALOG
-    extra: tuple[EnvVar, ...] = ()
-    if catalog_file is not None:
-        try:
-            catalog, extra = load_user_catalog(catalog_file)
-        except CatalogError as exc:
-            raise _fail([str(exc)]) from None
-    settings = _settings(require_gates, extra)
+    catalog, settings = _catalog_and_settings(catalog_file, require_gates)
     try:
         plan = RunPlan(tuple(command), build_variants(variant or (), env or (), args or (),
                                                        variant_command or ()),

@@ -6,13 +6,11 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from certify.report import RuntimeGate
@@ -21,6 +19,7 @@ from certify.service import RuntimeRequest
 from meshcert.packagegen import llama_spec, write_package
 from meshcert.packagegen.writer import write_source_gguf
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.server_process import stop, wait_until_ready
 
 LLAMA_READY_TIMEOUT_S = 120.0
 
@@ -70,13 +69,6 @@ class LlamaServer:
     stderr_path: Path
 
 
-def _tail(path: Path, limit: int = 4000) -> str:
-    try:
-        return path.read_text(errors="replace")[-limit:]
-    except OSError as exc:
-        return f"(no stderr: {exc})"
-
-
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     """llama-cpp-python's OpenAI server on a tiny random-weight llama GGUF written by
@@ -102,29 +94,9 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
         _wait_ready(server)
         yield server
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
+        stop(process)
 
 
 def _wait_ready(server: LlamaServer) -> None:
-    ends = time.monotonic() + LLAMA_READY_TIMEOUT_S
-    last = "no attempt"
-    while time.monotonic() < ends:
-        code = server.process.poll()
-        if code is not None:
-            pytest.fail(f"llama_cpp.server exited with {code} before it was ready; stderr:\n"
-                        f"{_tail(server.stderr_path)}", pytrace=False)
-        try:
-            answer = httpx.get(f"{server.base_url}/v1/models", timeout=2.0)
-            if answer.status_code == 200:
-                return
-            last = f"HTTP {answer.status_code}"
-        except httpx.HTTPError as exc:
-            last = f"{type(exc).__name__}: {exc}"
-        time.sleep(0.25)
-    pytest.fail(f"llama_cpp.server not ready within {LLAMA_READY_TIMEOUT_S:g} s ({last}); "
-                f"stderr:\n{_tail(server.stderr_path)}", pytrace=False)
+    wait_until_ready(f"{server.base_url}/v1/models", server.process, server.stderr_path,
+                     name="llama_cpp.server", timeout_s=LLAMA_READY_TIMEOUT_S)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from certify.view import CertOptions
 from meshcert.packagegen.split import split_v1
 from tests.certify.runtime.conftest import free_port, run_against
 from tests.support.real_models import smollm2_path
+from tests.support.server_process import stop, wait_until_ready
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]
 READY_TIMEOUT_S = 180.0
@@ -84,31 +84,12 @@ def upstream_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstre
         props = httpx.get(f"{base}/props", timeout=10.0).json()
         yield UpstreamServer(base, alias, props)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
+        stop(process)
 
 
 def _wait_healthy(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    ends = time.monotonic() + READY_TIMEOUT_S
-    last = "no attempt"
-    while time.monotonic() < ends:
-        if process.poll() is not None:
-            pytest.fail(f"llama-server exited with {process.returncode}:\n"
-                        f"{log.read_text(errors='replace')[-4000:]}", pytrace=False)
-        try:
-            answer = httpx.get(f"{base}/health", timeout=2.0)
-            if answer.status_code == 200:
-                return
-            last = f"HTTP {answer.status_code}"
-        except httpx.HTTPError as exc:
-            last = f"{type(exc).__name__}: {exc}"
-        time.sleep(0.5)
-    pytest.fail(f"llama-server not healthy within {READY_TIMEOUT_S:g} s ({last}):\n"
-                f"{log.read_text(errors='replace')[-4000:]}", pytrace=False)
+    wait_until_ready(f"{base}/health", process, log, name="llama-server",
+                     timeout_s=READY_TIMEOUT_S, poll_s=0.5)
 
 
 @pytest.fixture(scope="module")
