@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from certify.spare_process import SpareProcess
     from certify.view import PackageView
 
 LLAMA_CPP_FACTS_KEY = "llama_cpp_gguf"
@@ -102,16 +103,20 @@ class LlamaCppGGUF:
                     facts: LlamaCppFacts) -> int:
         """Run one worker over `pending`; returns how many files it settled (-1: not run)."""
         request = json.dumps({"library": str(library),
-                              "files": [os.fspath(p) for _, p in pending]})
+                              "files": [os.fspath(p) for _, p in pending]}).encode()
         try:
-            proc = subprocess.run([sys.executable, "-S", os.path.abspath(__file__)],
-                                  input=request, capture_output=True, text=True,
-                                  timeout=self.timeout_s, check=False)
-            stdout, returncode, stderr = proc.stdout, proc.returncode, proc.stderr
-        except subprocess.TimeoutExpired as exc:
-            out = exc.stdout
-            stdout = out.decode(errors="replace") if isinstance(out, bytes) else (out or "")
-            returncode, stderr = None, f"timed out after {self.timeout_s:.0f} s"
+            spare = spare_worker().take() if library == find_library() else None
+            proc = spare or subprocess.Popen(worker_argv(library), stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            try:
+                out, err = proc.communicate(request, timeout=self.timeout_s)
+                returncode: int | None = proc.returncode
+                stdout, stderr = out.decode(errors="replace"), err.decode(errors="replace")
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, _ = proc.communicate()
+                stdout = out.decode(errors="replace")
+                returncode, stderr = None, f"timed out after {self.timeout_s:.0f} s"
         except OSError as exc:
             facts.unavailable = f"cannot start the llama.cpp worker: {exc.strerror or exc}"
             return -1
@@ -185,8 +190,8 @@ class _InitParams(ctypes.Structure):
 _LogCallback = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
 
 
-def _worker(library: str, paths: list[str]) -> None:
-    lib = ctypes.CDLL(library)
+def _worker(library: str, paths: list[str], lib: ctypes.CDLL | None = None) -> None:
+    lib = lib or ctypes.CDLL(library)
     lib.gguf_init_from_file.restype = ctypes.c_void_p
     lib.gguf_init_from_file.argtypes = [ctypes.c_char_p, _InitParams]
     lib.gguf_free.argtypes = [ctypes.c_void_p]
@@ -215,9 +220,35 @@ def _worker(library: str, paths: list[str]) -> None:
         sys.stdout.flush()
 
 
+def worker_argv(library: Path) -> list[str]:
+    """No site: the worker needs only ctypes and json; it loads `library` before it reads
+    its request, so a prestarted one is warm."""
+    return [sys.executable, "-S", os.path.abspath(__file__), os.fspath(library)]
+
+
+def _spare_argv() -> list[str] | None:
+    library = find_library()
+    return worker_argv(library) if library is not None else None
+
+
+_SPARE: list[SpareProcess] = []  # this file also runs as the worker script: import lazily
+
+
+def spare_worker() -> SpareProcess:
+    """The prestarted worker (`certify.spare_process`), created on first use."""
+    if not _SPARE:
+        from certify.spare_process import SpareProcess
+
+        _SPARE.append(SpareProcess(_spare_argv))
+    return _SPARE[0]
+
+
 def main() -> None:
+    lib = ctypes.CDLL(sys.argv[1]) if len(sys.argv) > 1 else None  # loaded before waiting
     request = json.loads(sys.stdin.read())
-    _worker(str(request["library"]), [str(p) for p in request["files"]])
+    if lib is not None and str(request["library"]) != sys.argv[1]:
+        lib = None
+    _worker(str(request["library"]), [str(p) for p in request["files"]], lib)
 
 
 if __name__ == "__main__":

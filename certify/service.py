@@ -64,6 +64,7 @@ def certify_package(request: CertRequest, progress: ProgressObserver | None = No
     """Certify one package ref; always returns a report, whatever went wrong."""
     progress = progress or NullProgress()
     started = utc_now()
+    _prestart_workers()
     try:
         ref = parse_ref(request.model)
     except RefError as err:
@@ -118,6 +119,16 @@ def _load_as_node(request: CertRequest, view: PackageView, progress: ProgressObs
             run_parity(view, request.parity, progress)
         except Exception as exc:  # containment, as above
             _contain(view, "split parity failed to run", exc, api_key)
+
+
+def _prestart_workers() -> None:
+    """Boot the chat-template and llama.cpp worker processes now, on the other core, so their
+    start overlaps reading and hashing the package (certify.spare_process)."""
+    from certify.chat_template.render import SPARE_WORKER
+    from certify.llama_cpp_gguf import spare_worker
+
+    SPARE_WORKER.start()
+    spare_worker().start()
 
 
 def _contain(view: PackageView, what: str, exc: Exception, api_key: str | None) -> None:

@@ -22,10 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from certify.chat_template.conversations import CONVERSATIONS, Conversation
+from certify.spare_process import SpareProcess
 
 ROOT = Path(__file__).resolve().parents[2]  # the directory holding the `certify` package
 _BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
          "from certify.chat_template.worker import main; main()")
+WORKER_ARGV = (sys.executable, "-I", "-c", _BOOT, str(ROOT))
+# the worker imports jinja2 before it reads its request, so a prestarted one is warm
+SPARE_WORKER = SpareProcess(lambda: WORKER_ARGV, env={}, cwd="/")
 
 
 @dataclass(frozen=True)
@@ -84,9 +88,8 @@ def _run_worker(request: bytes, timeout: float) -> tuple[int, bytes, bytes]:
     ``time.sleep``: the certifier's callers may patch or account for sleeps (the Hub client's
     backoff does), and a kill needs no polling.
     """
-    proc = subprocess.Popen([sys.executable, "-I", "-c", _BOOT, str(ROOT)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env={}, cwd="/")
+    proc = SPARE_WORKER.take() or SPARE_WORKER.spawn()
+    assert proc is not None
     killed = threading.Event()
 
     def kill() -> None:

@@ -38,6 +38,7 @@ import bisect
 import hashlib
 import os
 import struct
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,6 +137,37 @@ def _digest(buf: bytearray, start: int, end: int) -> str:
     """SHA-256 of buf[start:end] (a summarized array's encoded items), without a copy."""
     with memoryview(buf) as view:
         return hashlib.sha256(view[start:end]).hexdigest()
+
+
+@dataclass(frozen=True)
+class _Skipped:
+    nbytes: int
+    digest: str
+    invalid_utf8: list[str]
+
+
+class _SkippedArrays:
+    """A small, thread-safe memory of string arrays walked in this process (see
+    `_Parser._seen_before`): per (key, item count, byte order), the last few byte runs."""
+
+    def __init__(self, per_key: int = 4, keys: int = 64) -> None:
+        self._lock = threading.Lock()
+        self._items: dict[tuple[str, int, str], list[_Skipped]] = {}
+        self._per_key, self._keys = per_key, keys
+
+    def candidates(self, key: tuple[str, int, str]) -> list[_Skipped]:
+        with self._lock:
+            return list(self._items.get(key, ()))
+
+    def remember(self, key: tuple[str, int, str], item: _Skipped) -> None:
+        with self._lock:
+            runs = [r for r in self._items.pop(key, []) if r.digest != item.digest]
+            self._items[key] = [item, *runs][:self._per_key]
+            while len(self._items) > self._keys:
+                self._items.pop(next(iter(self._items)))
+
+
+_SKIPPED = _SkippedArrays()
 
 
 class _Parser:
@@ -336,8 +368,39 @@ class _Parser:
         if keep:
             return [self._string(f"item {i} of array {key!r}") for i in range(length)]
         start = self._pos
+        seen = self._seen_before(key, length, start)
+        if seen is not None:
+            return ArraySummary(element_type, length, seen)
+        noted = len(self._invalid_utf8)
         self._skip_strings(length, key, at)
-        return ArraySummary(element_type, length, _digest(self._buf, start, self._pos))
+        digest = _digest(self._buf, start, self._pos)
+        _SKIPPED.remember((key, length, self._order),
+                          _Skipped(self._pos - start, digest, self._invalid_utf8[noted:]))
+        return ArraySummary(element_type, length, digest)
+
+    def _seen_before(self, key: str, length: int, start: int) -> str | None:
+        """The digest of a string array whose exact bytes this process already walked.
+
+        Layer-package fragments repeat the tokenizer: 94 fragments, 94 copies of the same
+        152k-token vocabulary. Walking the length prefixes is the reader's hot loop, so when
+        the bytes at `start` hash to those of an array already walked under the same key and
+        item count, the walk (and its UTF-8 check) is known without doing it: identical bytes
+        give identical lengths, end and validity. The candidate's bytes are read only when
+        they fit in the file and under the header limit, so a miss costs one hash."""
+        for found in _SKIPPED.candidates((key, length, self._order)):
+            end = start + found.nbytes
+            if end > self._limits.max_header_bytes or (self._size is not None
+                                                       and end > self._size):
+                continue
+            try:
+                self._need(end, f"array {key!r}", start)
+            except _Stop:
+                continue
+            if _digest(self._buf, start, end) == found.digest:
+                self._pos = end
+                self._invalid_utf8.extend(found.invalid_utf8)
+                return found.digest
+        return None
 
     def _skip_strings(self, count: int, key: str, at: int) -> None:
         """Walk `count` length-prefixed strings without decoding them (the tokenizer hot loop)."""

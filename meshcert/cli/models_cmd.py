@@ -236,12 +236,12 @@ def inspect(
 
 def _parity_request(source: str | None, prompts_file: str | None, tokens: int,
                     max_bytes: int) -> ParityRequest | None:
-    from certify.parity import ParityRequest
-
     if source is None:
         if prompts_file is not None:
             raise typer.BadParameter("needs --parity SOURCE.gguf", param_hint="--parity-prompts")
         return None
+    from certify.parity import ParityRequest  # numpy and llama.cpp only when asked for
+
     if not os.path.isfile(source):
         raise typer.BadParameter(f"{source!r} is not a file", param_hint="--parity")
     if not 1 <= tokens <= 128:
