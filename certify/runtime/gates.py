@@ -125,6 +125,9 @@ def _quote(ctx: GateContext, text: str, limit: int = 60) -> str:
 
 
 # -- mesh-llm's gates ---------------------------------------------------------------------
+PROPS_PATH = "/props"  # llama.cpp's server: build and settings
+
+
 def gate_v1_models(ctx: GateContext) -> RuntimeGate:
     """GET /v1/models: status exactly 200, JSON body, some data[].id equals the model id."""
     name = "v1_models"
@@ -140,12 +143,31 @@ def gate_v1_models(ctx: GateContext) -> RuntimeGate:
     ids = model_ids(body)
     if ids is None:
         return _gate(name, "failed", "HTTP 200 but the body has no data[] list", exchange)
-    measures = {"measurements": {"model_count": len(ids)}}
+    measures: dict[str, Any] = {"measurements": {"model_count": len(ids)}}
+    build = _llama_cpp_build(ctx, body)
+    if build is not None:
+        measures["measurements"]["server_build"] = build
     if ctx.runtime.model_id not in ids:
         shown = ", ".join(repr(i) for i in ids[:10]) + (" ..." if len(ids) > 10 else "")
         return _gate(name, "failed", f"model id {ctx.runtime.model_id!r} not in data[].id "
                      f"(served: {shown or 'none'})", exchange, **measures)
     return _gate(name, "passed", f"HTTP 200; {len(ids)} model(s) listed", exchange, **measures)
+
+
+def _llama_cpp_build(ctx: GateContext, models_body: Any) -> str | None:
+    """The serving build, recorded with the gate when the endpoint says it is llama.cpp's
+    server (`owned_by: llamacpp` in /v1/models): its `GET /props` carries `build_info`
+    (e.g. `b11434-...`). One extra request, only then; never part of a verdict."""
+    data = models_body.get("data") if isinstance(models_body, dict) else None
+    if not isinstance(data, list) or not any(
+            isinstance(m, dict) and m.get("owned_by") == "llamacpp" for m in data):
+        return None
+    exchange = ctx.client.get(PROPS_PATH)
+    if not exchange.ok_2xx:
+        return None
+    props, problem = exchange.json()
+    build = props.get("build_info") if problem is None and isinstance(props, dict) else None
+    return ctx.redactor(build)[:120] if isinstance(build, str) and build.strip() else None
 
 
 def gate_v1_chat_completions(ctx: GateContext) -> RuntimeGate:

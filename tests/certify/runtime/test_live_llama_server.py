@@ -102,7 +102,8 @@ def test_upstream_llama_server_passes_all_three_mesh_gates(
         upstream_server: UpstreamServer, upstream_gates: dict[str, RuntimeGate]) -> None:
     build = upstream_server.props.get("build_info")
     assert isinstance(build, str) and build, upstream_server.props.keys()
-    print(f"llama-server build: {build}")
+    # the report records the serving build with the v1_models gate
+    assert upstream_gates["v1_models"].measurements.get("server_build") == build
     for name in ("v1_models", "v1_chat_completions", "v1_responses"):
         gate = upstream_gates[name]
         assert gate.status == "passed", (name, gate.details)
