@@ -14,6 +14,7 @@ def demo(
 ) -> None:
     """Write a tiny real GLM-DSA-style package, certify it, and print where the reports are."""
     from rich.console import Console
+    from rich.markup import escape
 
     from meshcert.demo import run_demo
 
@@ -40,9 +41,10 @@ def demo(
     parity = result.parity_gate
     if parity is not None:
         console.print(f"split parity:  [{style.get(parity.status, 'bold yellow')}]"
-                      f"{parity.status}[/] on a tiny llama package ({parity.details})")
+                      f"{parity.status}[/] on a tiny llama package "
+                      f"({escape(parity.details or '')})")
     else:
-        console.print(f"split parity:  {result.parity_note}")
+        console.print(f"split parity:  {escape(result.parity_note or '')}")
     for label, path in result.outputs.items():
         console.print(f"{label}: {path}")
     if report.status != "passed" or (v2 is not None and v2.status != "passed") or (
