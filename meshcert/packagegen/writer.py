@@ -61,7 +61,7 @@ def _write_gguf(path: Path, arch: str, kv: dict[str, Any], tensors: list[TensorS
     for key, value in kv.items():
         if key == "general.architecture":
             continue
-        _add_kv(writer, key, value)
+        add_kv(writer, key, value)
     for t in tensors:
         # one generator per tensor name: a tensor has the same bytes in the source and package
         rng = np.random.default_rng([seed, zlib.crc32(t.name.encode())])
@@ -73,7 +73,8 @@ def _write_gguf(path: Path, arch: str, kv: dict[str, Any], tensors: list[TensorS
     writer.close()
 
 
-def _add_kv(writer: GGUFWriter, key: str, value: Any) -> None:
+def add_kv(writer: GGUFWriter, key: str, value: Any) -> None:
+    """Write a plain Python value with the GGUF type a converter would pick for it."""
     if isinstance(value, bool):
         writer.add_bool(key, value)
     elif isinstance(value, int):

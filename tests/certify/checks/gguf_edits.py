@@ -28,7 +28,7 @@ from certify.manifest_parse import ParsedManifest
 from certify.report import RefInfo
 from certify.view import PackageView
 from meshcert.packagegen import PackageInfo
-from meshcert.packagegen.writer import render_readme, sha256_of
+from meshcert.packagegen.writer import add_kv, render_readme, sha256_of
 
 V = GGUFValueType
 KV = dict[str, Any]
@@ -68,16 +68,8 @@ def write_gguf(path: Path, arch: str, kv: KV,
     for key, value in kv.items():
         if isinstance(value, Typed):
             writer.add_key_value(key, value.value, value.vtype, value.sub_type)
-        elif isinstance(value, str):
-            writer.add_string(key, value)
-        elif isinstance(value, bool):
-            writer.add_bool(key, value)
-        elif isinstance(value, int):
-            writer.add_uint32(key, value) if 0 <= value < 2**32 else writer.add_int64(key, value)
-        elif isinstance(value, float):
-            writer.add_float32(key, value)
         else:
-            writer.add_array(key, value)
+            add_kv(writer, key, value)
     for name, data, ggml_type in tensors:
         plain = ggml_type in (GGMLQuantizationType.F32, GGMLQuantizationType.F16)
         writer.add_tensor(name, data, raw_dtype=None if plain else ggml_type)
