@@ -151,9 +151,7 @@ PPL_LINE = ("0.05.468.151 I perplexity: 4.80 seconds per pass - ETA 0.05.503.275
 
 
 def test_real_llama_bench_markdown_rows(tmp_path: Path) -> None:
-    if not _reads("bench.md", BENCH_MD):
-        pytest.xfail("the llama-bench parser on this branch refuses the markdown table "
-                     "(issue 13 part a reads it)")
+    assert _reads("bench.md", BENCH_MD)  # today's default markdown row, read as a value
     session = _bench_session(tmp_path, [])
     assert [r.status for r in session.records] == ["ok", "ok"]
     assert all(r.stream == "stdout" for r in session.records)
@@ -165,9 +163,7 @@ def test_real_llama_bench_markdown_rows(tmp_path: Path) -> None:
 
 def test_real_llama_perplexity_quality_row(tmp_path: Path) -> None:
     ppl = str(llama_tool("llama-perplexity"))
-    if not _reads("ppl.log", PPL_LINE):
-        pytest.xfail("the perplexity parser on this branch misses the log-prefixed, mid-line "
-                     "`Final estimate` of today's build (issue 13 part a reads it)")
+    assert _reads("ppl.log", PPL_LINE)  # the log-prefixed, mid-line `Final estimate`
     plan = RunPlan((ppl, "-m", str(smollm2_path()), "-f", str(TEXT),
                     "-c", "128", "-b", "128", "--chunks", "2", "-t", "2"),
                    build_variants(names=["smollm2"]), repeats=1, timeout_s=300)
