@@ -6,8 +6,8 @@ parses and validates the header and the tensor-info layout (docs/gguf-rules.md) 
 no tensor, loads no model and reads no tensor data.
 
 A hostile file may make a C parser abort (GGML_ASSERT) or crash, so the parser never runs in
-this process: `LlamaCppGGUF.check` starts one worker (this file run as a script by
-``python -S``: standard library only, so it starts in milliseconds and needs no install)
+this process: `LlamaCppGGUF.check` starts one worker (`certify/llama_cpp_worker.py` run as a
+script by ``python -S``: ctypes and json only, so it starts in milliseconds and needs no install)
 that reads file paths as JSON on stdin and writes one JSON verdict per line. A worker that
 dies on a file yields a rejection for that file ("llama.cpp crashed") and a new worker takes
 the rest. llama.cpp's log text (GGML_LOG_ERROR lines) is captured through `ggml_log_set`.
@@ -18,7 +18,6 @@ The verdicts are data on the view (`view.source_facts[LLAMA_CPP_FACTS_KEY]`); th
 
 from __future__ import annotations
 
-import ctypes
 import importlib.util
 import json
 import os
@@ -28,14 +27,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from certify.llama_cpp_worker import LOG_CAP, READY
+
 if TYPE_CHECKING:
     from certify.spare_process import SpareProcess
     from certify.view import PackageView
 
 LLAMA_CPP_FACTS_KEY = "llama_cpp_gguf"
 _LIB_NAMES = ("libggml-base.so", "libggml-base.dylib", "ggml-base.dll")
-_LOG_CAP = 4000  # characters of llama.cpp log kept per file
-_READY = {"ready": True}  # the worker's first line, once the library is loaded
+WORKER_SCRIPT = Path(__file__).with_name("llama_cpp_worker.py")
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ class LlamaCppGGUF:
             facts.unavailable = f"cannot start the llama.cpp worker: {exc.strerror or exc}"
             return -1
         lines = stdout.splitlines()
-        if not lines or _parse_line(lines[0]) != _READY:
+        if not lines or _parse_line(lines[0]) != READY:
             why = stderr.strip().splitlines()[-1:] or [f"exit status {returncode}"]
             facts.unavailable = f"llama.cpp's library {library} could not be used: {why[0]}"
             return -1
@@ -133,7 +133,7 @@ class LlamaCppGGUF:
             name = pending[settled][0]
             facts.verdicts[name] = LlamaCppVerdict(
                 path=name, accepted=bool(item.get("accepted")),
-                log=str(item.get("log", ""))[:_LOG_CAP],
+                log=str(item.get("log", ""))[:LOG_CAP],
                 n_tensors=_int_or_none(item.get("n_tensors")),
                 n_kv=_int_or_none(item.get("n_kv")))
             settled += 1
@@ -181,49 +181,10 @@ def attach_verdicts(view: PackageView, opinion: GGUFSecondOpinion | None = None)
         view.source_facts[LLAMA_CPP_FACTS_KEY] = (opinion or LlamaCppGGUF()).check(files)
 
 
-# --- the worker (runs in its own process) ---------------------------------------------------
-
-class _InitParams(ctypes.Structure):
-    _fields_ = [("no_alloc", ctypes.c_bool), ("ctx", ctypes.c_void_p)]
-
-
-_LogCallback = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
-
-
-def _worker(library: str, paths: list[str], lib: ctypes.CDLL | None = None) -> None:
-    lib = lib or ctypes.CDLL(library)
-    lib.gguf_init_from_file.restype = ctypes.c_void_p
-    lib.gguf_init_from_file.argtypes = [ctypes.c_char_p, _InitParams]
-    lib.gguf_free.argtypes = [ctypes.c_void_p]
-    lib.gguf_get_n_tensors.restype = ctypes.c_int64
-    lib.gguf_get_n_tensors.argtypes = [ctypes.c_void_p]
-    lib.gguf_get_n_kv.restype = ctypes.c_int64
-    lib.gguf_get_n_kv.argtypes = [ctypes.c_void_p]
-    log: list[str] = []
-
-    def collect(level: int, text: bytes | None, _user: int | None) -> None:
-        if text:
-            log.append(text.decode("utf-8", errors="replace"))
-
-    callback = _LogCallback(collect)
-    lib.ggml_log_set(callback, None)
-    sys.stdout.write(json.dumps(_READY) + "\n")
-    for path in paths:
-        log.clear()
-        ctx = lib.gguf_init_from_file(os.fsencode(path), _InitParams(True, None))
-        item: dict[str, Any] = {"accepted": bool(ctx), "log": "".join(log)[:_LOG_CAP]}
-        if ctx:
-            item["n_tensors"] = int(lib.gguf_get_n_tensors(ctx))
-            item["n_kv"] = int(lib.gguf_get_n_kv(ctx))
-            lib.gguf_free(ctx)
-        sys.stdout.write(json.dumps(item) + "\n")
-        sys.stdout.flush()
-
-
 def worker_argv(library: Path) -> list[str]:
     """No site: the worker needs only ctypes and json; it loads `library` before it reads
     its request, so a prestarted one is warm."""
-    return [sys.executable, "-S", os.path.abspath(__file__), os.fspath(library)]
+    return [sys.executable, "-S", str(WORKER_SCRIPT), os.fspath(library)]
 
 
 def _spare_argv() -> list[str] | None:
@@ -231,7 +192,7 @@ def _spare_argv() -> list[str] | None:
     return worker_argv(library) if library is not None else None
 
 
-_SPARE: list[SpareProcess] = []  # this file also runs as the worker script: import lazily
+_SPARE: list[SpareProcess] = []
 
 
 def spare_worker() -> SpareProcess:
@@ -241,15 +202,3 @@ def spare_worker() -> SpareProcess:
 
         _SPARE.append(SpareProcess(_spare_argv))
     return _SPARE[0]
-
-
-def main() -> None:
-    lib = ctypes.CDLL(sys.argv[1]) if len(sys.argv) > 1 else None  # loaded before waiting
-    request = json.loads(sys.stdin.read())
-    if lib is not None and str(request["library"]) != sys.argv[1]:
-        lib = None
-    _worker(str(request["library"]), [str(p) for p in request["files"]], lib)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,68 @@
+"""llama.cpp's GGUF parser in a worker process (started by `certify.llama_cpp_gguf`).
+
+Run as ``python -S llama_cpp_worker.py LIBRARY``: it loads libggml-base first, then reads one JSON
+request ``{"library": str, "files": [str]}`` on stdin and writes the line `READY`, then one
+JSON verdict per file ``{"accepted": bool, "log": str, "n_tensors": int, "n_kv": int}``.
+Standard library only (ctypes, json, os, sys), and nothing from the rest of meshcert, so the
+interpreter starts in milliseconds: every import here is paid by every certification.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import sys
+from typing import Any
+
+LOG_CAP = 4000  # characters of llama.cpp log kept per file
+READY = {"ready": True}  # the worker's first line, once the library is loaded
+
+
+class _InitParams(ctypes.Structure):
+    _fields_ = [("no_alloc", ctypes.c_bool), ("ctx", ctypes.c_void_p)]
+
+
+_LogCallback = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+
+
+def run(library: str, paths: list[str], lib: ctypes.CDLL | None = None) -> None:
+    lib = lib or ctypes.CDLL(library)
+    lib.gguf_init_from_file.restype = ctypes.c_void_p
+    lib.gguf_init_from_file.argtypes = [ctypes.c_char_p, _InitParams]
+    lib.gguf_free.argtypes = [ctypes.c_void_p]
+    lib.gguf_get_n_tensors.restype = ctypes.c_int64
+    lib.gguf_get_n_tensors.argtypes = [ctypes.c_void_p]
+    lib.gguf_get_n_kv.restype = ctypes.c_int64
+    lib.gguf_get_n_kv.argtypes = [ctypes.c_void_p]
+    log: list[str] = []
+
+    def collect(level: int, text: bytes | None, _user: int | None) -> None:
+        if text:
+            log.append(text.decode("utf-8", errors="replace"))
+
+    callback = _LogCallback(collect)
+    lib.ggml_log_set(callback, None)
+    sys.stdout.write(json.dumps(READY) + "\n")
+    for path in paths:
+        log.clear()
+        ctx = lib.gguf_init_from_file(os.fsencode(path), _InitParams(True, None))
+        item: dict[str, Any] = {"accepted": bool(ctx), "log": "".join(log)[:LOG_CAP]}
+        if ctx:
+            item["n_tensors"] = int(lib.gguf_get_n_tensors(ctx))
+            item["n_kv"] = int(lib.gguf_get_n_kv(ctx))
+            lib.gguf_free(ctx)
+        sys.stdout.write(json.dumps(item) + "\n")
+        sys.stdout.flush()
+
+
+def main() -> None:
+    lib = ctypes.CDLL(sys.argv[1]) if len(sys.argv) > 1 else None  # loaded before waiting
+    request = json.loads(sys.stdin.read())
+    if lib is not None and str(request["library"]) != sys.argv[1]:
+        lib = None
+    run(str(request["library"]), [str(p) for p in request["files"]], lib)
+
+
+if __name__ == "__main__":
+    main()
