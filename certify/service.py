@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,7 @@ from certify.refs import PackageRef, RefError, parse_ref
 from certify.report import CertReport, RefInfo, RuntimeGate
 from certify.runtime.request import RuntimeRequest
 from certify.view import CertOptions, PackageView
+from certify.workers import prestart_workers
 
 __all__ = ["CertRequest", "RuntimeRequest", "certify_package", "load_view"]
 
@@ -64,7 +66,7 @@ def certify_package(request: CertRequest, progress: ProgressObserver | None = No
     """Certify one package ref; always returns a report, whatever went wrong."""
     progress = progress or NullProgress()
     started = utc_now()
-    _prestart_workers()
+    prestart_workers()  # a no-op when the caller already did
     try:
         ref = parse_ref(request.model)
     except RefError as err:
@@ -81,12 +83,7 @@ def certify_package(request: CertRequest, progress: ProgressObserver | None = No
     except Exception as exc:  # containment: a loader bug is an incomplete report, not a crash
         view = _empty_view(ref, request.model, request.options)
         _contain(view, f"loading {request.model} failed", exc, api_key)
-    try:
-        from certify.llama_cpp_gguf import attach_verdicts
-
-        attach_verdicts(view)
-    except Exception as exc:  # containment, as below
-        _contain(view, "asking llama.cpp's GGUF parser failed", exc, api_key)
+    _ask_workers(view, api_key)
     if request.source_gguf:
         from certify.sources.source_gguf import attach_source
 
@@ -97,6 +94,31 @@ def certify_package(request: CertRequest, progress: ProgressObserver | None = No
     _load_as_node(request, view, progress, api_key)
     gates = _runtime_or_default(request, progress)
     return build_report(view, input_text=request.model, started_at=started, runtime_gates=gates)
+
+
+def _ask_workers(view: PackageView, api_key: str | None) -> None:
+    """llama.cpp's parser and the chat-template audits, each in its worker process, at the
+    same time (each side mostly waits on its child): their facts land on the view."""
+    from certify.llama_cpp_gguf import attach_verdicts
+    from certify.template_audits import attach_template_audits
+
+    failures: list[tuple[str, Exception]] = []
+
+    def audits() -> None:
+        try:
+            attach_template_audits(view)
+        except Exception as exc:  # containment, as below; the check then audits itself
+            failures.append(("auditing the chat templates failed", exc))
+
+    thread = threading.Thread(target=audits, name="template-audits", daemon=True)
+    thread.start()
+    try:
+        attach_verdicts(view)
+    except Exception as exc:  # containment, as below
+        failures.insert(0, ("asking llama.cpp's GGUF parser failed", exc))
+    thread.join()
+    for what, error in failures:
+        _contain(view, what, error, api_key)
 
 
 def _load_as_node(request: CertRequest, view: PackageView, progress: ProgressObserver,
@@ -119,16 +141,6 @@ def _load_as_node(request: CertRequest, view: PackageView, progress: ProgressObs
             run_parity(view, request.parity, progress)
         except Exception as exc:  # containment, as above
             _contain(view, "split parity failed to run", exc, api_key)
-
-
-def _prestart_workers() -> None:
-    """Boot the chat-template and llama.cpp worker processes now, on the other core, so their
-    start overlaps reading and hashing the package (certify.spare_process)."""
-    from certify.chat_template.render import SPARE_WORKER
-    from certify.llama_cpp_gguf import spare_worker
-
-    SPARE_WORKER.start()
-    spare_worker().start()
 
 
 def _contain(view: PackageView, what: str, exc: Exception, api_key: str | None) -> None:

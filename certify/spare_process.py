@@ -29,6 +29,7 @@ class SpareProcess:
         self._cwd = cwd
         self._lock = threading.Lock()
         self._spare: subprocess.Popen[bytes] | None = None
+        self._starting = False  # a start() is spawning: a second one would spawn twice
         _ALL.append(self)
 
     def spawn(self) -> subprocess.Popen[bytes] | None:
@@ -45,16 +46,18 @@ class SpareProcess:
             try:
                 proc = self.spawn()
             except OSError:
-                return
+                proc = None
             with self._lock:
+                self._starting = False
                 if self._spare is None:
                     self._spare = proc
                     return
             _discard(proc)
 
         with self._lock:
-            if self._spare is not None:
+            if self._spare is not None or self._starting:
                 return
+            self._starting = True
         threading.Thread(target=run, name="spare-process", daemon=True).start()
 
     def take(self) -> subprocess.Popen[bytes] | None:

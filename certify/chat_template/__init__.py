@@ -7,14 +7,37 @@ only inside jinja2's ImmutableSandboxedEnvironment, in a separate, resource-capp
 sandbox, and nothing renders in the certifier's own process.
 """
 
-from certify.chat_template.audit import audit_template
-from certify.chat_template.render import DEFAULT_RENDER_LIMITS, RenderLimits
-from certify.chat_template.static import (
-    CODE_EXECUTION,
-    HIDDEN_INSTRUCTION,
-    RENDER_ERROR,
-    TemplateIssue,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from certify.chat_template.audit import audit_template
+    from certify.chat_template.isolated import audit_isolated
+    from certify.chat_template.issues import (
+        CODE_EXECUTION,
+        HIDDEN_INSTRUCTION,
+        RENDER_ERROR,
+        TemplateIssue,
+    )
+    from certify.chat_template.render import DEFAULT_RENDER_LIMITS, RenderLimits
+
+# Names are resolved on first use: importing the package (for example to prestart the render
+# worker from `certify.chat_template.render`) must not import jinja2.
+_HOME = {"audit_template": "audit", "DEFAULT_RENDER_LIMITS": "render", "RenderLimits": "render",
+         "CODE_EXECUTION": "issues", "HIDDEN_INSTRUCTION": "issues", "RENDER_ERROR": "issues",
+         "TemplateIssue": "issues", "audit_isolated": "isolated"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["CODE_EXECUTION", "DEFAULT_RENDER_LIMITS", "HIDDEN_INSTRUCTION", "RENDER_ERROR",
-           "RenderLimits", "TemplateIssue", "audit_template"]
+           "RenderLimits", "TemplateIssue", "audit_isolated", "audit_template"]
