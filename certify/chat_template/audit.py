@@ -10,6 +10,7 @@ sandbox blocked at run time is code execution, like the static findings.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from certify.chat_template.conversations import CONVERSATIONS, Conversation
 from certify.chat_template.render import (
@@ -35,32 +36,47 @@ _MUTATION = re.compile(r"access to attribute '(append|extend|insert|pop|remove|c
                        r"object is unsafe")
 
 
+Renderer = Callable[[str, RenderLimits, tuple[Conversation, ...]], RenderOutcome]
+
+
 def audit_template(source: str, limits: RenderLimits = DEFAULT_RENDER_LIMITS, *,
-                   render: bool = True) -> list[TemplateIssue]:
+                   render: bool = True, renderer: Renderer = render_in_sandbox
+                   ) -> list[TemplateIssue]:
     """Every issue with `source`; empty means it parsed, looked safe and rendered correctly.
 
     A template with dangerous constructs is not rendered at all (the sandbox would contain it,
     but there is nothing left to learn), nor is one that does not parse. With ``render=False``
     only the static audit runs (a caller out of render budget); the result then says so.
+    `renderer` renders in the sandbox: a worker process by default; the worker itself passes
+    its own in-process render (`certify.chat_template.isolated` runs this whole audit there).
     """
+    issues, renderable = static_audit(source)
+    if not renderable:
+        return issues
+    if not render:
+        return [*issues, TemplateIssue(RENDER_ERROR, "was not rendered: the package carries "
+                                       "more distinct templates than an audit renders")]
+    outcome = renderer(source, limits, CONVERSATIONS)
+    return issues + judge_render(outcome, CONVERSATIONS)
+
+
+def static_audit(source: str) -> tuple[list[TemplateIssue], bool]:
+    """The issues the syntax tree alone shows, and whether the template may be rendered
+    (it parsed and has no dangerous construct)."""
     if len(source) > MAX_TEMPLATE_CHARS:
         return [TemplateIssue(RENDER_ERROR, f"is {len(source)} characters long, over the "
-                              f"{MAX_TEMPLATE_CHARS} an auditor accepts")]
+                              f"{MAX_TEMPLATE_CHARS} an auditor accepts")], False
     tree = parse(source)
     if isinstance(tree, TemplateIssue):
-        return [tree]
+        return [tree], False
     try:
         dangers = dangerous_constructs(source, tree)
         issues = [] if dangers else hidden_instructions(tree)
     except RecursionError:  # the parser coped, the tree walk did not: never a crash
-        return [TemplateIssue(RENDER_ERROR, "is nested too deeply to audit")]
+        return [TemplateIssue(RENDER_ERROR, "is nested too deeply to audit")], False
     if dangers:
-        return dangers
-    if not render:
-        return [*issues, TemplateIssue(RENDER_ERROR, "was not rendered: the package carries "
-                                       "more distinct templates than an audit renders")]
-    outcome = render_in_sandbox(source, limits, CONVERSATIONS)
-    return issues + judge_render(outcome, CONVERSATIONS)
+        return dangers, False
+    return issues, True
 
 
 def judge_render(outcome: RenderOutcome, conversations: tuple[Conversation, ...]

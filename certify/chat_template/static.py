@@ -37,17 +37,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from jinja2 import nodes
 from jinja2.exceptions import TemplateSyntaxError
 
 from certify.chat_template.codepoints import hidden_codepoints
+from certify.chat_template.issues import (
+    CODE_EXECUTION,
+    HIDDEN_INSTRUCTION,
+    RENDER_ERROR,
+    TemplateIssue,
+)
 from certify.chat_template.sandbox import make_environment
 
-CODE_EXECUTION = "chat_template_code_execution"
-RENDER_ERROR = "chat_template_render_error"
-HIDDEN_INSTRUCTION = "chat_template_hidden_instruction"
+__all__ = ["CODE_EXECUTION", "HIDDEN_INSTRUCTION", "RENDER_ERROR", "TemplateIssue",
+           "dangerous_constructs", "hidden_instructions", "parse"]
 
 DUNDER = re.compile(r"^__\w+__$")
 ALWAYS_GADGETS = frozenset({"self", "config", "request", "lipsum"})
@@ -71,18 +75,6 @@ MATCH_METHODS = frozenset({"startswith", "endswith", "find", "rfind", "index", "
 MATCH_TESTS = frozenset({"in", "eq", "equalto", "==", "ne", "!=", "sameas"})
 MAX_CONST_RANGE = 10_000
 MAX_NESTED_RANGE = 1_000_000
-
-
-@dataclass(frozen=True)
-class TemplateIssue:
-    """One problem with a template; `code` is a finding code, `line` 1-based when known."""
-
-    code: str
-    message: str
-    line: int | None = None
-
-    def where(self) -> str:
-        return f" (line {self.line})" if self.line is not None else ""
 
 
 def parse(source: str) -> nodes.Template | TemplateIssue:

@@ -7,6 +7,11 @@ object on stdout ``{"results": [{"name", "status", "output", "same", "error", "l
 ``blocked`` (the sandbox refused an operation), ``too_large`` (output over max_output) or
 ``error``, and ``stubbed`` names the caller-supplied variables that were missing.
 
+With ``"audit": true`` (and ``"render": bool``) the worker runs the whole audit of
+`certify.chat_template.audit` itself -- the static walk, then (if allowed and safe) the renders
+above, judged -- and replies ``{"issues": [{"code", "message", "line"}]}``: the certifier then
+needs neither jinja2 nor a second process (`certify.chat_template.isolated`).
+
 Before reading anything it caps its own address space and CPU time (RLIMIT_AS, RLIMIT_CPU), so a
 render that allocates in one C call or spins dies here, not in the certifier; the parent adds a
 wall-clock timeout on top. It renders only through `certify.chat_template.sandbox`
@@ -105,20 +110,41 @@ def _render_once(template: Template, name: str, context: dict[str, Any],
     return result | {"output": first, "same": first == second}
 
 
+def render_reply(source: str, conversations: list[dict[str, Any]],
+                 max_output: int) -> dict[str, Any]:
+    """Compile `source` in the sandbox and render every conversation: the render reply."""
+    try:
+        template = make_environment().from_string(source)
+    except Exception as exc:  # noqa: BLE001 - a template that does not compile
+        return {"compile_error": f"{type(exc).__name__}: {str(exc)[:500]}",
+                "line": _error_line(exc), "results": []}
+    return {"results": [render_one(template, c["name"], c["context"], max_output)
+                        for c in conversations]}
+
+
+def audit_reply(request: dict[str, Any]) -> dict[str, Any]:
+    """The whole audit, here: the static walk, then renders through `render_reply`."""
+    from certify.chat_template.audit import audit_template
+    from certify.chat_template.render import RenderLimits, RenderOutcome, outcome_from_reply
+
+    def render_here(source: str, _limits: RenderLimits, _conversations: object) -> RenderOutcome:
+        return outcome_from_reply(render_reply(source, request["conversations"],
+                                               int(request["max_output"])))
+
+    issues = audit_template(request["template"], render=bool(request.get("render", True)),
+                            renderer=render_here)
+    return {"issues": [issue.to_json() for issue in issues]}
+
+
 def main() -> None:
     request = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     _limit_resources(int(request["memory_bytes"]), int(request["cpu_seconds"]))
     sys.setrecursionlimit(2000)
-    env = make_environment()
-    try:
-        template = env.from_string(request["template"])
-    except Exception as exc:  # noqa: BLE001 - a template that does not compile
-        reply: dict[str, Any] = {"compile_error": f"{type(exc).__name__}: {str(exc)[:500]}",
-                                 "line": _error_line(exc), "results": []}
+    if request.get("audit"):
+        reply = audit_reply(request)
     else:
-        reply = {"results": [render_one(template, c["name"], c["context"],
-                                        int(request["max_output"]))
-                             for c in request["conversations"]]}
+        reply = render_reply(request["template"], request["conversations"],
+                             int(request["max_output"]))
     sys.stdout.buffer.write(json.dumps(reply).encode("utf-8"))
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from certify.chat_template import CODE_EXECUTION, HIDDEN_INSTRUCTION, RENDER_ERROR
-from certify.checks.chat_templates import MAX_RENDERS
+from certify.template_audits import MAX_RENDERS
 from meshcert.packagegen import llama_spec, write_source_gguf
 from tests.certify.chat_template.corpus import HOSTILE, LOOP
 from tests.certify.checks.gguf_edits import (
