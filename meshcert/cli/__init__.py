@@ -7,6 +7,7 @@ import os
 import typer
 
 from meshcert.cli import demo_cmd, evidence_cmd, models_cmd, report_cmd
+from meshcert.cli.fast_exit import exit_without_teardown, status_of
 
 app = typer.Typer(
     name="meshcert",
@@ -25,6 +26,15 @@ app.command("demo")(demo_cmd.demo)
 
 
 def main() -> None:
+    """The console entry point (`meshcert`, `python -m meshcert`)."""
+    try:
+        _run()
+    except SystemExit as exc:
+        exit_without_teardown(status_of(exc))
+    exit_without_teardown(0)
+
+
+def _run() -> None:
     # pydantic looks for plugins in every installed distribution's entry points the first time
     # a model is built (tens of ms per run); meshcert's report models are not meant to be
     # observed by them. A value the user set is kept.

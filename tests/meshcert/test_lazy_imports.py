@@ -58,3 +58,35 @@ def test_the_heavy_list_is_real() -> None:
     modules = loaded_after("import meshcert.cli.models_cmd, evidence.ingest, reports.outputs, "
                            "reports.html, gguf")
     assert {"pandas", "numpy", "jinja2", "gguf", "pydantic"} <= modules
+
+
+def test_prestarting_the_workers_loads_no_template_engine() -> None:
+    """The CLI starts the workers first thing, before the engine is imported."""
+    modules = loaded_after("from certify.workers import prestart_workers\nprestart_workers()")
+    assert {"jinja2", "pydantic", "certify.engine"}.isdisjoint(modules)
+
+
+def test_certifying_a_package_with_a_chat_template_never_loads_jinja2_here(
+        tmp_path: Path) -> None:
+    """The template is audited and rendered in the worker (certify.chat_template.isolated)."""
+    from meshcert.packagegen import glm_dsa_spec, write_package
+
+    root = write_package(glm_dsa_spec(), tmp_path / "pkg", source_dir=tmp_path / "src").root
+    modules = loaded_after(
+        "from meshcert.cli import app\n"
+        f"try:\n    app(['models', 'certify', {str(root)!r}, '--package-only', '--quiet'])\n"
+        "except SystemExit as exc:\n    assert exc.code == 0, exc.code")
+    assert "certify.checks.chat_templates" in modules  # the check ran
+    assert "jinja2" not in modules
+
+
+def test_the_llama_cpp_worker_script_imports_only_the_standard_library() -> None:
+    """Every import of the worker is paid by every certification, before it can answer."""
+    import ast
+
+    tree = ast.parse((ROOT / "certify" / "llama_cpp_worker.py").read_text())
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {str(node.module).split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom)}
+    assert imported <= {"__future__", "ctypes", "json", "os", "sys", "typing"}, imported
