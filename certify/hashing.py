@@ -116,6 +116,12 @@ class VerifyCache:
         os.replace(tmp, self._path)
 
 
+# Below this many bytes in all, files are hashed in the calling thread: a pool's threads would
+# start, contend with the rest of start-up and finish in about the time one thread needs alone
+# (16 MiB is ~10 ms of SHA-256 here).
+SMALL_TOTAL_BYTES = 16 << 20
+
+
 def hash_files(
     paths: Iterable[str],
     *,
@@ -153,10 +159,11 @@ def hash_files(
             cache.put(path, digest)
         return HashResult(path, digest)
 
+    if workers is None:  # one thread per core, unless the bytes are too few to share
+        workers = 1 if total < SMALL_TOTAL_BYTES else min(len(pending), os.cpu_count() or 1)
     progress.begin("sha256", total)
     try:
-        results |= map_cancellable(pending, work, name="sha256",
-                                   workers=workers or min(len(pending), os.cpu_count() or 1))
+        results |= map_cancellable(pending, work, name="sha256", workers=workers)
     except Cancelled as stop:
         raise Interrupted({**results, **stop.results}) from None
     finally:

@@ -28,6 +28,14 @@ def map_cancellable(items: Iterable[str], work: Callable[[str, threading.Event],
     todo = list(items)
     cancel = threading.Event()
     results: dict[str, R] = {}
+    if workers <= 1 or len(todo) <= 1:  # no pool: starting threads costs more than it gives
+        try:
+            for item in todo:
+                results[item] = work(item, cancel)
+        except KeyboardInterrupt:
+            cancel.set()
+            raise Cancelled(results) from None
+        return results
     pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(todo) or 1)),
                               thread_name_prefix=name)
     try:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from certify.hashing import VerifyCache, hash_files, sha256_file
 from tests.conftest import PackageFactory, certify_dir, codes
@@ -121,3 +124,31 @@ def test_file_growing_while_hashed_is_unreadable_not_verified(tmp_path: Path) ->
 
     result = hash_files([str(target)], progress=Grower())[str(target)]
     assert result.sha256 is None and "changed size" in (result.error or "")
+
+
+def test_few_bytes_hash_in_the_calling_thread_many_bytes_on_a_pool(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    import certify.hashing as hashing
+
+    threads: set[str] = set()
+    real = hashing.sha256_file
+
+    def spy(path: str, *args: Any, **kwargs: Any) -> str:
+        threads.add(threading.current_thread().name)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(hashing, "sha256_file", spy)
+    small = [tmp_path / f"s{i}.bin" for i in range(3)]
+    for path in small:
+        path.write_bytes(b"x" * 1000)
+    got = hash_files([str(p) for p in small])
+    assert threads == {threading.main_thread().name}
+    assert {r.sha256 for r in got.values()} == {hashlib.sha256(b"x" * 1000).hexdigest()}
+    threads.clear()
+    big = [tmp_path / f"b{i}.bin" for i in range(2)]
+    for path in big:
+        path.write_bytes(b"y" * (hashing.SMALL_TOTAL_BYTES // 2 + 1))
+    hash_files([str(p) for p in big])
+    assert threads and threading.main_thread().name not in threads
