@@ -28,6 +28,9 @@ from typing import Any
 from jinja2 import Template
 from jinja2.exceptions import SecurityError
 
+# imported before the request is read, so a prestarted worker has them warm
+from certify.chat_template.audit import audit_template
+from certify.chat_template.render import RenderLimits, RenderOutcome, outcome_from_reply
 from certify.chat_template.sandbox import ResourceLimitError, TemplateRefusal, make_environment
 
 MAX_STUBS = 4
@@ -124,8 +127,6 @@ def render_reply(source: str, conversations: list[dict[str, Any]],
 
 def audit_reply(request: dict[str, Any]) -> dict[str, Any]:
     """The whole audit, here: the static walk, then renders through `render_reply`."""
-    from certify.chat_template.audit import audit_template
-    from certify.chat_template.render import RenderLimits, RenderOutcome, outcome_from_reply
 
     def render_here(source: str, _limits: RenderLimits, _conversations: object) -> RenderOutcome:
         return outcome_from_reply(render_reply(source, request["conversations"],
