@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Generic, TypeVar
 
 R = TypeVar("R")
@@ -36,6 +35,8 @@ def map_cancellable(items: Iterable[str], work: Callable[[str, threading.Event],
             cancel.set()
             raise Cancelled(results) from None
         return results
+    from concurrent.futures import ThreadPoolExecutor  # with logging: only when a pool is used
+
     pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(todo) or 1)),
                               thread_name_prefix=name)
     try:
