@@ -42,9 +42,10 @@ def sha256_file(path: str, on_bytes: Callable[[int], None] | None = None,
     """SHA-256 of one file, streamed through a fixed buffer. Raises OSError on read failure
     and when the file changes size while it is being read."""
     digest = hashlib.sha256()
-    view = memoryview(bytearray(CHUNK))
     with open(path, "rb", buffering=0) as handle:
         expected = os.fstat(handle.fileno()).st_size
+        # a buffer no larger than the file: zeroing 4 MiB per small fragment is most of its cost
+        view = memoryview(bytearray(max(1, min(CHUNK, expected))))
         total = 0
         while total < expected:  # never read past the size seen at open: growth is an error
             if cancel is not None and cancel.is_set():
