@@ -2,7 +2,7 @@
 for bad input.
 
     result = ingest_files(["kernel-sweep/q3-k-mul-mv-id-nsg-4.console.log", "run-1.sql"])
-    result.table        # pandas DataFrame, columns evidence.table.COLUMNS
+    result.table        # pandas DataFrame, columns evidence.columns.COLUMNS
     result.problems     # IngestProblem(file, line, excerpt, reason, kind)
     result.sources      # SourceInfo(file, format, sha256, lines, rows, build_commit, ...)
     write_evidence_json(result, "evidence.json")   # read back: read_evidence_json / ingest
@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from certify.atomic import write_atomic
+from evidence.columns import COLUMNS, DEFAULT_VARIANT
 from evidence.parsers import PARSERS, detect
 from evidence.parsers import evidence_json as ej
 from evidence.parsers.base import (
@@ -41,8 +42,6 @@ from evidence.parsers.base import (
     excerpt,
 )
 from evidence.table import (
-    COLUMNS,
-    DEFAULT_VARIANT,
     concat_tables,
     empty_table,
     number_samples,
