@@ -3,7 +3,7 @@
 Ingestion (this package's front door):
 
     from evidence import ingest_files, COLUMNS
-    result = ingest_files(paths, label=None)   # .table (pandas), .problems, .sources
+    result = ingest_files(paths, label=None)   # .table (pandas, on first use), .problems, .sources
 """
 
 from __future__ import annotations
