@@ -3,7 +3,7 @@
 Ingestion (this package's front door):
 
     from evidence import ingest_files, COLUMNS
-    result = ingest_files(paths, label=None)   # .table (pandas), .problems, .sources
+    result = ingest_files(paths, label=None)   # .table (pandas, on first use), .problems, .sources
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from evidence.columns import COLUMNS, DTYPES
     from evidence.ingest import (
         IngestResult,
         SourceInfo,
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
         write_evidence_json,
     )
     from evidence.parsers.base import IngestProblem
-    from evidence.table import COLUMNS, DTYPES, empty_table
+    from evidence.table import empty_table
 
 # The front-door names load on first use (PEP 562), so importing a light submodule such as
 # `evidence.catalog` (the CLI's help text needs it) does not pull in pandas.
@@ -30,7 +31,7 @@ _HOMES = {
     "ingest_files": "evidence.ingest", "ingest_texts": "evidence.ingest",
     "read_evidence_json": "evidence.ingest", "write_evidence_json": "evidence.ingest",
     "IngestProblem": "evidence.parsers.base",
-    "COLUMNS": "evidence.table", "DTYPES": "evidence.table", "empty_table": "evidence.table",
+    "COLUMNS": "evidence.columns", "DTYPES": "evidence.columns", "empty_table": "evidence.table",
 }
 
 

@@ -2,32 +2,34 @@
 for bad input.
 
     result = ingest_files(["kernel-sweep/q3-k-mul-mv-id-nsg-4.console.log", "run-1.sql"])
-    result.table        # pandas DataFrame, columns evidence.table.COLUMNS
+    result.table        # pandas DataFrame, columns evidence.columns.COLUMNS (built on first use)
+    result.row_count, result.rows_by_kind() ...   # counts without pandas
     result.problems     # IngestProblem(file, line, excerpt, reason, kind)
     result.sources      # SourceInfo(file, format, sha256, lines, rows, build_commit, ...)
     write_evidence_json(result, "evidence.json")   # read back: read_evidence_json / ingest
 
 A file whose bytes were already ingested (directly or inside a merged evidence JSON) is skipped
 with a `duplicate` problem: the same run twice would count its samples twice.
+
+Ingesting needs neither pandas nor numpy: the rows stay as the parsers gave them
+(`evidence.rows`) until something reads `result.table`.
 """
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import sys
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePath
-from typing import Any
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from certify.atomic import write_atomic
+from evidence.columns import COLUMNS, DEFAULT_VARIANT
+from evidence.gc_pause import gc_paused
 from evidence.parsers import PARSERS, detect
 from evidence.parsers import evidence_json as ej
 from evidence.parsers.base import (
@@ -40,16 +42,10 @@ from evidence.parsers.base import (
     ParsedFile,
     excerpt,
 )
-from evidence.table import (
-    COLUMNS,
-    DEFAULT_VARIANT,
-    concat_tables,
-    empty_table,
-    number_samples,
-    table_from_columns,
-    table_from_parsed,
-    table_records,
-)
+from evidence.rows import EvidenceRows, ParsedParts, Part, Piece, StoredColumns
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SWEEP_DIRS = ("kernel-sweep", "fixed-block-dispatch")
 _SUFFIXES = (".console.log", ".log", ".txt", ".sql", ".jsonl", ".json", ".csv")
@@ -80,15 +76,31 @@ class SourceInfo:
 
 @dataclass
 class IngestResult:
-    table: pd.DataFrame
+    rows: EvidenceRows
     problems: list[IngestProblem] = field(default_factory=list)
     sources: list[SourceInfo] = field(default_factory=list)
 
+    @property
+    def table(self) -> pd.DataFrame:
+        """The rows as a pandas DataFrame (columns `COLUMNS`), built on first use."""
+        return self.rows.table()
+
+    @property
+    def row_count(self) -> int:
+        return len(self.rows)
+
     def rows_by_format(self) -> dict[str, int]:
-        return {str(k): int(v) for k, v in self.table["format"].value_counts().items()}
+        """Rows per format, most first."""
+        return self.rows.counts.by_format
 
     def rows_by_kind(self) -> dict[str, int]:
-        return {str(k): int(v) for k, v in self.table["kind"].value_counts().items()}
+        """Rows per kind, most first."""
+        return self.rows.counts.by_kind
+
+    def rows_by_kind_per_source(self) -> list[dict[str, int]]:
+        """Rows per kind for each source, in source order (run_id identifies its rows)."""
+        by_run = self.rows.counts.kinds_by_run
+        return [by_run.get(s.run_id, {}) for s in self.sources]
 
 
 def variant_for(path: str, label: str | None = None) -> str:
@@ -115,14 +127,27 @@ def _sha256(data: bytes) -> str:
 
 
 def _sha256_and_lines(data: bytes) -> tuple[str, int]:
-    """sha256 and line count of the bytes; both release the GIL (hashlib, numpy), so this
-    runs beside decoding and parsing. The count equals `_count_lines` of the decoded text:
-    a "\\n" byte is never part of a multi-byte UTF-8 sequence, decoded or replaced."""
+    """sha256 and line count of the bytes (hashlib releases the GIL, so this runs beside
+    decoding and parsing). The count equals `_count_lines` of the decoded text: a "\\n" byte
+    is never part of a multi-byte UTF-8 sequence, decoded or replaced."""
     sha = _sha256(data)
     if not data:
         return sha, 0
-    newlines = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == 10))
-    return sha, newlines + (0 if data.endswith(b"\n") else 1)
+    return sha, _newlines(data) + (0 if data.endswith(b"\n") else 1)
+
+
+_NUMPY_COUNT_FROM = 1 << 20     # bytes: below this the count's GIL time is negligible
+
+
+def _newlines(data: bytes) -> int:
+    """Newline bytes in `data`. `bytes.count` holds the GIL (about 0.3 ms per MB that the
+    parser waits); numpy's count releases it, but importing numpy costs more than counting a
+    100 MB log, so numpy counts big files only when something loaded it already (the
+    DataFrame does)."""
+    np = sys.modules.get("numpy")
+    if np is None or len(data) < _NUMPY_COUNT_FROM:
+        return data.count(b"\n")
+    return int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == 10))
 
 
 def _count_lines(text: str) -> int:
@@ -132,12 +157,12 @@ def _count_lines(text: str) -> int:
 
 
 class _Ingester:
-    """Collects parts from many inputs, then builds one table."""
+    """Collects parts from many inputs, in order, for one table."""
 
     def __init__(self, label: str | None) -> None:
         self.label = label
-        self.parts: list[tuple[ParsedFile, str, str, str]] = []
-        self.tables: list[pd.DataFrame] = []
+        self.parts: list[Part] = []
+        self.pieces: list[Piece] = []
         self.problems: list[IngestProblem] = []
         self.sources: list[SourceInfo] = []
         self.seen: dict[str, str] = {}      # sha256 -> file
@@ -215,7 +240,6 @@ class _Ingester:
     def _merge(self, doc: ej.EvidenceDocument) -> None:
         """An evidence JSON: its rows, sources and problems join ours (duplicates dropped)."""
         self.problems.extend(doc.read_problems)
-        table = table_from_columns(doc.columns)
         dropped_runs: set[str] = set()
         dropped_files: set[str] = set()
         for raw in doc.sources:
@@ -226,42 +250,25 @@ class _Ingester:
                 continue
             self.sources.append(info)
         self.problems.extend(p for p in doc.problems if p.file not in dropped_files)
-        if dropped_runs:
-            table = table[~table["run_id"].isin(sorted(dropped_runs))]
         self._flush_parts()
-        self.tables.append(table)
+        self.pieces.append(StoredColumns(doc.columns, frozenset(dropped_runs)))
 
     def _flush_parts(self) -> None:
-        """Raw-file rows so far become one table, keeping the input order across merges."""
+        """Raw-file rows so far become one piece, keeping the input order across merges."""
         if self.parts:
-            self.tables.append(table_from_parsed(self.parts))
+            self.pieces.append(ParsedParts(self.parts))
             self.parts = []
 
     def result(self) -> IngestResult:
         self._flush_parts()
-        table = concat_tables(self.tables) if self.tables else empty_table()
-        return IngestResult(number_samples(table), self.problems, self.sources)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Parsing allocates hundreds of thousands of small tuples and dicts and frees none of
-    them; the cyclic collector would rescan them over and over (a third of the run time).
-    Reference counting still frees everything; the collector is back on afterwards."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+        return IngestResult(EvidenceRows(self.pieces), self.problems, self.sources)
 
 
 def ingest_files(paths: Iterable[str | os.PathLike[str]], label: str | None = None
                  ) -> IngestResult:
     """Ingest files (any mix of formats). Unreadable files become problems, not exceptions."""
     ingester = _Ingester(label)
-    with _gc_paused():
+    with gc_paused():
         for path in paths:
             name = os.fspath(path)
             try:
@@ -280,7 +287,7 @@ def ingest_texts(texts: Mapping[str, str] | Sequence[tuple[str, str]],
     give variants). For tests and for callers that already hold the logs."""
     ingester = _Ingester(label)
     items = texts.items() if isinstance(texts, Mapping) else texts
-    with _gc_paused():
+    with gc_paused():
         for name, text in items:
             ingester.add_text(name, text)
         return ingester.result()
@@ -293,6 +300,8 @@ def tool_version() -> str:
 
 
 def evidence_json_text(result: IngestResult, label: str | None = None) -> str:
+    from evidence.table import table_records  # the rows go through the DataFrame (pandas)
+
     meta = {"tool": {"name": "meshcert", "version": tool_version()},
             "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "label": label}
     return ej.dumps(meta, list(COLUMNS), [asdict(s) for s in result.sources], result.problems,
@@ -312,8 +321,9 @@ def read_evidence_json(path: str | os.PathLike[str]) -> IngestResult:
     try:
         text = Path(name).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        return IngestResult(empty_table(), [IngestProblem(name, None, "", f"cannot read: {exc}",
-                                                          UNREADABLE)])
+        return IngestResult(EvidenceRows(), [IngestProblem(name, None, "", f"cannot read: {exc}",
+                                                           UNREADABLE)])
     doc = ej.parse(text, name, COLUMNS)
-    return IngestResult(table_from_columns(doc.columns), [*doc.problems, *doc.read_problems],
+    return IngestResult(EvidenceRows([StoredColumns(doc.columns)], numbered=False),
+                        [*doc.problems, *doc.read_problems],
                         [SourceInfo.from_dict(s) for s in doc.sources])

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from evidence.columns import DTYPES
 from evidence.parsers.base import REJECTED, IngestProblem, excerpt
 
 SCHEMA = "meshcert.evidence"
@@ -105,8 +106,6 @@ def parse(text: str, source: str, columns: tuple[str, ...]) -> EvidenceDocument:
                                               str(p.get("excerpt", "")),
                                               str(p.get("reason", "")),
                                               str(p.get("kind", "malformed"))))
-    from evidence.table import DTYPES  # here: evidence.table imports the parsers package
-
     unknown: set[str] = set()
     for i, row in enumerate(_list(doc.get("rows"))):
         if not isinstance(row, dict):

@@ -25,11 +25,9 @@ not fit falls back to the per-line parser, which reports the odd lines as proble
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from evidence.parsers import ggml_test, paste, tbo_rows
 from evidence.parsers.base import (
@@ -232,17 +230,21 @@ class _ConsoleParser:
         self.section_is.append((backend, device))
 
     def _sections_of(self, indexes: list[int]) -> tuple[list[str | None], list[str | None]]:
-        """(backend, device) in force at each 0-based line index."""
+        """(backend, device) in force at each 0-based line index. Many indexes in line order
+        (as the bulk passes collect them): each section fills its run of them at once."""
         at, current = self.section_at, self.section_is
-        if len(indexes) < 64:
+        if len(indexes) < 64 or indexes != sorted(indexes):
             picked = [current[bisect_right(at, i) - 1] for i in indexes]
             return [p[0] for p in picked], [p[1] for p in picked]
-        which = np.searchsorted(np.asarray(at), np.asarray(indexes), side="right") - 1
-        backends = np.empty(len(current), dtype=object)
-        devices = np.empty(len(current), dtype=object)
-        backends[:] = [c[0] for c in current]
-        devices[:] = [c[1] for c in current]
-        return backends[which].tolist(), devices[which].tolist()
+        backends: list[str | None] = []
+        devices: list[str | None] = []
+        start = 0
+        for k, (backend, device) in enumerate(current):
+            end = bisect_left(indexes, at[k + 1], start) if k + 1 < len(at) else len(indexes)
+            backends += [backend] * (end - start)
+            devices += [device] * (end - start)
+            start = end
+        return backends, devices
 
     # -- perf rows, in bulk ----------------------------------------------------------------
     def _bulk_rows(self, bulk: _Bulk) -> None:

@@ -23,6 +23,7 @@ from evidence.decisions import DecisionOptions
 from evidence.ingest import IngestResult, ingest_files, tool_version, write_evidence_json
 from evidence.parsers.base import IngestProblem
 from evidence.report import EvidenceReport
+from evidence.rows import EvidenceRows
 from evidence.run.runner import RunRecord, RunSession
 from evidence.settings import EvidenceSettings
 from evidence.summary import render_summary
@@ -73,7 +74,8 @@ def ingest_session(session: RunSession) -> tuple[IngestResult, dict[str, Path]]:
             part, out / f"evidence-{variant.name}.json", label=variant.name)
         parts.append(part)
     table = concat_tables([p.table for p in parts]) if parts else empty_table()
-    joined = IngestResult(number_samples(table), [x for p in parts for x in p.problems],
+    joined = IngestResult(EvidenceRows.of_table(number_samples(table)),
+                          [x for p in parts for x in p.problems],
                           [s for p in parts for s in p.sources])
     return joined, written
 

@@ -78,11 +78,12 @@ def ingest(
 def ingest_summary(result: IngestResult, out: Path | None) -> dict[str, Any]:
     """The machine-readable summary `--json` prints (the rows themselves go to --out)."""
     return {
-        "rows": len(result.table),
+        "rows": result.row_count,
         "rows_by_format": result.rows_by_format(),
         "rows_by_kind": result.rows_by_kind(),
         "sources": [{**asdict(s), "rows_by_kind": kinds}
-                    for s, kinds in zip(result.sources, _kinds_per_source(result), strict=True)],
+                    for s, kinds in zip(result.sources, result.rows_by_kind_per_source(),
+                                        strict=True)],
         "problems": [asdict(p) for p in result.problems],
         "out": str(out) if out is not None else None,
     }
@@ -90,9 +91,9 @@ def ingest_summary(result: IngestResult, out: Path | None) -> dict[str, Any]:
 
 def print_ingest_summary(result: IngestResult, out: Path | None,
                          echo: Callable[[str], None] = typer.echo) -> None:
-    echo(f"ingested {len(result.sources)} file(s): {len(result.table)} row(s), "
+    echo(f"ingested {len(result.sources)} file(s): {result.row_count} row(s), "
          f"{len(result.problems)} problem(s)")
-    for source, kinds in zip(result.sources, _kinds_per_source(result), strict=True):
+    for source, kinds in zip(result.sources, result.rows_by_kind_per_source(), strict=True):
         detail = ", ".join(f"{k} {n}" for k, n in kinds.items()) or "no rows"
         extras = [f"variant={source.variant}"]
         if source.ignored:
@@ -111,16 +112,6 @@ def print_ingest_summary(result: IngestResult, out: Path | None,
             echo(f"  ... and {hidden} more (all of them: --json, or the --out file)")
     if out is not None:
         echo(f"wrote {out}")
-
-
-def _kinds_per_source(result: IngestResult) -> list[dict[str, int]]:
-    """Rows per kind for each source, in source order (run_id identifies a source's rows)."""
-    table = result.table
-    counts: dict[str, dict[str, int]] = {}
-    if len(table):
-        for (run_id, kind), n in table.groupby(["run_id", "kind"], sort=False).size().items():
-            counts.setdefault(str(run_id), {})[str(kind)] = int(n)
-    return [counts.get(s.run_id, {}) for s in result.sources]
 
 
 # --------------------------------------------------------------------------------------------

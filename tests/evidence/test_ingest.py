@@ -13,6 +13,7 @@ from evidence import (
     COLUMNS,
     DTYPES,
     empty_table,
+    ingest,
     ingest_files,
     ingest_texts,
     read_evidence_json,
@@ -128,6 +129,24 @@ def test_unreadable_unknown_empty_binary_and_bad_utf8(tmp_path: Path) -> None:
                      "empty.console.log": (UNKNOWN_LINE, None), "blob.bin": (UNREADABLE, None),
                      "latin.console.log": ("encoding", 1)}
     assert result.table["op"].tolist() == ["ADD"]
+
+
+@pytest.mark.parametrize("numpy_from", [0, 1 << 62], ids=["numpy", "bytes.count"])
+def test_line_count_is_the_same_counted_either_way(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, numpy_from: int) -> None:
+    """Big files are counted by numpy when it is loaded (this process has it), else by
+    bytes.count: the same `lines` (the text's line count), bad UTF-8 or not."""
+    monkeypatch.setattr(ingest, "_NUMPY_COUNT_FROM", numpy_from)
+    texts = {"end.console.log": b"a\nb\n", "open.console.log": b"a\n\nb",
+             "bad.console.log": b"x\xe9\ny\n\xff", "one.console.log": b"\n"}
+    for name, data in texts.items():
+        (tmp_path / name).write_bytes(data)
+    result = ingest_files([tmp_path / name for name in texts])
+    lines = {Path(s.file).name: s.lines for s in result.sources}
+    assert lines == {name: ingest._count_lines(data.decode("utf-8", errors="replace"))
+                     for name, data in texts.items()}
+    assert lines == {"end.console.log": 2, "open.console.log": 3, "bad.console.log": 3,
+                     "one.console.log": 1}
 
 
 def test_empty_table_has_every_column() -> None:

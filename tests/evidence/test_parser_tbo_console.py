@@ -152,6 +152,17 @@ def test_backend_sections_switch_backend_and_device() -> None:
         ("Metal", "Apple M3 Max"), ("CUDA0", "NVIDIA RTX 4090")]
 
 
+def test_many_rows_take_the_backend_of_their_section() -> None:
+    """Enough rows for the bulk pass to look sections up in runs (a section without rows in
+    between, a section change right before a row)."""
+    rows = [row("ADD", f"type=f32,n={i}", numbers_gb(10, 1.0 + i, 1, 1.0)) for i in range(70)]
+    log = perf_log(rows, backend="Metal") + perf_log(rows, backend="CUDA0",
+                                                     device="NVIDIA RTX 4090")
+    _, records = parse(log)
+    assert [(r["backend"], r["device"]) for r in records] == \
+        [("Metal", "Apple M3 Max")] * 70 + [("CUDA0", "NVIDIA RTX 4090")] * 70
+
+
 def test_bulk_path_and_line_by_line_fallback_agree() -> None:
     rows = [row("MUL_MAT_ID", MMID.format(t=t, m=m, k=k), numbers_flops(1000 + i, 100.0 + i,
                                                                         100.66, 600.0 + i))

@@ -53,10 +53,33 @@ def test_local_certification_needs_no_numpy_or_gguf_package(module: str) -> None
     assert {"numpy", "gguf", "jinja2", "pandas", "httpx"}.isdisjoint(modules)
 
 
+SMALL_LOG = "evidence/data/kernel-sweep/mul-mm-id-min-1.console.log"
+
+
+@pytest.mark.parametrize("flags", [[], ["--json"]], ids=["summary", "json"])
+def test_ingest_of_a_small_log_loads_no_pandas_or_numpy(flags: list[str]) -> None:
+    """The summary counts rows without the DataFrame (it is built when something reads
+    `result.table`: gate, report, --out)."""
+    modules = loaded_after("from meshcert.cli import app\n"
+                           f"try:\n    app(['evidence', 'ingest', {SMALL_LOG!r}, *{flags!r}])\n"
+                           "except SystemExit as exc:\n    assert not exc.code, exc.code")
+    assert "evidence.ingest" in modules
+    assert {"pandas", "numpy"}.isdisjoint(modules)
+
+
+def test_ingest_files_loads_pandas_only_for_the_table() -> None:
+    code = ("from evidence.ingest import ingest_files\n"
+            f"result = ingest_files([{SMALL_LOG!r}])\n"
+            "assert (result.row_count, result.rows_by_kind()) == (1, {'perf': 1})\n"
+            "import sys\nassert 'pandas' not in sys.modules and 'numpy' not in sys.modules\n"
+            "assert len(result.table) == 1")
+    assert {"pandas", "numpy"} <= loaded_after(code)
+
+
 def test_the_heavy_list_is_real() -> None:
     """The probe sees the modules it looks for: the full CLI run of a command loads them."""
-    modules = loaded_after("import meshcert.cli.models_cmd, evidence.ingest, reports.outputs, "
-                           "reports.html, gguf")
+    modules = loaded_after("import meshcert.cli.models_cmd, evidence.ingest, evidence.table, "
+                           "reports.outputs, reports.html, gguf")
     assert {"pandas", "numpy", "jinja2", "gguf", "pydantic"} <= modules
 
 
