@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -15,6 +15,7 @@ from certify.refs import PackageRef, RefError, parse_ref
 from certify.report import CertReport, RefInfo, RuntimeGate
 from certify.runtime.request import RuntimeRequest
 from certify.view import CertOptions, PackageView
+from certify.worker_questions import WorkerQuestions
 from certify.workers import prestart_workers
 
 __all__ = ["CertRequest", "RuntimeRequest", "certify_package", "load_view"]
@@ -42,8 +43,10 @@ def _empty_view(ref: PackageRef | None, text: str, options: CertOptions) -> Pack
                        parsed=ParsedManifest(None), options=options)
 
 
-def load_view(request: CertRequest, ref: PackageRef, progress: ProgressObserver) -> PackageView:
-    """Gather the package facts from wherever the ref points."""
+def load_view(request: CertRequest, ref: PackageRef, progress: ProgressObserver,
+              on_headers: Callable[[PackageView], None] | None = None) -> PackageView:
+    """Gather the package facts from wherever the ref points (a local loader calls
+    `on_headers` once the headers are read, before it hashes the files)."""
     if ref.kind == "hf":
         from certify.sources.hub import load_hub_package
 
@@ -52,7 +55,7 @@ def load_view(request: CertRequest, ref: PackageRef, progress: ProgressObserver)
 
     return load_local_package(ref.local_path or ref.text, display_ref=ref.text,
                               options=request.options, progress=progress,
-                              verify_cache=request.verify_cache)
+                              verify_cache=request.verify_cache, on_headers=on_headers)
 
 
 def run_runtime(runtime: RuntimeRequest, progress: ProgressObserver) -> list[RuntimeGate]:
@@ -78,12 +81,14 @@ def certify_package(request: CertRequest, progress: ProgressObserver | None = No
         request = replace(request, options=replace(request.options,
                                                     verify_sha256=ref.kind == "local"))
     api_key = request.runtime.api_key if request.runtime else None
+    questions = WorkerQuestions()
     try:
-        view = load_view(request, ref, progress)
+        view = load_view(request, ref, progress, on_headers=questions.start)
     except Exception as exc:  # containment: a loader bug is an incomplete report, not a crash
         view = _empty_view(ref, request.model, request.options)
         _contain(view, f"loading {request.model} failed", exc, api_key)
-    _ask_workers(view, api_key)
+    for what, error in questions.finish(view):
+        _contain(view, what, error, api_key)
     if request.source_gguf:
         from certify.sources.source_gguf import attach_source
 
@@ -94,31 +99,6 @@ def certify_package(request: CertRequest, progress: ProgressObserver | None = No
     _load_as_node(request, view, progress, api_key)
     gates = _runtime_or_default(request, progress)
     return build_report(view, input_text=request.model, started_at=started, runtime_gates=gates)
-
-
-def _ask_workers(view: PackageView, api_key: str | None) -> None:
-    """llama.cpp's parser and the chat-template audits, each in its worker process, at the
-    same time (each side mostly waits on its child): their facts land on the view."""
-    from certify.llama_cpp_gguf import attach_verdicts
-    from certify.template_audits import attach_template_audits
-
-    failures: list[tuple[str, Exception]] = []
-
-    def audits() -> None:
-        try:
-            attach_template_audits(view)
-        except Exception as exc:  # containment, as below; the check then audits itself
-            failures.append(("auditing the chat templates failed", exc))
-
-    thread = threading.Thread(target=audits, name="template-audits", daemon=True)
-    thread.start()
-    try:
-        attach_verdicts(view)
-    except Exception as exc:  # containment, as below
-        failures.insert(0, ("asking llama.cpp's GGUF parser failed", exc))
-    thread.join()
-    for what, error in failures:
-        _contain(view, what, error, api_key)
 
 
 def _load_as_node(request: CertRequest, view: PackageView, progress: ProgressObserver,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import replace
 
 from certify.findings import finding
@@ -103,8 +104,14 @@ def load_local_package(
     options: CertOptions,
     progress: ProgressObserver | None = None,
     verify_cache: str | None = None,
+    on_headers: Callable[[PackageView], None] | None = None,
 ) -> PackageView:
-    """Gather manifest, file facts (sizes, SHA-256), listing, README and GGUF headers."""
+    """Gather manifest, file facts (sizes, SHA-256), listing, README and GGUF headers.
+
+    The headers are read before the files are hashed; `on_headers(view)` is called between
+    the two (the service starts asking the worker processes then, so they answer while the
+    bytes are hashed). The view's `files` gain their digests once hashing is done.
+    """
     root = os.path.abspath(directory)
     ref = RefInfo(kind="local", pinned=False)
     if not os.path.isdir(root):
@@ -119,46 +126,56 @@ def load_local_package(
         ref=ref, display_ref=display_ref, local_dir=root, manifest_raw=raw, parsed=parsed,
         options=options, verification="local-sha256" if options.verify_sha256 else "size-only",
     )
-    _gather_files(view, root, progress or NullProgress(), verify_cache)
+    view.files = _file_facts(view, root)
     view.listing = list_package_files(root)
     readme = os.path.join(root, README_NAME)
     if inspect_path(root, README_NAME).kind == "file":
         data = _read_capped(readme, MAX_README_BYTES)
         view.readme_text = data[:MAX_README_BYTES].decode("utf-8", errors="replace")
     view.headers = read_local_headers(root, view)
+    if on_headers is not None:
+        on_headers(view)
+    if view.options.verify_sha256:
+        view.files = _hashed(view, root, progress or NullProgress(), verify_cache)
     return view
 
 
-def _gather_files(view: PackageView, root: str, progress: ProgressObserver,
-                  verify_cache: str | None) -> None:
+def _file_facts(view: PackageView, root: str) -> dict[str, FileFact]:
     facts: dict[str, FileFact] = {}
     for artifact in view.artifacts():
         path = artifact.path  # a slice (--layers/--stage) stats and hashes only its parts
         if unsafe_path_reason(path) is None and path not in facts and view.selected(path):
             facts[path] = inspect_path(root, path)
-    if view.options.verify_sha256:
-        regular = {rel: os.path.join(root, *rel.split("/"))
-                   for rel, fact in facts.items() if fact.kind == "file"}
-        cache = VerifyCache(verify_cache) if verify_cache else None
-        try:
-            results = hash_files(regular.values(), progress=progress, cache=cache)
-            interrupted = False
-        except Interrupted as stop:
-            results, interrupted = stop.results, True
-        unverified = 0
-        for rel, full in regular.items():
-            result = results.get(full)
-            if result is None or result.error == "interrupted":
-                unverified += 1  # left unverified: neither a pass nor a mismatch
-            else:
-                facts[rel] = replace(facts[rel], sha256=result.sha256,
-                                     sha256_error=result.error, hash_cached=result.cached)
-        if interrupted:
-            view.source_incomplete = True
-            view.source_findings.append(finding(
-                "check_not_run", f"SHA-256 verification was interrupted: {unverified} of "
-                f"{len(regular)} artifacts were not verified"))
-    view.files = facts
+    return facts
+
+
+def _hashed(view: PackageView, root: str, progress: ProgressObserver,
+            verify_cache: str | None) -> dict[str, FileFact]:
+    """`view.files` with the SHA-256 of every regular file (a new dict: the worker threads
+    may be reading the old one)."""
+    facts = dict(view.files)
+    regular = {rel: os.path.join(root, *rel.split("/"))
+               for rel, fact in facts.items() if fact.kind == "file"}
+    cache = VerifyCache(verify_cache) if verify_cache else None
+    try:
+        results = hash_files(regular.values(), progress=progress, cache=cache)
+        interrupted = False
+    except Interrupted as stop:
+        results, interrupted = stop.results, True
+    unverified = 0
+    for rel, full in regular.items():
+        result = results.get(full)
+        if result is None or result.error == "interrupted":
+            unverified += 1  # left unverified: neither a pass nor a mismatch
+        else:
+            facts[rel] = replace(facts[rel], sha256=result.sha256,
+                                 sha256_error=result.error, hash_cached=result.cached)
+    if interrupted:
+        view.source_incomplete = True
+        view.source_findings.append(finding(
+            "check_not_run", f"SHA-256 verification was interrupted: {unverified} of "
+            f"{len(regular)} artifacts were not verified"))
+    return facts
 
 
 def read_local_headers(root: str, view: PackageView) -> dict[str, GGUFHeader | HeaderError]:
