@@ -64,3 +64,10 @@ def test_the_atexit_hooks_still_run_before_the_process_ends() -> None:
                           env=env, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "spare None" in done.stdout  # discarded by certify.spare_process's hook
+
+
+def test_certify_help_through_the_entry_point_is_plain_help() -> None:
+    """`models certify` starts its workers before typer parses; `--help` still just helps."""
+    done = meshcert("models", "certify", "--help")
+    assert done.returncode == 0, done.stderr
+    assert "Usage:" in done.stdout and "--package-only" in done.stdout
