@@ -104,7 +104,7 @@ def _encoding(header: GGUFHeader, path: str, layer: int | None) -> Iterator[Find
 def _tensor_validity(header: GGUFHeader, path: str, layer: int | None) -> Iterator[Finding]:
     """What llama.cpp refuses although the header parses: unknown types, ragged rows, long names."""
     for t in header.tensors:
-        sizes = GGML_QUANT_SIZES.get(t.ggml_type)  # type: ignore[call-overload]
+        sizes = GGML_QUANT_SIZES.get(t.ggml_type)
         if sizes is None:
             yield finding("gguf_invalid_header", f"{path}: tensor {t.name!r} has unknown ggml "
                           f"type {t.ggml_type}; its size cannot be checked", path=path,
@@ -143,7 +143,7 @@ def _pad(n: int, alignment: int) -> int:
 def _not_dense(header: GGUFHeader, path: str, layer: int | None) -> list[Finding]:
     """llama.cpp: each tensor's offset is the sum of the previous ones' padded sizes, in
     tensor-info order. It stops at the first that is not; so does this (one finding)."""
-    if any(GGML_QUANT_SIZES.get(t.ggml_type) is None  # type: ignore[call-overload]
+    if any(GGML_QUANT_SIZES.get(t.ggml_type) is None
            for t in header.tensors):
         return []  # sizes unknown: already an invalid header
     expected = 0

@@ -15,7 +15,7 @@ from typing import Any
 
 from certify.checks import register
 from certify.findings import Finding, finding
-from certify.gguf.constants import GGMLQuantizationType
+from certify.gguf.constants import GGML_TYPE_NAMES
 from certify.gguf.fragments import Fragment, capped, fragments, preview
 from certify.gguf.model import GGUFHeader, TensorInfo
 from certify.gguf.names import layer_of
@@ -216,7 +216,4 @@ def _differences(src: SourceTensor, pkg: TensorInfo, pkg_sha: str | None) -> lis
 
 
 def _type_name(ggml_type: int) -> str:
-    try:
-        return GGMLQuantizationType(ggml_type).name
-    except ValueError:
-        return f"type {ggml_type}"
+    return GGML_TYPE_NAMES.get(ggml_type, f"type {ggml_type}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from certify.gguf.constants import MODEL_ARCH_NAMES, MODEL_TENSOR, MODEL_TENSORS, TENSOR_NAMES
+from certify.gguf.constants import MODEL_ARCH_NAMES, MODEL_TENSOR_IDS, MODEL_TENSORS, TENSOR_NAMES
 
 # Suffixes a stored tensor name adds to a gguf.TENSOR_NAMES base name.
 TENSOR_SUFFIXES = (".weight", ".bias")
@@ -19,9 +19,10 @@ _LAYER_PREFIX = re.compile(r"^blk\.(\d+)\.")
 _NUMBER_COMPONENT = re.compile(r"(?<=\.)\d+(?=\.)")
 
 # Required tensors per artifact role, each only when the architecture lists it at all.
-EMBEDDINGS_REQUIRED = ((MODEL_TENSOR.TOKEN_EMBD, "token_embd.weight"),)
-OUTPUT_REQUIRED = ((MODEL_TENSOR.OUTPUT_NORM, "output_norm.weight"),)
-LAYER_REQUIRED = ((MODEL_TENSOR.ATTN_NORM, "attn_norm.weight"),)  # as blk.<i>.attn_norm.weight
+EMBEDDINGS_REQUIRED = ((MODEL_TENSOR_IDS["TOKEN_EMBD"], "token_embd.weight"),)
+OUTPUT_REQUIRED = ((MODEL_TENSOR_IDS["OUTPUT_NORM"], "output_norm.weight"),)
+# a layer needs blk.<i>.attn_norm.weight
+LAYER_REQUIRED = ((MODEL_TENSOR_IDS["ATTN_NORM"], "attn_norm.weight"),)
 
 # NextN / multi-token-prediction tensors live under blk.<i>.nextn.*
 NEXTN_COMPONENT = "nextn"
@@ -69,7 +70,7 @@ def name_pattern(name: str) -> str:
 
 
 @cache
-def _arch_enum(arch: str) -> object | None:
+def _arch_enum(arch: str) -> int | None:
     for enum, arch_name in MODEL_ARCH_NAMES.items():
         if arch_name == arch:
             return enum
@@ -81,7 +82,7 @@ def _arch_tensor_regex(arch: str) -> re.Pattern[str] | None:
     enum = _arch_enum(arch)
     if enum is None:
         return None
-    templates = sorted(TENSOR_NAMES[t] for t in MODEL_TENSORS[enum])  # type: ignore[index]
+    templates = sorted(TENSOR_NAMES[t] for t in MODEL_TENSORS[enum])
     alternatives = [re.escape(t).replace(r"\{bid\}", r"\d+") for t in templates]
     return re.compile("^(?:" + "|".join(alternatives) + ")$")
 
@@ -100,12 +101,12 @@ def is_known_tensor(arch: str, name: str) -> bool | None:
     return regex.match(strip_suffix(name)) is not None
 
 
-def arch_has_tensor(arch: str | None, tensor: MODEL_TENSOR) -> bool:
+def arch_has_tensor(arch: str | None, tensor: int) -> bool:
     """Whether the architecture lists the tensor kind (an unknown arch is assumed to)."""
     enum = _arch_enum(arch) if arch else None
     if enum is None:
         return True
-    return tensor in MODEL_TENSORS[enum]  # type: ignore[index]
+    return tensor in MODEL_TENSORS[enum]
 
 
 def required_tensors(arch: str | None, role: str, layer_index: int | None = None) -> list[str]:

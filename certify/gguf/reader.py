@@ -123,7 +123,7 @@ def read_header_with_limits(source: ByteSource, limits: ReadLimits) -> GGUFHeade
 
 def tensor_nbytes(shape: tuple[int, ...], ggml_type: int) -> int:
     """Bytes of a tensor's data from its type and shape (0 when the type is unknown)."""
-    sizes = GGML_QUANT_SIZES.get(ggml_type)  # type: ignore[call-overload]
+    sizes = GGML_QUANT_SIZES.get(ggml_type)
     if sizes is None:
         return 0
     block, type_size = sizes
