@@ -57,6 +57,8 @@ def run(library: str, paths: list[str], lib: ctypes.CDLL | None = None) -> None:
 
 
 def main() -> None:
+    # a lower priority: it boots while the certifier starts, which must not be slowed by it
+    os.nice(10)
     lib = ctypes.CDLL(sys.argv[1]) if len(sys.argv) > 1 else None  # loaded before waiting
     request = json.loads(sys.stdin.read())
     if lib is not None and str(request["library"]) != sys.argv[1]:

@@ -27,7 +27,9 @@ from certify.chat_template.conversations import CONVERSATIONS, Conversation
 from certify.spare_process import SpareProcess
 
 ROOT = Path(__file__).resolve().parents[2]  # the directory holding the `certify` package
-_BOOT = ("import sys; sys.path[:0] = sys.argv[1:]; "
+# The worker lowers its own priority first: it boots while the certifier is still starting, and
+# on a 2-core machine three busy processes would slow the certifier, which it then waits for.
+_BOOT = ("import os, sys; os.nice(10); sys.path[:0] = sys.argv[1:]; "
          "from certify.chat_template.worker import main; main()")
 _WORKER_IMPORTS = ("jinja2", "markupsafe")  # all the worker imports from outside the stdlib
 
