@@ -22,8 +22,8 @@ def test_the_tables_equal_gguf_pys() -> None:
     assert {int(k): v for k, v in gguf.GGML_QUANT_SIZES.items()} == constants.GGML_QUANT_SIZES
     assert {int(t): t.name for t in gguf.GGMLQuantizationType} == constants.GGML_TYPE_NAMES
     assert {int(k): v for k, v in gguf.MODEL_ARCH_NAMES.items()} == constants.MODEL_ARCH_NAMES
-    assert {int(k): frozenset(int(t) for t in v)
-                                       for k, v in gguf.MODEL_TENSORS.items()} == constants.MODEL_TENSORS
+    arch_tensors = {int(k): frozenset(int(t) for t in v) for k, v in gguf.MODEL_TENSORS.items()}
+    assert arch_tensors == constants.MODEL_TENSORS
     assert {int(k): v for k, v in gguf.TENSOR_NAMES.items()} == constants.TENSOR_NAMES
     assert {t.name: int(t) for t in gguf.MODEL_TENSOR} == constants.MODEL_TENSOR_IDS
     assert constants.GGML_QUANT_SIZES[gguf.GGMLQuantizationType.Q4_K] == (256, 144)
