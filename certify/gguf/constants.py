@@ -15,6 +15,7 @@ its value, so lookups with either work).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -23,6 +24,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from certify.atomic import write_atomic
 
 _PRIVATE_NAME = "certify.gguf._gguf_py_constants"
 _TABLES = ("quant_sizes", "type_names", "arch_names", "arch_tensors", "tensor_names",
@@ -102,13 +105,8 @@ def _read_snapshot(path: Path) -> dict[str, Any] | None:
 
 
 def _save(tables: dict[str, Any], path: Path) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(tables), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:  # a read-only cache: the next run executes the file again
-        pass
+    with contextlib.suppress(OSError):  # a read-only cache: the next run executes the file
+        write_atomic(path, json.dumps(tables))
 
 
 _tables = _load_tables()
