@@ -133,9 +133,6 @@ def certify(
     sarif: SarifOpt = None,
 ) -> None:
     """Certify a layer package; exit 0 passed, 1 failed, 2 usage error, 3 incomplete."""
-    from certify.workers import prestart_workers
-
-    prestart_workers()  # first: their start-up overlaps importing the engine below
     from certify.progress import NullProgress, ProgressObserver
     from certify.service import CertRequest, RuntimeRequest, certify_package
     from certify.view import CertOptions
