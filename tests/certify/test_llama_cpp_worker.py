@@ -73,3 +73,19 @@ def test_a_hung_worker_is_stopped_and_only_that_file_rejected(stand_in: Path,
     assert facts.verdicts["first"].accepted and facts.verdicts["last"].accepted
     hang = facts.verdicts["hang"]
     assert not hang.accepted and "timed out after 3 s" in hang.log
+
+
+def test_many_files_are_shared_by_two_workers_and_keep_their_order(stand_in: Path,
+                                                                   tmp_path: Path) -> None:
+    """From PARALLEL_FROM files two workers each take half; a crash in either half still
+    costs only its file, and the verdicts come back in the files' order."""
+    from certify.llama_cpp_gguf import PARALLEL_FROM
+
+    names = [f"f{i:02d}" for i in range(PARALLEL_FROM + 4)]
+    names[1], names[-2] = "abort-a", "abort-b"  # one crash in each half
+    files = {name: tmp_path / f"{name.upper()}.gguf" for name in names}
+    facts = LlamaCppGGUF(library=stand_in).check(files)
+    assert facts.unavailable is None
+    assert list(facts.verdicts) == names
+    assert [n for n, v in facts.verdicts.items() if not v.accepted] == ["abort-a", "abort-b"]
+    assert all("signal 6" in facts.verdicts[n].log for n in ("abort-a", "abort-b"))
