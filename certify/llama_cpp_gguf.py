@@ -36,7 +36,12 @@ if TYPE_CHECKING:
 LLAMA_CPP_FACTS_KEY = "llama_cpp_gguf"
 _LIB_NAMES = ("libggml-base.so", "libggml-base.dylib", "ggml-base.dll")
 WORKER_SCRIPT = Path(__file__).with_name("llama_cpp_worker.py")
-PARALLEL_FROM = 8  # files: from here two workers share them
+PARALLEL_FROM = 8  # files: from here two workers may share them (see `split_pays`)
+# llama.cpp's parse is paced by the header bytes (8 fragments of SmolLM2's 49k vocabulary,
+# 15.8 MB of header: 61 ms in one worker); SHA-256 runs at ~1.6 GB/s a core from the page
+# cache (bench/hash_throughput.py). Rounded down, so a split is chosen when in doubt.
+PARSE_BYTES_PER_S = 200e6
+HASH_BYTES_PER_S = 1.5e9
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,7 @@ class LlamaCppGGUF:
 
     library: Path | None = None
     timeout_s: float = 120.0
+    split: bool = True  # two workers from PARALLEL_FROM files (False: one, in order)
 
     def check(self, files: dict[str, Path]) -> LlamaCppFacts:
         library = self.library or find_library()
@@ -92,7 +98,7 @@ class LlamaCppGGUF:
             return LlamaCppFacts(unavailable="llama-cpp-python is not installed (the `live` "
                                  "extra); llama.cpp's parser was not asked")
         items = list(files.items())
-        if len(items) < PARALLEL_FROM or (os.cpu_count() or 1) < 2:
+        if not self.split or len(items) < PARALLEL_FROM or (os.cpu_count() or 1) < 2:
             return self._check_in_order(library, items)
         # Two workers, each on half the files: parsing a header that repeats a big vocabulary
         # costs llama.cpp ~12 ms a file (SmolLM2 split in 30 fragments: ~0.35 s in one worker)
@@ -206,7 +212,22 @@ def attach_verdicts(view: PackageView, opinion: GGUFSecondOpinion | None = None)
         if fact is None or fact.kind == "file":
             files[path] = Path(view.local_dir, *path.split("/"))
     if files:
-        view.source_facts[LLAMA_CPP_FACTS_KEY] = (opinion or LlamaCppGGUF()).check(files)
+        opinion = opinion or LlamaCppGGUF(split=split_pays(view, files))
+        view.source_facts[LLAMA_CPP_FACTS_KEY] = opinion.check(files)
+
+
+def split_pays(view: PackageView, files: dict[str, Path]) -> bool:
+    """Whether a second worker would shorten the certification: only when one worker's parse
+    would outlast the hashing that runs meanwhile. Otherwise the second interpreter and library
+    load (~35 ms of CPU) only take a core from the hashing (bench/whole_process.py `big`)."""
+    from certify.gguf.model import GGUFHeader  # loaded by then; not at prestart, before typer
+
+    header_bytes = sum(header.header_end for path, header in view.headers.items()
+                       if path in files and isinstance(header, GGUFHeader))
+    hashed_bytes = sum(fact.size or 0 for fact in view.files.values()
+                       if fact.kind == "file") if view.options.verify_sha256 else 0
+    cores = os.cpu_count() or 1
+    return header_bytes / PARSE_BYTES_PER_S > hashed_bytes / (HASH_BYTES_PER_S * cores)
 
 
 def worker_argv(library: Path) -> list[str]:

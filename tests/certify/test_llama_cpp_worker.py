@@ -3,7 +3,7 @@
 llama.cpp itself cannot be made to abort on demand, so this one fault comes from a stand-in
 library compiled here with the same C interface (gguf_init_from_file & co.) that calls abort()
 on any path containing "ABORT" (and hangs on "HANG"); everything else is the real worker and
-its process handling."""
+its process handling. Also here: when the files are shared by two workers, and when one does."""
 
 from __future__ import annotations
 
@@ -13,9 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from certify.llama_cpp_gguf import LlamaCppGGUF
+from certify.gguf.model import GGUFHeader
+from certify.llama_cpp_gguf import (
+    HASH_BYTES_PER_S,
+    PARALLEL_FROM,
+    PARSE_BYTES_PER_S,
+    LlamaCppGGUF,
+    split_pays,
+)
+from certify.manifest_parse import ParsedManifest
+from certify.report import RefInfo
+from certify.view import CertOptions, FileFact, PackageView
 
 STAND_IN = r"""
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
@@ -27,6 +38,9 @@ struct params { bool no_alloc; void **ctx; };
 void ggml_log_set(log_cb c, void *u) { (void)u; cb = c; }
 void *gguf_init_from_file(const char *path, struct params p) {
     (void)p;
+    const char *pids = getenv("STAND_IN_PIDS");  /* which worker parsed each file */
+    FILE *log = pids ? fopen(pids, "a") : 0;
+    if (log) { fprintf(log, "%d\n", (int)getpid()); fclose(log); }
     if (strstr(path, "ABORT")) abort();
     if (strstr(path, "HANG")) for (;;) sleep(1);
     if (strstr(path, "REFUSE")) { if (cb) cb(4, "stand-in: refused\n", 0); return 0; }
@@ -79,8 +93,6 @@ def test_many_files_are_shared_by_two_workers_and_keep_their_order(stand_in: Pat
                                                                    tmp_path: Path) -> None:
     """From PARALLEL_FROM files two workers each take half; a crash in either half still
     costs only its file, and the verdicts come back in the files' order."""
-    from certify.llama_cpp_gguf import PARALLEL_FROM
-
     names = [f"f{i:02d}" for i in range(PARALLEL_FROM + 4)]
     names[1], names[-2] = "abort-a", "abort-b"  # one crash in each half
     files = {name: tmp_path / f"{name.upper()}.gguf" for name in names}
@@ -89,3 +101,55 @@ def test_many_files_are_shared_by_two_workers_and_keep_their_order(stand_in: Pat
     assert list(facts.verdicts) == names
     assert [n for n, v in facts.verdicts.items() if not v.accepted] == ["abort-a", "abort-b"]
     assert all("signal 6" in facts.verdicts[n].log for n in ("abort-a", "abort-b"))
+
+
+def test_without_a_split_one_worker_parses_every_file(stand_in: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("STAND_IN_PIDS", str(pids))
+    files = {f"f{i:02d}": tmp_path / f"F{i:02d}.gguf" for i in range(PARALLEL_FROM + 4)}
+    one = LlamaCppGGUF(library=stand_in, split=False).check(files)
+    assert len(set(pids.read_text().split())) == 1 and list(one.verdicts) == list(files)
+    pids.unlink()
+    two = LlamaCppGGUF(library=stand_in).check(files)
+    assert len(set(pids.read_text().split())) == 2 and two.verdicts == one.verdicts
+
+
+def _view(header_bytes: int, file_bytes: int, files: int = PARALLEL_FROM,
+          verify: bool = True) -> PackageView:
+    view = PackageView(ref=RefInfo(kind="local", pinned=False), display_ref="pkg",
+                       local_dir="/pkg", manifest_raw=None, parsed=ParsedManifest(None),
+                       options=CertOptions(verify_sha256=verify))
+    for i in range(files):
+        path = f"layers/layer-{i:05d}.gguf"
+        view.files[path] = FileFact(path, "file", size=file_bytes // files)
+        view.headers[path] = GGUFHeader(version=3, kv={}, tensors=[], alignment=32,
+                                        data_offset=header_bytes // files, file_size=None,
+                                        header_end=header_bytes // files)
+    return view
+
+
+def _paths(view: PackageView) -> dict[str, Path]:
+    return {path: Path("/pkg", path) for path in view.headers}
+
+
+@pytest.mark.parametrize(("header_mb", "file_mb", "verify", "split"), [
+    (64, 100, True, True),       # SmolLM2 in 32 fragments: the parse outlasts the hashing
+    (1, 4300, True, False),      # the whole-process bench's 4.3 GB package: hashing hides it
+    (1, 4300, False, True),      # nothing is hashed: the parse is what certify waits for
+    (16, 16_000, True, False),   # a big-vocabulary model of 16 GB
+])
+def test_a_second_worker_only_when_the_parse_would_outlast_the_hashing(
+        header_mb: int, file_mb: int, verify: bool, split: bool,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    view = _view(header_mb << 20, file_mb << 20, verify=verify)
+    assert split_pays(view, _paths(view)) is split
+
+
+def test_the_split_threshold_follows_the_measured_rates(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+    header = 10 << 20
+    even = int(header / PARSE_BYTES_PER_S * HASH_BYTES_PER_S * 4)  # parse time == hash time
+    below, above = _view(header, even - (64 << 20)), _view(header, even + (64 << 20))
+    assert split_pays(below, _paths(below)) and not split_pays(above, _paths(above))
