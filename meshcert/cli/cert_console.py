@@ -14,11 +14,15 @@ Then one block per finding, grouped by severity (errors first), that reads at 80
 
 then the runtime gates that ran, and the counts last. `render_lines` is pure (text and a style
 name per line, wrapped to a width); `print_certification` writes them through rich, which
-colours only on a terminal and honours NO_COLOR.
+colours only on a terminal and honours NO_COLOR. To a pipe or a file rich would write each
+line's text as it is, so the lines are written directly and rich is never imported
+(meshcert.cli.terminal), unless a line holds a tab or a control code rich rewrites.
 """
 
 from __future__ import annotations
 
+import re
+import sys
 import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -169,6 +173,15 @@ def plain_text(lines: Iterable[Line]) -> str:
     return "".join(f"{line.text}\n" for line in lines)
 
 
+# rich expands tabs (by cell width) and drops these control codes from a Text; a line holding
+# none of them it writes exactly as its text and a newline (tests/meshcert/test_cert_console.py)
+_REWRITTEN_BY_RICH = re.compile("[\t\x07\x08\x0b\x0c\x0d]")
+
+
+def written_as_is(lines: Iterable[Line]) -> bool:
+    return not any(_REWRITTEN_BY_RICH.search(line.text) for line in lines)
+
+
 def print_lines(lines: Iterable[Line], console: Console) -> None:
     """Write the lines through rich: styles become colour only on a terminal (rich drops them
     for pipes and files, and when NO_COLOR is set); rich never re-wraps them."""
@@ -182,6 +195,17 @@ def print_lines(lines: Iterable[Line], console: Console) -> None:
 def print_certification(report: CertReport, report_out: str | None, *, quiet: bool = False,
                         console: Console | None = None, inspect: bool = False) -> None:
     """The summary on stdout, or with `quiet` only the errors, on stderr."""
+    from meshcert.cli.terminal import plain_stream, plain_width
+
+    stream = sys.stderr if quiet else sys.stdout
+    if console is None and plain_stream(stream):
+        width = plain_width()
+        plain = error_lines(report, width) if quiet else render_lines(
+            report, report_out, width, inspect=inspect)
+        if written_as_is(plain):
+            stream.write(plain_text(plain))
+            stream.flush()
+            return
     from rich.console import Console
 
     out = console or Console(stderr=quiet)

@@ -3,6 +3,7 @@ terminal, quiet when asked."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,10 @@ class RichProgress:
         self._lock = threading.Lock()
 
     def begin(self, label: str, total: int | None) -> None:
+        from meshcert.cli.terminal import plain_stream
+
+        if self._console is None and plain_stream(sys.stderr):
+            return  # a pipe or a CI log: no bar, and no rich to import to find that out
         from rich.console import Console
 
         if self._console is None:

@@ -14,13 +14,22 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 from typer.testing import CliRunner
 
 from certify.findings import finding
 from certify.report import CertReport, Gate, RuntimeGate, ToolInfo
 from meshcert.cli import app
-from meshcert.cli.cert_console import print_certification, render_lines
+from meshcert.cli.cert_console import (
+    Line,
+    plain_text,
+    print_certification,
+    print_lines,
+    render_lines,
+    written_as_is,
+)
 from tests.conftest import PackageFactory
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -131,6 +140,52 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch: pytest.M
     assert "\x1b[" not in out(force_terminal=False)  # no escape at all off a terminal
     monkeypatch.setenv("NO_COLOR", "1")
     assert not has_colour(out(force_terminal=True))  # bold may stay: NO_COLOR is about colour
+
+
+def rich_on_a_pipe(lines: list[Line], width: int = 80) -> str:
+    buf = io.StringIO()
+    print_lines(lines, Console(file=buf, width=width))
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("quiet", [False, True], ids=["summary", "quiet"])
+@pytest.mark.parametrize("columns", ["80", "120", "47"])
+def test_to_a_pipe_the_summary_is_what_rich_writes_without_rich(
+        quiet: bool, columns: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Off a terminal the lines are written directly (meshcert.cli.terminal), byte for byte what
+    rich would have written to the same pipe at the same width."""
+    monkeypatch.setenv("COLUMNS", columns)
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):
+        monkeypatch.delenv(name, raising=False)
+    print_certification(sample_report(), "out/cert.json", quiet=quiet)
+    captured = capsys.readouterr()
+    direct = captured.err if quiet else captured.out
+    buf = io.StringIO()
+    print_certification(sample_report(), "out/cert.json", quiet=quiet,
+                        console=Console(file=buf))
+    assert direct == buf.getvalue() and direct.strip()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.text(), min_size=1, max_size=4))
+def test_a_line_rich_would_not_rewrite_is_written_as_its_text(texts: list[str]) -> None:
+    lines = [Line(text, "error") for text in texts]
+    if written_as_is(lines):
+        assert plain_text(lines) == rich_on_a_pipe(lines)
+
+
+@pytest.mark.parametrize("text", ["tab\there", "bell\x07", "carriage\rreturn", "\x0cform"])
+def test_a_line_rich_would_rewrite_goes_through_rich(
+        text: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    report = sample_report()
+    report.model_id = text  # mesh-llm's `Model:` line prints it as it is, never wrapped
+    assert not written_as_is(render_lines(report, None, 80))
+    print_certification(report, None)
+    buf = io.StringIO()
+    print_certification(report, None, console=Console(file=buf))
+    assert capsys.readouterr().out == buf.getvalue()
 
 
 def test_cli_prints_the_mesh_llm_lines_first(packages: PackageFactory, tmp_path: Path) -> None:

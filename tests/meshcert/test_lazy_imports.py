@@ -22,7 +22,8 @@ HEAVY = ("pandas", "numpy", "jinja2", "httpx", "huggingface_hub", "gguf", "pydan
 
 
 def loaded_after(code: str) -> set[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {k: v for k, v in os.environ.items() if k not in {"FORCE_COLOR", "TTY_COMPATIBLE"}}
+    env["PYTHONPATH"] = str(ROOT)  # and no colour forced: rich's answer would depend on it
     out = subprocess.run([sys.executable, "-c", f"{code}\nimport sys, json\n"
                           "print(json.dumps(sorted(sys.modules)))"],
                          capture_output=True, text=True, check=True, env=env, cwd=ROOT,
@@ -101,6 +102,21 @@ def test_certifying_a_package_with_a_chat_template_never_loads_jinja2_here(
         "except SystemExit as exc:\n    assert exc.code == 0, exc.code")
     assert "certify.checks.chat_templates" in modules  # the check ran
     assert "jinja2" not in modules
+
+
+@pytest.mark.parametrize("flags", [[], ["--quiet"]], ids=["summary", "quiet"])
+def test_certifying_to_a_pipe_never_loads_rich(tmp_path: Path, flags: list[str]) -> None:
+    """Off a terminal there is no colour and no bar: the summary is written as plain text
+    (meshcert.cli.terminal), so rich is not imported at all."""
+    from meshcert.packagegen import llama_spec, write_package
+
+    root = write_package(llama_spec(), tmp_path / "pkg", source_dir=None).root
+    modules = loaded_after(
+        "from meshcert.cli import app\n"
+        f"try:\n    app(['models', 'certify', {str(root)!r}, '--package-only', *{flags!r}])\n"
+        "except SystemExit as exc:\n    assert exc.code == 0, exc.code")
+    assert "certify.engine" in modules  # it certified
+    assert "rich" not in modules
 
 
 def test_the_llama_cpp_worker_script_imports_only_the_standard_library() -> None:
