@@ -4,9 +4,10 @@ without importing rich.
 `import rich.console` is ~20 ms, a twelfth of a `meshcert models certify` (bench/
 whole_process.py). Written to a pipe or a file (a CI log, a script's capture), rich prints no
 colour and no progress bar, so the summary is plain text and rich is not needed at all. These
-functions follow rich's own rules (rich 13-15, `Console.is_terminal` and `Console.size`);
-tests/meshcert/test_terminal.py holds them equal to rich's answers. Where this module cannot be
-sure (Windows consoles, IPython), `plain_stream` says no and rich decides as before.
+functions follow rich's own rules (`Console.is_terminal` and `Console.size` as of rich 14,
+which added TTY_COMPATIBLE); tests/meshcert/test_terminal.py holds them equal to the installed
+rich's answers. Where this module cannot be sure (Windows consoles, IPython), `plain_stream`
+says no and rich decides as before.
 """
 
 from __future__ import annotations
