@@ -195,6 +195,7 @@ def print_lines(lines: Iterable[Line], console: Console) -> None:
 def print_certification(report: CertReport, report_out: str | None, *, quiet: bool = False,
                         console: Console | None = None, inspect: bool = False) -> None:
     """The summary on stdout, or with `quiet` only the errors, on stderr."""
+    from meshcert.cli.pipe import write_or_drop
     from meshcert.cli.terminal import plain_stream, plain_width
 
     stream = sys.stderr if quiet else sys.stdout
@@ -203,8 +204,7 @@ def print_certification(report: CertReport, report_out: str | None, *, quiet: bo
         plain = error_lines(report, width) if quiet else render_lines(
             report, report_out, width, inspect=inspect)
         if written_as_is(plain):
-            stream.write(plain_text(plain))
-            stream.flush()
+            write_or_drop(stream, plain_text(plain))
             return
     from rich.console import Console
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlparse
 
@@ -203,7 +204,9 @@ def deliver(report: CertReport, *, report_out: str | None, json_out: bool, quiet
                    f"{exc.strerror or exc}", err=True)
         raise typer.Exit(EXIT_CODES["incomplete"]) from None
     if json_out:
-        typer.echo(report.to_json(), nl=False)
+        from meshcert.cli.pipe import write_or_drop
+
+        write_or_drop(sys.stdout, report.to_json())
     else:
         print_certification(report, report_out, quiet=quiet, inspect=inspect)
     raise typer.Exit(EXIT_CODES[report.status])

@@ -11,6 +11,8 @@ import io
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -186,6 +188,33 @@ def test_a_line_rich_would_rewrite_goes_through_rich(
     buf = io.StringIO()
     print_certification(report, None, console=Console(file=buf))
     assert capsys.readouterr().out == buf.getvalue()
+
+
+@pytest.mark.parametrize("flags", [[], ["--json"]], ids=["summary", "json"])
+@pytest.mark.parametrize("broken", [False, True], ids=["passed", "failed"])
+def test_a_reader_that_leaves_early_leaves_the_verdict_as_the_exit_status(
+        tmp_path: Path, broken: bool, flags: list[str]) -> None:
+    """`meshcert models certify PKG | head -1`: the summary is dropped, not a traceback, and
+    the status is still 0 passed / 1 failed (rich would have exited 1 either way)."""
+    from meshcert.packagegen import llama_spec, write_package
+
+    root = write_package(llama_spec(), tmp_path / "pkg", source_dir=None).root
+    if broken:
+        layer = root / "layers" / "layer-00000.gguf"
+        data = bytearray(layer.read_bytes())
+        data[-1] ^= 0xFF
+        layer.write_bytes(bytes(data))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env.pop("FORCE_COLOR", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "meshcert", "models", "certify", str(root), "--package-only",
+         *flags], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert process.stdout is not None
+    process.stdout.close()  # the reader is gone before the first byte is written
+    process.stdout = None
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == (1 if broken else 0), stderr.decode()
+    assert b"Traceback" not in stderr and b"BrokenPipe" not in stderr
 
 
 def test_cli_prints_the_mesh_llm_lines_first(packages: PackageFactory, tmp_path: Path) -> None:
