@@ -148,8 +148,17 @@ CATALOG |= _rows("gguf", E, {
     "architecture_mismatch": "All fragments must agree on general.architecture.",
     "layer_count_mismatch": "layer_count must equal {arch}.block_count.",
     "missing_required_tensor": "Add the tensor the architecture requires to its fragment.",
+    "metadata_tensor_copies_differ": "Metadata-role tensors (neither blk.N.*, embeddings, output "
+    "nor final norm, e.g. rope_freqs.weight) are copied into every fragment and must be "
+    "byte-identical (type, shape and data) in each; re-write the fragments from the source.",
+    "slice_metadata_mismatch": "The fragment's skippy.slice.* keys must describe the role the "
+    "manifest gives the file (stage_index 0 metadata, 1 embeddings, 2 output, 1000+i for layer "
+    "i; layer_start/layer_end; include_embeddings/include_output); re-write the package.",
 })
 CATALOG |= _rows("gguf", W, {
+    "stale_split_metadata": "Strip split.no, split.count and split.tensors.count from the "
+    "fragment (newer writers do): llama.cpp looks for sibling shards when a stage is composed "
+    "from a file that still claims to be one shard of several.",
     "activation_width_mismatch": "activation_width should equal {arch}.embedding_length.",
     "unexpected_tensor_for_architecture": "The gguf library does not list this tensor name for "
     "the architecture; check the converter.",
@@ -312,6 +321,9 @@ CATALOG |= _rows("package_v2", E, {
     "keys); re-write the package from this source.",
 })
 CATALOG |= _rows("package_v2", W, {
+    "native_abi_differs": "A v2 native_abi_version is the producer's ABI, provenance only "
+    "(mesh-llm #1959): the runtime checks its own ABI at load. Nothing to fix unless the "
+    "runtime refuses the package at load; then re-write it with that runtime's writer.",
     "mesh_certify_would_fail": "The package is valid, but mesh-llm's certifier refuses it (known "
     "mesh-llm gap); certify with meshcert or re-write with shared/common.gguf and sorted "
     "sidecars until mesh-llm is fixed.",
@@ -377,6 +389,14 @@ CATALOG |= _rows("tokenizer", E, {
 CATALOG |= _rows("engine", E, {
     "internal_error": "A check crashed; the result is incomplete. Report this as a meshcert bug.",
     "check_not_run": "A check could not run because its inputs were unavailable.",
+    "llama_cpp_crashed": "llama.cpp died (a signal, a non-zero exit or its wall clock) while "
+    "running on this model, so the gate could not be decided: the result is incomplete, not "
+    "passed. A SIGSEGV or SIGILL at the first decode on a CPU that advertises AMX or AVX-512 "
+    "means a native build the machine cannot run: rebuild llama-cpp-python portable with "
+    "CMAKE_ARGS=\"-DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF "
+    "-DGGML_AMX_BF16=OFF\" pip install --no-cache-dir --force-reinstall --no-deps --no-binary "
+    "llama-cpp-python llama-cpp-python==0.3.36 (in a checkout: python3 "
+    "scripts/setup_llama_cpp_python.py), then certify again.",
 })
 
 
@@ -386,3 +406,29 @@ def entry(code: str) -> CatalogEntry:
         return CATALOG[code]
     except KeyError:
         raise KeyError(f"finding code {code!r} is not in the catalog") from None
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def catalog_markdown() -> str:
+    """docs/finding-codes.md: every code, grouped, with its severity and remediation
+    (`python -m certify.catalog > docs/finding-codes.md`; a test fails when it drifts)."""
+    lines = ["# Finding codes", "",
+             "Generated from `certify/catalog.py` (`python -m certify.catalog > "
+             "docs/finding-codes.md`). Codes are a contract: scripts and tests assert them; "
+             "`cert.json`'s schema lists them as the values `findings[].code` may take.", ""]
+    groups: dict[str, list[CatalogEntry]] = {}
+    for row in CATALOG.values():
+        groups.setdefault(row.group, []).append(row)
+    for group, rows in groups.items():
+        lines += [f"## {group}", "", "| code | severity | remediation |", "| --- | --- | --- |"]
+        lines += [f"| `{r.code}` | {r.severity} | {_cell(r.remediation)} |"
+                  for r in sorted(rows, key=lambda r: r.code)]
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(catalog_markdown(), end="")

@@ -29,7 +29,8 @@ from certify.stages import StageRange, certification_ranges, plan_stages, stage_
 from certify.view import PackageView
 
 # Codes that mean "could not tell", not "the package is bad": they make a result incomplete.
-INCOMPLETE_CODES = frozenset({"internal_error", "hub_unreachable", "check_not_run"})
+INCOMPLETE_CODES = frozenset({"internal_error", "hub_unreachable", "check_not_run",
+                              "llama_cpp_crashed"})
 MESH_GATES = ("v1_models", "v1_chat_completions", "v1_responses")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from certify.catalog import Severity, entry
+from certify.catalog import CATALOG, Severity, entry
 
 
 class Finding(BaseModel):
@@ -12,7 +12,8 @@ class Finding(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    code: str
+    code: str = Field(json_schema_extra={"enum": sorted(CATALOG)},
+                      description="A code of the finding catalog (docs/finding-codes.md).")
     severity: Severity
     message: str
     path: str | None = None

@@ -155,3 +155,39 @@ def test_every_catalogued_code_is_asserted_by_some_test() -> None:
     untested = sorted(code for code in CATALOG if f'"{code}"' not in text
                       and f"'{code}'" not in text)
     assert untested == []
+
+
+# Issue 21's codes, exactly these names and severities.
+ISSUE_21_CODES = {
+    "llama_cpp_crashed": "error", "metadata_tensor_copies_differ": "error",
+    "slice_metadata_mismatch": "error", "stale_split_metadata": "warning",
+    "native_abi_differs": "warning",
+}
+
+
+@pytest.mark.parametrize(("code", "severity"), sorted(ISSUE_21_CODES.items()))
+def test_issue_21_code_is_catalogued(code: str, severity: str) -> None:
+    assert CATALOG[code].severity == severity
+    assert CATALOG[code].remediation.strip()
+
+
+def test_llama_cpp_crashed_makes_a_result_incomplete_like_check_not_run() -> None:
+    from certify.engine import INCOMPLETE_CODES
+
+    assert {"llama_cpp_crashed", "check_not_run"} <= INCOMPLETE_CODES
+
+
+def test_finding_codes_doc_is_generated_from_the_catalog() -> None:
+    """Regenerate with: python -m certify.catalog > docs/finding-codes.md"""
+    from certify.catalog import catalog_markdown
+
+    doc = TESTS.parent / "docs" / "finding-codes.md"
+    assert doc.read_text(encoding="utf-8") == catalog_markdown()
+
+
+def test_the_report_schema_lists_every_catalogued_code() -> None:
+    from certify.report import cert_json_schema
+
+    schema = cert_json_schema()
+    finding = schema["$defs"]["Finding"]  # type: ignore[index]
+    assert finding["properties"]["code"]["enum"] == sorted(CATALOG)
