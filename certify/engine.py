@@ -145,7 +145,7 @@ def parity_gate(view: PackageView) -> RuntimeGate | None:
     if result is None:
         return None
     statuses: dict[str, GateStatus] = {"passed": "passed", "failed": "failed",
-                                       "not_run": "incomplete"}
+                                       "not_run": "incomplete", "crashed": "incomplete"}
     measurements: dict[str, float | int | str | None] = {
         "prompts": result.prompts, "tokens_per_prompt": result.tokens,
         "assembled_bytes": result.assembled_bytes, **result.timings_s}

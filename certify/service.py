@@ -15,13 +15,13 @@ from certify.refs import PackageRef, RefError, parse_ref
 from certify.report import CertReport, RefInfo, RuntimeGate
 from certify.runtime.request import RuntimeRequest
 from certify.view import CertOptions, PackageView
-from certify.worker_questions import WorkerQuestions
 from certify.workers import prestart_workers
+from certify.workers.questions import WorkerQuestions
 
 __all__ = ["CertRequest", "RuntimeRequest", "certify_package", "load_view"]
 
 if TYPE_CHECKING:
-    from certify.parity import ParityRequest
+    from certify.workers.parity import ParityRequest
 
 
 @dataclass
@@ -34,6 +34,7 @@ class CertRequest:
     materialize: bool = False  # build the certification stage GGUFs (certify.materialize)
     materialize_dir: str | None = None  # default: the user cache dir
     parity: ParityRequest | None = None  # reassemble and compare with this source GGUF
+    llama_timeout_s: float = 600.0  # wall clock of each llama.cpp worker (--materialize)
 
 
 def _empty_view(ref: PackageRef | None, text: str, options: CertOptions) -> PackageView:
@@ -111,11 +112,12 @@ def _load_as_node(request: CertRequest, view: PackageView, progress: ProgressObs
 
         try:
             materialize_stages(view, Path(request.materialize_dir)
-                               if request.materialize_dir else None, progress)
+                               if request.materialize_dir else None, progress,
+                               timeout_s=request.llama_timeout_s)
         except Exception as exc:  # containment, as above
             _contain(view, "materializing the stages failed", exc, api_key)
     if request.parity is not None:
-        from certify.parity import run_parity
+        from certify.workers.parity import run_parity
 
         try:
             run_parity(view, request.parity, progress)

@@ -15,9 +15,9 @@ from meshcert.cli.exit_codes import EXIT_CODES
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
 
 if TYPE_CHECKING:  # the engine loads inside the commands
-    from certify.parity import ParityRequest
     from certify.report import CertReport
     from certify.scope import ScopeRequest
+    from certify.workers.parity import ParityRequest
 
 app = typer.Typer(help="Model package commands.", no_args_is_help=True, rich_markup_mode=None)
 
@@ -128,6 +128,10 @@ def certify(
     parity_tokens: Annotated[int, typer.Option(help="Greedy tokens per prompt.")] = 16,
     parity_max_bytes: Annotated[int, typer.Option(
         help="Refuse --parity for models larger than this.")] = 8 << 30,
+    llama_timeout: Annotated[float, typer.Option(
+        help="Wall clock in seconds of each llama.cpp worker (--materialize's re-open, "
+        "--parity's load and decode of each model); one that outlives it is "
+        "llama_cpp_crashed.")] = 600.0,
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
@@ -152,6 +156,8 @@ def certify(
         raise typer.BadParameter("must be > 0", param_hint="--timeout")
     if deadline <= 0:
         raise typer.BadParameter("must be > 0", param_hint="--deadline")
+    if llama_timeout <= 0:
+        raise typer.BadParameter("must be > 0", param_hint="--llama-timeout")
     if stages is not None and stages <= 0:
         raise typer.BadParameter("must be > 0", param_hint="--stages")
     if runtime_abi is not None and not _ABI.match(runtime_abi):
@@ -161,7 +167,8 @@ def certify(
         raise typer.BadParameter("--source compares every tensor of the whole package; it "
                                  "cannot be combined with --layers/--stage",
                                  param_hint="--source")
-    parity_request = _parity_request(parity, parity_prompts, parity_tokens, parity_max_bytes)
+    parity_request = _parity_request(parity, parity_prompts, parity_tokens, parity_max_bytes,
+                                     llama_timeout)
     runtime = None
     if api_base is not None:
         runtime = RuntimeRequest(
@@ -176,7 +183,7 @@ def certify(
     request = CertRequest(model=model, options=options, runtime=runtime,
                           verify_cache=verify_cache, source_gguf=source,
                           materialize=materialize, materialize_dir=materialize_dir,
-                          parity=parity_request)
+                          parity=parity_request, llama_timeout_s=llama_timeout)
     progress: ProgressObserver = NullProgress() if (quiet or json_out) else RichProgress()
     try:
         report = certify_package(request, progress)
@@ -238,12 +245,12 @@ def inspect(
 
 
 def _parity_request(source: str | None, prompts_file: str | None, tokens: int,
-                    max_bytes: int) -> ParityRequest | None:
+                    max_bytes: int, timeout_s: float) -> ParityRequest | None:
     if source is None:
         if prompts_file is not None:
             raise typer.BadParameter("needs --parity SOURCE.gguf", param_hint="--parity-prompts")
         return None
-    from certify.parity import ParityRequest  # numpy and llama.cpp only when asked for
+    from certify.workers.parity import ParityRequest  # numpy only when asked for
 
     if not os.path.isfile(source):
         raise typer.BadParameter(f"{source!r} is not a file", param_hint="--parity")
@@ -251,7 +258,8 @@ def _parity_request(source: str | None, prompts_file: str | None, tokens: int,
         raise typer.BadParameter("must be within 1..128", param_hint="--parity-tokens")
     if max_bytes <= 0:
         raise typer.BadParameter("must be > 0", param_hint="--parity-max-bytes")
-    request = ParityRequest(source=source, tokens=tokens, max_bytes=max_bytes)
+    request = ParityRequest(source=source, tokens=tokens, max_bytes=max_bytes,
+                            timeout_s=timeout_s)
     if prompts_file is not None:
         try:
             with open(prompts_file, encoding="utf-8") as handle:
