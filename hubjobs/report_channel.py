@@ -13,6 +13,7 @@ import base64
 import gzip
 import hashlib
 import re
+import zlib
 from collections.abc import Iterable
 
 PREFIX = "MESHCERT-REPORT"
@@ -59,7 +60,7 @@ def decode(lines: Iterable[str], tag: str) -> bytes:
         raise ChannelError(f"report chunks {missing[:5]} of {tag} are missing from the logs")
     try:
         report = gzip.decompress(base64.b64decode("".join(chunks[i] for i in range(count))))
-    except (ValueError, OSError, EOFError) as exc:
+    except (ValueError, OSError, EOFError, zlib.error) as exc:
         raise ChannelError(f"the report of {tag} does not decode: {exc}") from exc
     if hashlib.sha256(report).hexdigest() != digest:
         raise ChannelError(f"the report of {tag} does not match its SHA-256")
