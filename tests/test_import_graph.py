@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ("certify", "evidence", "reports", "publish", "meshcert")
+LAYERS = ("certify", "evidence", "reports", "splitter", "publish", "hubjobs", "meshcert")
 
 
 def module_name(path: Path) -> str:
