@@ -30,7 +30,7 @@ from certify.view import PackageView
 
 # Codes that mean "could not tell", not "the package is bad": they make a result incomplete.
 INCOMPLETE_CODES = frozenset({"internal_error", "hub_unreachable", "check_not_run",
-                              "llama_cpp_crashed"})
+                              "llama_cpp_crashed", "hf_job_failed"})
 MESH_GATES = ("v1_models", "v1_chat_completions", "v1_responses")
 
 
