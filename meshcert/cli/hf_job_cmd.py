@@ -58,7 +58,7 @@ def certify_on_hf_jobs(model: str, *, stages: int | None, flavor: str, install: 
     from hubjobs.certify_slices import Launch, PlanRefused, plan_certify_jobs, run_certify_jobs
     from hubjobs.commands import default_install
     from hubjobs.jobs_api import HubJobs
-    from meshcert.cli.models_cmd import deliver
+    from meshcert.cli.deliver import deliver
 
     if not model.startswith("hf://"):
         raise typer.BadParameter("--hf-job certifies a published package: hf://ns/repo@<sha>",

@@ -5,17 +5,16 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlparse
 
 import typer
 
+from meshcert.cli.deliver import deliver
 from meshcert.cli.exit_codes import EXIT_CODES
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
 
 if TYPE_CHECKING:  # the engine loads inside the commands
-    from certify.report import CertReport
     from certify.scope import ScopeRequest
     from certify.workers.parity import ParityRequest
 
@@ -231,31 +230,6 @@ def certify(
         raise typer.Exit(EXIT_CODES["incomplete"]) from None
     deliver(report, report_out=report_out, json_out=json_out, quiet=quiet, html=html, md=md,
             junit=junit, sarif=sarif)
-
-
-def deliver(report: CertReport, *, report_out: str | None, json_out: bool, quiet: bool,
-            html: str | None = None, md: str | None = None, junit: str | None = None,
-            sarif: str | None = None, inspect: bool = False) -> None:
-    """Write the requested files, print, and exit with the report's status."""
-    from certify.atomic import write_atomic
-    from meshcert.cli.cert_console import print_certification
-    from reports.outputs import write_reports
-
-    try:
-        if report_out:
-            write_atomic(report_out, report.to_json())
-        write_reports(report, html=html, md=md, junit=junit, sarif=sarif)
-    except OSError as exc:  # the verdict cannot be delivered: never claim success
-        typer.echo(f"error: cannot write {exc.filename or 'a report'}: "
-                   f"{exc.strerror or exc}", err=True)
-        raise typer.Exit(EXIT_CODES["incomplete"]) from None
-    if json_out:
-        from meshcert.cli.pipe import write_or_drop
-
-        write_or_drop(sys.stdout, report.to_json())
-    else:
-        print_certification(report, report_out, quiet=quiet, inspect=inspect)
-    raise typer.Exit(EXIT_CODES[report.status])
 
 
 # --- `models inspect` (issue 12b) -------------------------------------------------------------

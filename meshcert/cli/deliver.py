@@ -1,0 +1,39 @@
+"""Deliver a certification report: the files asked for, the summary or JSON, the exit status
+(shared by `models certify`, `models inspect` and `models certify --hf-job`)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import typer
+
+from meshcert.cli.exit_codes import EXIT_CODES
+
+if TYPE_CHECKING:
+    from certify.report import CertReport
+
+
+def deliver(report: CertReport, *, report_out: str | None, json_out: bool, quiet: bool,
+            html: str | None = None, md: str | None = None, junit: str | None = None,
+            sarif: str | None = None, inspect: bool = False) -> None:
+    """Write the requested files, print, and exit with the report's status."""
+    from certify.atomic import write_atomic
+    from meshcert.cli.cert_console import print_certification
+    from reports.outputs import write_reports
+
+    try:
+        if report_out:
+            write_atomic(report_out, report.to_json())
+        write_reports(report, html=html, md=md, junit=junit, sarif=sarif)
+    except OSError as exc:  # the verdict cannot be delivered: never claim success
+        typer.echo(f"error: cannot write {exc.filename or 'a report'}: "
+                   f"{exc.strerror or exc}", err=True)
+        raise typer.Exit(EXIT_CODES["incomplete"]) from None
+    if json_out:
+        from meshcert.cli.pipe import write_or_drop
+
+        write_or_drop(sys.stdout, report.to_json())
+    else:
+        print_certification(report, report_out, quiet=quiet, inspect=inspect)
+    raise typer.Exit(EXIT_CODES[report.status])
