@@ -18,9 +18,10 @@ from certify.view import CertOptions, PackageView
 from certify.worker_questions import WorkerQuestions
 from certify.workers import prestart_workers
 
-__all__ = ["CertRequest", "RuntimeRequest", "certify_package", "load_view"]
+__all__ = ["CertRequest", "RuntimeRequest", "certify_package", "certify_with_view", "load_view"]
 
 if TYPE_CHECKING:
+    from certify.hub.gate import RequestGate
     from certify.parity import ParityRequest
 
 
@@ -34,6 +35,7 @@ class CertRequest:
     materialize: bool = False  # build the certification stage GGUFs (certify.materialize)
     materialize_dir: str | None = None  # default: the user cache dir
     parity: ParityRequest | None = None  # reassemble and compare with this source GGUF
+    hub_gate: RequestGate | None = None  # shared by several hf:// runs (a catalog's packages)
 
 
 def _empty_view(ref: PackageRef | None, text: str, options: CertOptions) -> PackageView:
@@ -50,7 +52,8 @@ def load_view(request: CertRequest, ref: PackageRef, progress: ProgressObserver,
     if ref.kind == "hf":
         from certify.sources.hub import load_hub_package
 
-        return load_hub_package(ref, options=request.options, progress=progress)
+        return load_hub_package(ref, options=request.options, progress=progress,
+                                gate=request.hub_gate)
     from certify.sources.local import load_local_package
 
     return load_local_package(ref.local_path or ref.text, display_ref=ref.text,
@@ -67,6 +70,13 @@ def run_runtime(runtime: RuntimeRequest, progress: ProgressObserver) -> list[Run
 def certify_package(request: CertRequest, progress: ProgressObserver | None = None
                     ) -> CertReport:
     """Certify one package ref; always returns a report, whatever went wrong."""
+    return certify_with_view(request, progress)[0]
+
+
+def certify_with_view(request: CertRequest, progress: ProgressObserver | None = None
+                      ) -> tuple[CertReport, PackageView]:
+    """`certify_package`, also returning the facts the checks read (the parsed manifest, the
+    listing), for callers that compare the package with what someone says about it."""
     progress = progress or NullProgress()
     started = utc_now()
     prestart_workers()  # a no-op when the caller already did
@@ -76,7 +86,7 @@ def certify_package(request: CertRequest, progress: ProgressObserver | None = No
         view = _empty_view(None, request.model, request.options)
         view.source_findings.append(finding(err.code, str(err)))
         return build_report(view, input_text=request.model, started_at=started,
-                            runtime_gates=_runtime_or_default(request, progress))
+                            runtime_gates=_runtime_or_default(request, progress)), view
     if request.options.verify_sha256 is None:  # default: hash local files, trust the Hub's LFS
         request = replace(request, options=replace(request.options,
                                                     verify_sha256=ref.kind == "local"))
@@ -98,7 +108,8 @@ def certify_package(request: CertRequest, progress: ProgressObserver | None = No
             _contain(view, f"reading --source {request.source_gguf} failed", exc, api_key)
     _load_as_node(request, view, progress, api_key)
     gates = _runtime_or_default(request, progress)
-    return build_report(view, input_text=request.model, started_at=started, runtime_gates=gates)
+    return build_report(view, input_text=request.model, started_at=started,
+                        runtime_gates=gates), view
 
 
 def _load_as_node(request: CertRequest, view: PackageView, progress: ProgressObserver,
