@@ -42,6 +42,11 @@ from certify.hub.settings import HubSettings
 from certify.report import CertReport, OverallStatus, combine_statuses
 
 RESOLVE_REQUESTS = 1  # a sha-only model_info, for a reference that pins no commit
+# What certifying one package costs (bench/remote_certify.py): model_info with the listing,
+# refs, the manifest and the README, then a header range read per artifact, each a request to
+# the Hub's resolve URL answered by a redirect to storage and the ranged GET there.
+CERTIFY_FIXED_REQUESTS = 4
+REQUESTS_PER_ARTIFACT = 2
 DEFAULT_CONCURRENCY = 4
 MAX_CONCURRENCY = 32
 
@@ -78,6 +83,13 @@ class CatalogRun:
     entries: list[ParsedEntry]  # as read
     references: list[PackageReference]  # one per report row, in the same order
     snapshot: CatalogSnapshot
+
+
+def request_budget(artifacts: int, *, pinned: bool) -> int:
+    """Hub requests one package costs in a catalog run (no retries): the same whatever the
+    catalog's size or concurrency."""
+    return (0 if pinned else RESOLVE_REQUESTS) + CERTIFY_FIXED_REQUESTS \
+        + REQUESTS_PER_ARTIFACT * artifacts
 
 
 def cert_paths(repo: str, commit: str) -> tuple[str, str]:

@@ -16,12 +16,14 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from certify.formats.package_id import compute_package_id
 from meshcert.packagegen import llama_spec, write_source_gguf
-from meshcert.packagegen.split import split_v1, split_v2
+from meshcert.packagegen.split import model_card, split_v1, split_v2
+from meshcert.packagegen.writer import write_manifest_and_card
 
 MANIFEST = "model-package.json"
 SOURCE_REPO = "meshcert/tiny-llama"
@@ -50,13 +52,14 @@ class PackageShelf:
         self._count += 1
         return self.base / f"{self._count:02d}-{name}"
 
-    def v1(self, name: str = "v1") -> Path:
+    def v1(self, name: str = "v1", *, source_revision: str = "main") -> Path:
         return split_v1(self.source, self._out(name), model_id=MODEL_ID, repo=SOURCE_REPO,
-                        revision="main").root
+                        revision=source_revision).root
 
-    def v2(self, name: str = "v2", *, part_budget: int | None = None) -> Path:
+    def v2(self, name: str = "v2", *, part_budget: int | None = None,
+           source_revision: str = "main") -> Path:
         return split_v2(self.source, self._out(name), model_id=MODEL_ID, repo=SOURCE_REPO,
-                        revision="main", part_budget=part_budget).root
+                        revision=source_revision, part_budget=part_budget).root
 
     def v2_common_parts(self) -> Path:
         """A valid v2 package whose shared tensors are cut into shared/common-partNN.gguf
@@ -94,11 +97,13 @@ def manifest_of(root: Path) -> dict[str, Any]:
 
 
 def edit_manifest(root: Path, edit: Callable[[dict[str, Any]], Any]) -> None:
+    """Edit the manifest as a writer would have written it: re-identified (v2), with the
+    model card rendered again from it."""
     manifest = manifest_of(root)
     edit(manifest)
     if manifest.get("schema_version") == 2:
         manifest["package_id"] = compute_package_id(manifest)
-    (root / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    write_manifest_and_card(root, manifest, model_card)
 
 
 def artifact_count(root: Path) -> int:
@@ -156,3 +161,70 @@ def catalog_files(catalog: Path) -> dict[str, bytes]:
     """Every file of a local catalog checkout (to commit it to a dataset repo)."""
     return {p.relative_to(catalog).as_posix(): p.read_bytes()
             for p in sorted(catalog.rglob("*")) if p.is_file()}
+
+
+# --- the test catalog: a dozen packages, each making one point -------------------------------
+RUNTIME_ABI = WRITER_ABI  # the runtime the test catalog is certified for
+OTHER_ABI = "0.1.57"  # a producer ABI mesh-llm v0.76.2 refused (string compare)
+SOURCE_COMMIT = "5" * 40
+
+
+@dataclass
+class CatalogFixture:
+    root: Path  # the local checkout
+    shas: dict[str, str]  # package repo -> published commit
+    roots: dict[str, Path]  # package repo -> its folder (as built)
+
+
+def build_test_catalog(hub: Any, base: Path) -> CatalogFixture:
+    """Publish the packages on `hub` and write a catalog checkout listing them:
+
+    - entries/meshcert/tiny-llama.json (variants keyed by name): ns/good-v1 (pinned),
+      ns/good-v2 (unpinned), ns/common-parts, ns/abi-0.1.57, ns/tampered-v1, ns/no-manifest,
+      ns/gated, ns/missing (never published), ns/wrong-layers (layer_count 5),
+      ns/wrong-bytes (total_bytes + 1), ns/wrong-source-revision, and ns/dup listed in two
+      variants; variant "other-source" names another source repo for ns/wrong-source;
+    - entries/old/tiny-llama.json: the old list-shaped variants, with ns/old-v1;
+    - entries/broken/model.json: not JSON.
+    """
+    shelf = PackageShelf(base / "packages")
+    built: dict[str, Path] = {
+        "ns/good-v1": shelf.v1("good-v1"),
+        "ns/good-v2": shelf.v2("good-v2"),
+        "ns/common-parts": shelf.v2_common_parts(),
+        "ns/abi-0.1.57": shelf.v2_abi(OTHER_ABI),
+        "ns/tampered-v1": shelf.tampered_v1(),
+        "ns/no-manifest": shelf.without_manifest(),
+        "ns/gated": shelf.v2("gated"),
+        "ns/wrong-layers": shelf.v1("wrong-layers"),
+        "ns/wrong-bytes": shelf.v2("wrong-bytes"),
+        "ns/wrong-source-revision": shelf.v2("wrong-source-revision",
+                                             source_revision=SOURCE_COMMIT),
+        "ns/wrong-source": shelf.v2("wrong-source"),
+        "ns/dup": shelf.v2("dup"),
+        "ns/old-v1": shelf.v1("old-v1"),
+    }
+    shas = {repo: hub.publish_dir(repo, root) for repo, root in built.items()}
+    hub.repos["ns/gated"].gated = "auto"
+    catalog = base / "catalog"
+    write_entry(catalog, SOURCE_REPO, {
+        "F16": variant(
+            package_ref("ns/good-v1", revision=shas["ns/good-v1"], layer_count=4,
+                        total_bytes=total_bytes(built["ns/good-v1"]), source_revision="main"),
+            "ns/good-v2",
+            package_ref("ns/common-parts", revision=shas["ns/common-parts"]),
+            package_ref("ns/abi-0.1.57", revision=shas["ns/abi-0.1.57"]),
+            "ns/tampered-v1", "ns/no-manifest", "ns/gated", "ns/missing",
+            package_ref("ns/wrong-layers", layer_count=5),
+            package_ref("ns/wrong-bytes", total_bytes=total_bytes(built["ns/wrong-bytes"]) + 1),
+            package_ref("ns/wrong-source-revision", source_revision="6" * 40),
+            "ns/dup"),
+        "F16-copy": variant("ns/dup"),
+        "other-source": variant("ns/wrong-source", source_repo="someone/other-model"),
+    })
+    write_raw_entry(catalog, "old/tiny-llama", json.dumps(entry("old/tiny-llama", [
+        {"source": {"repo": SOURCE_REPO, "file": SOURCE_FILE},
+         "curated": {"name": "Tiny Llama (old entry)"},
+         "packages": [package_ref("ns/old-v1")]}]), indent=4) + "\n")
+    write_raw_entry(catalog, "broken/model", '{"schema_version": 1, "variants": {')
+    return CatalogFixture(catalog, shas, built)
