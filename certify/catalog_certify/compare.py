@@ -40,6 +40,13 @@ MISSING_CODES = frozenset({"hub_repo_not_found", "hub_revision_not_found", "hub_
 UNREADABLE_CODES = frozenset({"missing_manifest", "invalid_manifest_json", "manifest_too_large",
                               "duplicate_manifest_key", "unsupported_schema_version"})
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
+# Every code a catalog run emits (entries.py emits catalog_entry_invalid; the rest are here).
+CATALOG_RUN_CODES = frozenset({
+    "catalog_entry_invalid", "catalog_entry_unpinned", "catalog_package_missing",
+    "catalog_package_gated", "catalog_package_unreadable", "catalog_layer_count_mismatch",
+    "catalog_total_bytes_mismatch", "catalog_source_revision_mismatch",
+    "catalog_source_mismatch", "catalog_package_duplicate", "catalog_mesh_llm_would_refuse",
+})
 
 
 @dataclass(frozen=True)

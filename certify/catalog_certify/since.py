@@ -71,7 +71,9 @@ class Previous:
         before = self.rows.get(row_key(reference.entry, reference.variant, reference.repo))
         if before is None:
             return "new", None
-        if commit is None or before.revision != commit:
+        if commit is None:  # not resolved now: gone, or still not there
+            return ("retried" if before.revision is None else "changed"), before.revision
+        if before.revision != commit:
             return "changed", before.revision
         return ("unchanged" if reused else "retried"), before.revision
 
