@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from certify.catalog import CATALOG
-from certify.checks import all_checks
 from certify.catalog_certify.compare import CATALOG_RUN_CODES
+from certify.checks import all_checks
 from certify.merge import MERGE_CODES
 
 # Copied from the spec (certification.md, "Finding codes"): a rename here is a breaking change.
