@@ -29,9 +29,11 @@ def package_facts(view: PackageView) -> PackageFacts | None:
     source = source if isinstance(source, dict) else {}
     sizes = [a.declared_size for a in view.artifacts()]
     total = sum(s for s in sizes if s is not None) if sizes and None not in sizes else None
-    primary = _text(source.get("primary_file"))
-    if primary is None and fmt != "v2":
-        primary = _text(source.get("path"))  # v1: the writer's (absolute) source path
+    files = source.get("files")
+    first = files[0].get("path") if isinstance(files, list) and files \
+        and isinstance(files[0], dict) else None
+    # primary_file, else the first listed file, else (v1) the writer's absolute source path
+    primary = _text(source.get("primary_file")) or _text(first) or _text(source.get("path"))
     layers = manifest.get("layer_count")
     return PackageFacts(
         format=fmt, model_id=_text(manifest.get("model_id")),

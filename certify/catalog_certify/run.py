@@ -131,13 +131,16 @@ class _Runner:
         self._total = 0
 
     def run(self, jobs: list[_Job]) -> dict[int, _Outcome]:
+        from certify.template_audits import shared_template_audits
+
         self._total = len(jobs)
         self.progress.planned(len(jobs))
         workers = max(1, min(self.request.concurrency, len(jobs) or 1))
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="catalog-package")
         try:
-            futures = [pool.submit(self._job, job) for job in jobs]
-            return {i: f.result() for i, f in enumerate(futures)}
+            with shared_template_audits():  # a template repeated by many packages: audited once
+                futures = [pool.submit(self._job, job) for job in jobs]
+                return {i: f.result() for i, f in enumerate(futures)}
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
