@@ -87,6 +87,12 @@ class PackageShelf:
         (root / MANIFEST).unlink()
         return root
 
+    def real(self, source: Path, fmt: str, *, model_id: str, repo: str) -> Path:
+        """A package of a real model (tests.support.real_models), v1 or v2."""
+        split = split_v1 if fmt == "v1" else split_v2
+        return split(source, self._out(f"{source.stem}-{fmt}"), model_id=model_id, repo=repo,
+                     revision="main").root
+
     def cleanup(self) -> None:
         shutil.rmtree(self.base, ignore_errors=True)
 

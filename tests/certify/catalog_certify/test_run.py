@@ -271,3 +271,61 @@ def test_a_runtime_abi_mesh_llm_compares_as_a_string(hub: FakeHub,
     assert rows[("F16", "ns/good-v2")].mesh_llm_verdict == "refuses"
     assert rows[("F16", "ns/good-v2")].status == "passed"
     assert rows[("F16", "ns/good-v1")].mesh_llm_verdict == "accepts"
+
+
+def _cold_requests(hub: FakeHub, repo: str, home: Path) -> int:
+    """What `models certify` costs in a fresh process (nothing read before)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")} | {
+        "HF_ENDPOINT": hub.url, "HF_HOME": str(home), "HF_HUB_DISABLE_TELEMETRY": "1",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
+    done = subprocess.run([sys.executable, "-m", "meshcert", "models", "certify", f"hf://{repo}",
+                           "--package-only", "--allow-unpinned", "--json"], env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return int(json.loads(done.stdout)["transfer"]["requests"])
+
+
+@pytest.mark.slow
+def test_real_models_in_a_catalog_cost_no_more_than_alone(hub: FakeHub,
+                                                          tmp_path: Path) -> None:
+    """SmolLM2 as v1 and v2 and Gemma 3 as v2 all pass. Their fragments repeat a 49k / 262k
+    token tokenizer, so a header takes several range reads, fewer once the process has walked
+    that tokenizer (the reader remembers string arrays): in the catalog each package costs
+    the resolve plus at most what `models certify` costs it in a fresh process, and at least
+    what it costs once the tokenizer is known."""
+    from certify.service import CertRequest, certify_package
+    from certify.view import CertOptions
+    from tests.support.catalog_packages import PackageShelf, variant, write_entry
+    from tests.support.real_models import gemma3_path, smollm2_path
+
+    shelf = PackageShelf(tmp_path / "packages")
+    smol, gemma = smollm2_path(), gemma3_path()
+    smol_repo, gemma_repo = "HuggingFaceTB/SmolLM2-135M-Instruct", "google/gemma-3-270m"
+    packages = {
+        "ns/smol-v1": shelf.real(smol, "v1", model_id=f"{smol_repo}-GGUF:Q4_1", repo=smol_repo),
+        "ns/smol-v2": shelf.real(smol, "v2", model_id=f"{smol_repo}-GGUF:Q4_1", repo=smol_repo),
+        "ns/gemma-v2": shelf.real(gemma, "v2", model_id=f"{gemma_repo}-GGUF:Q4_K_M",
+                                  repo=gemma_repo)}
+    for repo, root in packages.items():
+        hub.publish_dir(repo, root)
+    catalog = tmp_path / "catalog"
+    write_entry(catalog, smol_repo, {
+        "Q4_1": variant("ns/smol-v1", source_repo=smol_repo, file=smol.name),
+        "Q4_1-v2": variant("ns/smol-v2", source_repo=smol_repo, file=smol.name)})
+    write_entry(catalog, gemma_repo, {"Q4_K_M": variant("ns/gemma-v2", source_repo=gemma_repo,
+                                                        file=gemma.name)})
+    cold = {repo: _cold_requests(hub, repo, tmp_path / "cold-home") for repo in packages}
+    hub.reset_counters()
+    report = certify_catalog(LocalCatalog(catalog), CatalogRequest(options=OPTIONS)).report
+    assert sum(r.requests for r in report.packages) == hub.count()
+    for row in report.packages:
+        assert (row.status, row.error_codes, row.warning_codes) == (
+            "passed", [], ["catalog_entry_unpinned"]), row.repo
+        warm = certify_package(CertRequest(model=f"hf://{row.repo}", options=CertOptions(
+            runtime_abi=RUNTIME_ABI, allow_unpinned=True, verify_sha256=False)))
+        assert warm.status == "passed" and warm.transfer is not None
+        assert warm.transfer.requests + 1 <= row.requests <= cold[row.repo] + 1, row.repo
