@@ -57,15 +57,18 @@ class CatalogProgress(Protocol):
     def planned(self, total: int) -> None:
         """How many distinct packages will be resolved and certified."""
 
-    def finished(self, repo: str, status: str, done: int, total: int) -> None:
-        """One package is done (called from worker threads, one at a time)."""
+    def finished(self, repo: str, revision: str | None, status: str, done: int, total: int
+                 ) -> None:
+        """One package is done: its own certification's status, before the catalog's
+        findings are added (called from worker threads, one at a time)."""
 
 
 class NullCatalogProgress:
     def planned(self, total: int) -> None:
         return None
 
-    def finished(self, repo: str, status: str, done: int, total: int) -> None:
+    def finished(self, repo: str, revision: str | None, status: str, done: int, total: int
+                 ) -> None:
         return None
 
 
@@ -163,7 +166,8 @@ class _Runner:
                       or outcome.resolution.failure.code in ("hub_unreachable",
                                                              "internal_error")
                       else "failed")
-            self.progress.finished(job.repo, status, done, self._total)
+            self.progress.finished(job.repo, outcome.resolution.revision, status, done,
+                                   self._total)
         return outcome
 
     def _resolve_and_certify(self, job: _Job) -> _Outcome:

@@ -44,11 +44,13 @@ class ProgressLines:
         self._started = time.monotonic()
         self._write(f"certifying {total} package(s)")
 
-    def finished(self, repo: str, status: str, done: int, total: int) -> None:
+    def finished(self, repo: str, revision: str | None, status: str, done: int, total: int
+                 ) -> None:
         spent = time.monotonic() - self._started
         left = spent / done * (total - done) if done else 0.0
         eta = f"eta {left:.0f} s" if done < total else f"done in {spent:.1f} s"
-        self._write(f"[{done}/{total}] {status:<10} hf://{repo}  ({eta})")
+        ref = f"hf://{repo}@{revision[:12]}" if revision else f"hf://{repo}"
+        self._write(f"[{done}/{total}] {ref}: package {status} ({eta})")
 
 
 def _fail(message: str, status: int = USAGE) -> typer.Exit:

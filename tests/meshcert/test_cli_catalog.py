@@ -83,6 +83,9 @@ def test_a_failing_catalog_exits_1_and_writes_every_report(catalog: CatalogFixtu
     assert [p.split("]")[0] for p in progress[1:]] == [f"[{i}/14" for i in range(1, 15)]
     assert progress[-1].endswith("s)") and "done in" in progress[-1]
     assert all("eta" in p for p in progress[1:-1])
+    # the package's own verdict, before the catalog's findings (the row fails on its entry)
+    assert any(p.startswith("[") and "hf://ns/wrong-bytes@" in p and ": package passed (" in p
+               for p in progress)
 
 
 def test_an_all_good_catalog_exits_0(good_catalog: Path) -> None:
