@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field
 
 from certify.catalog import CATALOG, Severity, entry
-
-_CODES: list[JsonValue] = [*sorted(CATALOG)]
 
 
 class Finding(BaseModel):
@@ -14,7 +12,7 @@ class Finding(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    code: str = Field(json_schema_extra={"enum": _CODES},
+    code: str = Field(json_schema_extra={"enum": sorted(CATALOG)},
                       description="A code of the finding catalog (docs/finding-codes.md).")
     severity: Severity
     message: str
