@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from certify.workers.death import WorkerDeath
 
 
 @dataclass(frozen=True)
@@ -17,9 +20,11 @@ class StageBuild:
     reused: bool = False  # provenance matched a stage built before
     error: str | None = None  # why the stage did not build or re-open
     not_run: str | None = None  # why it could not even be tried (not a package fault)
+    death: WorkerDeath | None = None  # llama.cpp died re-opening it: undecided, not failed
 
 
-ParityStatus = Literal["passed", "failed", "not_run"]
+# crashed: a llama.cpp worker died (signal, exit status, wall clock): undecided, like not_run
+ParityStatus = Literal["passed", "failed", "not_run", "crashed"]
 
 
 @dataclass(frozen=True)
@@ -41,3 +46,4 @@ class ParityResult:
     divergence: Divergence | None = None
     assembled_bytes: int | None = None
     timings_s: dict[str, float] = field(default_factory=dict)
+    death: WorkerDeath | None = None  # set when status is "crashed"

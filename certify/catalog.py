@@ -425,6 +425,11 @@ CATALOG |= _rows("catalog", W, {
 CATALOG |= _rows("engine", E, {
     "internal_error": "A check crashed; the result is incomplete. Report this as a meshcert bug.",
     "check_not_run": "A check could not run because its inputs were unavailable.",
+    "hf_job_failed": "A Hugging Face job that certified a slice ended without a readable "
+    "report (ERROR, CANCELED, or its logs hold no complete report): the slice is not verified "
+    "and the result is incomplete. Read the job's logs (`meshcert package job --logs ID`), then "
+    "run again; a job killed by its timeout needs a larger --flavor or fewer bytes per slice "
+    "(more --stages).",
     "llama_cpp_crashed": "llama.cpp died (a signal, a non-zero exit or its wall clock) while "
     "running on this model, so the gate could not be decided: the result is incomplete, not "
     "passed. A SIGSEGV or SIGILL at the first decode on a CPU that advertises AMX or AVX-512 "

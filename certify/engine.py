@@ -30,7 +30,7 @@ from certify.view import PackageView
 
 # Codes that mean "could not tell", not "the package is bad": they make a result incomplete.
 INCOMPLETE_CODES = frozenset({"internal_error", "hub_unreachable", "check_not_run",
-                              "llama_cpp_crashed"})
+                              "llama_cpp_crashed", "hf_job_failed"})
 MESH_GATES = ("v1_models", "v1_chat_completions", "v1_responses")
 
 
@@ -145,7 +145,7 @@ def parity_gate(view: PackageView) -> RuntimeGate | None:
     if result is None:
         return None
     statuses: dict[str, GateStatus] = {"passed": "passed", "failed": "failed",
-                                       "not_run": "incomplete"}
+                                       "not_run": "incomplete", "crashed": "incomplete"}
     measurements: dict[str, float | int | str | None] = {
         "prompts": result.prompts, "tokens_per_prompt": result.tokens,
         "assembled_bytes": result.assembled_bytes, **result.timings_s}

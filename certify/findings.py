@@ -12,7 +12,7 @@ class Finding(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    code: str = Field(json_schema_extra={"enum": sorted(CATALOG)},
+    code: str = Field(json_schema_extra={"enum": list(sorted(CATALOG))},
                       description="A code of the finding catalog (docs/finding-codes.md).")
     severity: Severity
     message: str

@@ -16,10 +16,10 @@ from certify.checks import Check, all_checks
 from certify.engine import build_report, utc_now
 from certify.findings import Finding, finding
 from certify.gguf.reader import read_header_file
-from certify.llama_cpp_gguf import LLAMA_CPP_FACTS_KEY, GGUFSecondOpinion, LlamaCppGGUF
 from certify.manifest_parse import ParsedManifest
 from certify.report import CertReport, RefInfo
 from certify.view import PackageView
+from certify.workers.llama_gguf import LLAMA_CPP_FACTS_KEY, GGUFSecondOpinion, LlamaCppGGUF
 
 # Checks that need a layer package (a manifest, its declared roles and layers): not run here.
 PACKAGE_CHECKS = frozenset({

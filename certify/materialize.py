@@ -9,7 +9,9 @@ by the carrier's locators (absolute offset + stored size in the artifact).
 
 The file is written with the gguf library's GGUFWriter (header, KV, tensor directory) and the
 tensor bytes copied from the parts, into a temp file beside the target; llama.cpp's own GGUF
-parser must re-open it (no tensor allocation) before it is renamed into place. A small JSON
+parser must re-open it (no tensor allocation, in a worker process: `certify.workers.llama_reopen`)
+before it is renamed into place. A parser that dies on it leaves the stage undecided
+(`StageBuild.death`), not failed. A small JSON
 next to it records its provenance (manifest sha256, package id, every part's sha256): a later
 run whose provenance matches reuses the file instead of composing it again.
 """
@@ -39,6 +41,7 @@ from certify.progress import NullProgress, ProgressObserver
 from certify.stages import StageRange, certification_ranges, stage_parts
 from certify.view import PackageView
 
+REOPEN_TIMEOUT_S = 600.0  # wall clock of llama.cpp's parser on one composed stage
 FULL_KV = ReadLimits(array_items=1 << 24, total_items=1 << 27)
 PROVENANCE_SCHEMA = 1
 _COPY_CHUNK = 8 << 20
@@ -148,17 +151,18 @@ def _kv_keys(header: GGUFHeader) -> list[str]:
             and k != "general.architecture"]
 
 
-def write_gguf(target: Path, comp: StageComposition, advance: Advance | None = None) -> int:
+def write_gguf(target: Path, comp: StageComposition, advance: Advance | None = None, *,
+               timeout_s: float = REOPEN_TIMEOUT_S) -> int:
     """Write the composition to `target` atomically; returns the file size. The temp file is
     re-opened with llama.cpp's parser before the rename, and removed on any failure."""
-    from certify.gguf.llama_parse import reopen
+    from certify.workers.llama_reopen import reopen
 
     header = _read_kv(comp.kv_file)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         _write(tmp, header, comp, advance or (lambda _n: None))
-        n_tensors, _ = reopen(str(tmp))
+        n_tensors, _ = reopen(str(tmp), timeout_s=timeout_s)
         if n_tensors != len(comp.tensors):
             raise ComposeError(f"llama.cpp reads {n_tensors} tensors, {len(comp.tensors)} "
                                "were written")
@@ -230,30 +234,33 @@ def provenance(view: PackageView, stage: StageRange, comp: StageComposition) -> 
             "tensor_count": len(comp.tensors)}
 
 
-def _reusable(target: Path, sidecar: Path, wanted: dict[str, Any]) -> bool:
-    from certify.gguf.llama_parse import reopen
+def _reusable(target: Path, sidecar: Path, wanted: dict[str, Any], timeout_s: float) -> bool:
+    from certify.workers.llama_reopen import reopen
 
     try:
         recorded = json.loads(sidecar.read_text(encoding="utf-8"))
         if recorded.get("provenance") != wanted or target.stat().st_size != recorded["size"]:
             return False
-        return reopen(str(target))[0] == wanted["tensor_count"]
+        return reopen(str(target), timeout_s=timeout_s)[0] == wanted["tensor_count"]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
 
 
 def materialize_stage(view: PackageView, stage: StageRange, total_layers: int, root: Path,
-                      progress: ProgressObserver) -> StageBuild:
-    from certify.gguf.llama_parse import LlamaParserUnavailable
+                      progress: ProgressObserver, timeout_s: float = REOPEN_TIMEOUT_S
+                      ) -> StageBuild:
+    from certify.workers.llama_reopen import LlamaCppCrashed, LlamaParserUnavailable
 
     try:
-        return _materialize_stage(view, stage, total_layers, root, progress)
+        return _materialize_stage(view, stage, total_layers, root, progress, timeout_s)
     except LlamaParserUnavailable as exc:
         return StageBuild(stage.stage_id, not_run=str(exc))
+    except LlamaCppCrashed as exc:
+        return StageBuild(stage.stage_id, death=exc.death)
 
 
 def _materialize_stage(view: PackageView, stage: StageRange, total_layers: int, root: Path,
-                       progress: ProgressObserver) -> StageBuild:
+                       progress: ProgressObserver, timeout_s: float) -> StageBuild:
     try:
         comp = compose(view, stage, total_layers)
     except ComposeError as exc:
@@ -262,12 +269,12 @@ def _materialize_stage(view: PackageView, stage: StageRange, total_layers: int, 
     key = hashlib.sha256(json.dumps(wanted, sort_keys=True).encode()).hexdigest()[:16]
     target = root / f"{stage.stage_id}-{key}.gguf"
     sidecar = target.with_suffix(".json")
-    if _reusable(target, sidecar, wanted):
+    if _reusable(target, sidecar, wanted, timeout_s):
         return StageBuild(stage.stage_id, path=str(target), size=target.stat().st_size,
                           tensor_count=len(comp.tensors), reused=True)
     progress.begin(f"materialize {stage.stage_id}", comp.tensor_bytes)
     try:
-        size = write_gguf(target, comp, progress.advance)
+        size = write_gguf(target, comp, progress.advance, timeout_s=timeout_s)
         _write_json(sidecar, {"provenance": wanted, "size": size})
     except ValueError as exc:  # ComposeError, or llama.cpp's parser rejected the file
         return StageBuild(stage.stage_id, error=str(exc))
@@ -286,7 +293,8 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def materialize_stages(view: PackageView, root: Path | None = None,
-                       progress: ProgressObserver | None = None) -> list[StageBuild]:
+                       progress: ProgressObserver | None = None,
+                       timeout_s: float = REOPEN_TIMEOUT_S) -> list[StageBuild]:
     """Build (or reuse) both certification stages of a local package; results on the view."""
     progress = progress or NullProgress()
     total = layer_count(view.manifest) if view.manifest is not None else None
@@ -297,6 +305,7 @@ def materialize_stages(view: PackageView, root: Path | None = None,
     else:
         base = (root or default_dir()) / hashlib.sha256(
             view.manifest_raw or b"").hexdigest()[:16]
-        builds = [materialize_stage(view, s, total or 0, base, progress) for s in ranges]
+        builds = [materialize_stage(view, s, total or 0, base, progress, timeout_s)
+                  for s in ranges]
     view.stage_builds = {b.stage_id: b for b in builds}
     return builds

@@ -124,6 +124,17 @@ class MergeInfo(_Model):
     unverified_artifacts: list[str] = Field(default_factory=list)
 
 
+class HfJob(_Model):
+    """One Hugging Face job a certification ran (`--hf-job`): which slice, how it ended."""
+
+    slice: str = Field(description="The slice it certified, as I/N.")
+    job_id: str
+    flavor: str
+    stage: str = Field(description="The job's final stage: COMPLETED, ERROR, CANCELED, ...")
+    message: str | None = None
+    report: bool = Field(description="Whether its slice report came back through its logs.")
+
+
 class CertReport(_Model):
     schema_version: Literal[1] = SCHEMA_VERSION
     status: OverallStatus
@@ -168,6 +179,8 @@ class CertReport(_Model):
         default_factory=dict, description="Every SHA-256 this run computed: path -> hex.")
     merge: MergeInfo | None = Field(
         default=None, description="Set on a report merged from slices (`report merge`).")
+    hf_jobs: list[HfJob] = Field(
+        default_factory=list, description="`--hf-job`: the jobs that certified the slices.")
 
     def to_json(self) -> str:
         """Pretty JSON plus a newline, as mesh-llm writes cert.json."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -15,14 +16,15 @@ from certify.refs import PackageRef, RefError, parse_ref
 from certify.report import CertReport, RefInfo, RuntimeGate
 from certify.runtime.request import RuntimeRequest
 from certify.view import CertOptions, PackageView
-from certify.worker_questions import WorkerQuestions
 from certify.workers import prestart_workers
+from certify.workers.questions import WorkerQuestions
 
 __all__ = ["CertRequest", "RuntimeRequest", "certify_package", "certify_with_view", "load_view"]
+_COMMIT = re.compile(r"^[0-9a-fA-F]{40}$")
 
 if TYPE_CHECKING:
     from certify.hub.gate import RequestGate
-    from certify.parity import ParityRequest
+    from certify.workers.parity import ParityRequest
 
 
 @dataclass
@@ -35,6 +37,10 @@ class CertRequest:
     materialize: bool = False  # build the certification stage GGUFs (certify.materialize)
     materialize_dir: str | None = None  # default: the user cache dir
     parity: ParityRequest | None = None  # reassemble and compare with this source GGUF
+    llama_timeout_s: float = 600.0  # wall clock of each llama.cpp worker (--materialize)
+    # hf://ns/repo@<40-hex>: the local MODEL directory is that repo mounted at that commit (an
+    # HF Jobs volume); the files are read and hashed locally, the report names the Hub ref
+    mounted_from: str | None = None
     hub_gate: RequestGate | None = None  # shared by several hf:// runs (a catalog's packages)
 
 
@@ -99,6 +105,8 @@ def certify_with_view(request: CertRequest, progress: ProgressObserver | None = 
         _contain(view, f"loading {request.model} failed", exc, api_key)
     for what, error in questions.finish(view):
         _contain(view, what, error, api_key)
+    if request.mounted_from is not None:
+        _as_mounted(view, ref, request.mounted_from)
     if request.source_gguf:
         from certify.sources.source_gguf import attach_source
 
@@ -122,16 +130,35 @@ def _load_as_node(request: CertRequest, view: PackageView, progress: ProgressObs
 
         try:
             materialize_stages(view, Path(request.materialize_dir)
-                               if request.materialize_dir else None, progress)
+                               if request.materialize_dir else None, progress,
+                               timeout_s=request.llama_timeout_s)
         except Exception as exc:  # containment, as above
             _contain(view, "materializing the stages failed", exc, api_key)
     if request.parity is not None:
-        from certify.parity import run_parity
+        from certify.workers.parity import run_parity
 
         try:
             run_parity(view, request.parity, progress)
         except Exception as exc:  # containment, as above
             _contain(view, "split parity failed to run", exc, api_key)
+
+
+def _as_mounted(view: PackageView, ref: PackageRef, mounted_from: str) -> None:
+    """Name the Hub ref a mounted directory holds; a ref that is not a pinned hf:// commit,
+    or a MODEL that is not a local directory, is a finding and the ref stays local."""
+    try:
+        mounted = parse_ref(mounted_from)
+    except RefError as err:
+        view.source_findings.append(finding(err.code, f"--mounted-from: {err}"))
+        return
+    revision = mounted.revision or ""
+    if ref.kind != "local" or mounted.kind != "hf" or not _COMMIT.match(revision):
+        view.source_findings.append(finding(
+            "invalid_package_ref", f"--mounted-from {mounted_from!r} must be "
+            "hf://ns/repo@<40-hex commit>, given with a local package directory"))
+        return
+    view.ref = RefInfo(kind="hf", repo=mounted.repo, requested_revision=revision,
+                       resolved_commit=revision.lower(), pinned=True)
 
 
 def _contain(view: PackageView, what: str, exc: Exception, api_key: str | None) -> None:

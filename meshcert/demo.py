@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from certify.atomic import write_atomic
-from certify.parity import ParityRequest
 from certify.report import CertReport, RuntimeGate
 from certify.service import CertRequest, certify_package
 from certify.view import CertOptions
+from certify.workers.parity import ParityRequest
 from evidence.report import EvidenceReport
 from evidence.service import write_example_evidence
 from meshcert.packagegen import glm_dsa_spec, llama_spec, write_package
@@ -74,8 +73,10 @@ def run_demo_parity(out: Path) -> tuple[RuntimeGate | None, str | None]:
     """Split parity on a tiny llama package (the GLM-DSA example is an architecture the
     bundled llama.cpp cannot load): the model reassembled from the package must compute
     exactly what its source does. Needs llama-cpp-python (the `live` extra)."""
-    if importlib.util.find_spec("llama_cpp") is None:
-        return None, "not run: llama-cpp-python is not installed (pip install 'meshcert[live]')"
+    from certify.workers import llama_library
+
+    if not llama_library.installed():
+        return None, f"not run: {llama_library.NOT_INSTALLED}"
     spec = llama_spec()
     package_dir = out / "parity-package"
     if package_dir.exists():

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from certify.chat_template.conversations import CONVERSATIONS, Conversation
-from certify.spare_process import SpareProcess
+from certify.workers.spare import SpareProcess
 
 ROOT = Path(__file__).resolve().parents[2]  # the directory holding the `certify` package
 # The worker lowers its own priority first: it boots while the certifier is still starting, and

@@ -1,4 +1,4 @@
-"""llama.cpp's verdict on each fragment (gathered by certify.llama_cpp_gguf), as findings."""
+"""llama.cpp's verdict on each fragment (gathered by certify.workers.llama_gguf), as findings."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from certify.checks.gguf_structure import is_metadata_carrier
 from certify.findings import Finding, finding
 from certify.gguf.fragments import declared_headers
 from certify.gguf.model import GGUFHeader, HeaderError
-from certify.llama_cpp_gguf import LLAMA_CPP_FACTS_KEY, LlamaCppFacts, LlamaCppVerdict
 from certify.view import PackageView
+from certify.workers.llama_gguf import LLAMA_CPP_FACTS_KEY, LlamaCppFacts, LlamaCppVerdict
 
 # llama.cpp's complaint about tensor-info offsets (gguf.cpp: "tensor '%s' has offset %lu,
 # expected %zu"): by design for a package-v2 metadata carrier, whose infos point elsewhere.

@@ -15,9 +15,9 @@ from meshcert.cli.exit_codes import EXIT_CODES
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
 
 if TYPE_CHECKING:  # the engine loads inside the commands
-    from certify.parity import ParityRequest
     from certify.report import CertReport
     from certify.scope import ScopeRequest
+    from certify.workers.parity import ParityRequest
 
 app = typer.Typer(help="Model package commands.", no_args_is_help=True, rich_markup_mode=None)
 
@@ -128,6 +128,28 @@ def certify(
     parity_tokens: Annotated[int, typer.Option(help="Greedy tokens per prompt.")] = 16,
     parity_max_bytes: Annotated[int, typer.Option(
         help="Refuse --parity for models larger than this.")] = 8 << 30,
+    hf_job: Annotated[bool, typer.Option(
+        "--hf-job", help="Certify an hf:// package on Hugging Face Jobs: --stages N jobs, each "
+        "hashing its slice next to the storage, merged into one report. A dry run (the plan "
+        "and its maximum cost) unless --confirm.")] = False,
+    confirm: Annotated[bool, typer.Option(
+        "--confirm", help="--hf-job: submit the jobs (this spends money).")] = False,
+    follow: Annotated[bool, typer.Option(
+        "--follow", help="--hf-job: stream the jobs' logs to stderr while they run.")] = False,
+    max_cost_usd: Annotated[float | None, typer.Option(
+        help="--hf-job: refuse a plan whose maximum cost is above this.")] = None,
+    flavor: Annotated[str, typer.Option(
+        help="--hf-job: a flavor of the Hub's hardware list, or auto (the cheapest that "
+        "fits).")] = "auto",
+    install: Annotated[str | None, typer.Option(
+        help="--hf-job: what a job pip-installs (default meshcert==<this version>).")] = None,
+    mounted_from: Annotated[str | None, typer.Option(
+        help="The local MODEL directory is this hf://ns/repo@<commit> mounted read-only (an "
+        "HF Jobs volume): files are hashed here, the report names the Hub ref.")] = None,
+    llama_timeout: Annotated[float, typer.Option(
+        help="Wall clock in seconds of each llama.cpp worker (--materialize's re-open, "
+        "--parity's load and decode of each model); one that outlives it is "
+        "llama_cpp_crashed.")] = 600.0,
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
@@ -152,16 +174,39 @@ def certify(
         raise typer.BadParameter("must be > 0", param_hint="--timeout")
     if deadline <= 0:
         raise typer.BadParameter("must be > 0", param_hint="--deadline")
+    if llama_timeout <= 0:
+        raise typer.BadParameter("must be > 0", param_hint="--llama-timeout")
     if stages is not None and stages <= 0:
         raise typer.BadParameter("must be > 0", param_hint="--stages")
     if runtime_abi is not None and not _ABI.match(runtime_abi):
         raise typer.BadParameter("must be major.minor[.patch]", param_hint="--runtime-abi")
+    if hf_job:
+        from meshcert.cli.hf_job_cmd import certify_on_hf_jobs
+
+        for flag, given in (("--api-base", api_base is not None), ("--source", source),
+                            ("--parity", parity), ("--materialize", materialize),
+                            ("--layers", layers), ("--stage", stage),
+                            ("--mounted-from", mounted_from)):
+            if given:
+                raise typer.BadParameter(f"{flag} cannot be combined with --hf-job",
+                                         param_hint="--hf-job")
+        certify_on_hf_jobs(
+            model, stages=stages, flavor=flavor, install=install, confirm=confirm,
+            follow=follow, max_cost_usd=max_cost_usd, runtime_abi=runtime_abi,
+            allow_unpinned=allow_unpinned, report_out=report_out, json_out=json_out,
+            quiet=quiet, html=html, md=md, junit=junit, sarif=sarif)
+    for flag, given in (("--confirm", confirm), ("--follow", follow),
+                        ("--max-cost-usd", max_cost_usd is not None),
+                        ("--flavor", flavor != "auto"), ("--install", install is not None)):
+        if given:
+            raise typer.BadParameter(f"{flag} only applies with --hf-job", param_hint=flag)
     scope = parse_scope(layers, stage)
     if scope is not None and source is not None:
         raise typer.BadParameter("--source compares every tensor of the whole package; it "
                                  "cannot be combined with --layers/--stage",
                                  param_hint="--source")
-    parity_request = _parity_request(parity, parity_prompts, parity_tokens, parity_max_bytes)
+    parity_request = _parity_request(parity, parity_prompts, parity_tokens, parity_max_bytes,
+                                     llama_timeout)
     runtime = None
     if api_base is not None:
         runtime = RuntimeRequest(
@@ -176,7 +221,8 @@ def certify(
     request = CertRequest(model=model, options=options, runtime=runtime,
                           verify_cache=verify_cache, source_gguf=source,
                           materialize=materialize, materialize_dir=materialize_dir,
-                          parity=parity_request)
+                          parity=parity_request, llama_timeout_s=llama_timeout,
+                          mounted_from=mounted_from)
     progress: ProgressObserver = NullProgress() if (quiet or json_out) else RichProgress()
     try:
         report = certify_package(request, progress)
@@ -238,12 +284,12 @@ def inspect(
 
 
 def _parity_request(source: str | None, prompts_file: str | None, tokens: int,
-                    max_bytes: int) -> ParityRequest | None:
+                    max_bytes: int, timeout_s: float) -> ParityRequest | None:
     if source is None:
         if prompts_file is not None:
             raise typer.BadParameter("needs --parity SOURCE.gguf", param_hint="--parity-prompts")
         return None
-    from certify.parity import ParityRequest  # numpy and llama.cpp only when asked for
+    from certify.workers.parity import ParityRequest  # numpy only when asked for
 
     if not os.path.isfile(source):
         raise typer.BadParameter(f"{source!r} is not a file", param_hint="--parity")
@@ -251,7 +297,8 @@ def _parity_request(source: str | None, prompts_file: str | None, tokens: int,
         raise typer.BadParameter("must be within 1..128", param_hint="--parity-tokens")
     if max_bytes <= 0:
         raise typer.BadParameter("must be > 0", param_hint="--parity-max-bytes")
-    request = ParityRequest(source=source, tokens=tokens, max_bytes=max_bytes)
+    request = ParityRequest(source=source, tokens=tokens, max_bytes=max_bytes,
+                            timeout_s=timeout_s)
     if prompts_file is not None:
         try:
             with open(prompts_file, encoding="utf-8") as handle:

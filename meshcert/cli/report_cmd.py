@@ -105,3 +105,21 @@ def merge(
         if report_out:
             typer.echo(f"report: {report_out}")
     raise typer.Exit(EXIT_CODES[merged.status])
+
+
+@app.command("emit", hidden=True)
+def emit(
+    report: Annotated[str, typer.Argument(metavar="REPORT.json")],
+    tag: Annotated[str, typer.Option(help="Names the report among others in one log.")],
+) -> None:
+    """Print a report as checksummed log lines (how an HF job hands its report back; see
+    hubjobs/report_channel.py). Exit 2 when the report cannot be read."""
+    from hubjobs.report_channel import encode
+
+    try:
+        with open(report, "rb") as handle:
+            raw = handle.read()
+    except OSError as exc:
+        typer.echo(f"error: cannot read {report}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo("\n".join(encode(raw, tag)))

@@ -18,15 +18,15 @@ import pytest
 from typer.testing import CliRunner
 
 from certify.formats.package_id import compute_package_id
-from certify.gguf.llama_parse import reopen
 from certify.gguf.model import GGUFHeader
 from certify.gguf.reader import read_header_file
 from certify.materialize import materialize_stages
-from certify.parity import ParityRequest, run_parity
 from certify.report import CertReport
 from certify.service import CertRequest, certify_package
 from certify.sources.local import load_local_package
 from certify.view import CertOptions
+from certify.workers.llama_reopen import reopen
+from certify.workers.parity import ParityRequest, run_parity
 from meshcert.cli import app
 from meshcert.packagegen.split import split_v1, split_v2
 from tests.support.real_models import gemma3_path, smollm2_path
@@ -318,17 +318,9 @@ def test_ctrl_c_during_parity_leaves_no_temporary_file(
 def test_without_llama_cpp_python_both_are_not_run_never_passed(
         split_packages: dict[str, Path], smollm2: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib.util
+    from certify.workers import llama_library
 
-    from certify.gguf import llama_parse
-
-    def missing() -> Any:
-        raise llama_parse.LlamaParserUnavailable("llama-cpp-python is not installed")
-
-    real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "llama_cpp" else real_find_spec(name))
-    monkeypatch.setattr(llama_parse, "_lib", missing)
+    monkeypatch.setattr(llama_library, "package_dirs", lambda: [])  # as if not installed
     report = certify(split_packages["v1"], smollm2, tmp_path)
     assert report.status == "incomplete"
     assert gate(report, "split_parity").status == "incomplete"

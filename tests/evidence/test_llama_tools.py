@@ -25,9 +25,10 @@ def fake_install(root: Path) -> Path:
     return bin_dir
 
 
-def test_the_four_tools_are_the_build_targets() -> None:
+def test_the_five_tools_are_the_build_targets() -> None:
     assert llama_tools.tool_names() == (
-        "test-backend-ops", "llama-bench", "llama-perplexity", "llama-server")
+        "test-backend-ops", "llama-bench", "llama-perplexity", "llama-server",
+        "llama-gguf-split")
 
 
 def test_a_missing_tool_skips_locally(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -34,9 +34,9 @@ def test_demo_certifies_the_bundled_package_and_says_where_reports_are(tmp_path:
 
 def test_demo_says_when_parity_cannot_run(tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "llama_cpp" else real_find_spec(name))
+    from certify.workers import llama_library
+
+    monkeypatch.setattr(llama_library, "package_dirs", lambda: [])  # as if not installed
     gate, note = run_demo_parity(tmp_path)
     assert gate is None and note is not None and "llama-cpp-python is not installed" in note
     assert not (tmp_path / "parity-package").exists()

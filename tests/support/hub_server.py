@@ -1,17 +1,32 @@
 """A fake Hugging Face Hub for tests: a stdlib HTTP/1.1 server on 127.0.0.1.
 
 It speaks what huggingface_hub (and meshcert's own range client) use, as the project's hub
-spec (hub.md) describes: model_info with blobs, tree with Link paging, paths-info, refs,
-HEAD/GET resolve with X-Repo-Commit / X-Linked-Etag / X-Linked-Size, LFS files answered with a
-302 to a different origin (`localhost` when serving on `127.0.0.1`), Range/206, and errors
-classified by `X-Error-Code`. Repos live in memory (hub_repo.py), at as many commits,
-branches, tags and pull-request refs as a test needs. Faults (status codes, Retry-After,
-dropped connections, truncated bodies, delays) are injected per route, an optional latency
-(`FakeHub(latency_s=0.05)`) delays every request as a far-away Hub would, and every request is
-recorded (route, host, Range, whether an Authorization header came, body bytes sent).
+spec (hub.md) describes: model_info/dataset_info with blobs, tree with Link paging,
+paths-info, refs, HEAD/GET resolve with X-Repo-Commit / X-Linked-Etag / X-Linked-Size, LFS
+files answered with a 302 to a different origin (`localhost` when serving on `127.0.0.1`),
+Range/206, and errors classified by `X-Error-Code`; model repos and dataset repos alike
+(`/api/datasets/...`, `/datasets/<id>/resolve/...`). Repos live in memory (hub_repo.py), at as
+many commits, branches, tags and pull-request refs as a test needs.
+
+Writes (hub_uploads.py): whoami-v2, create_repo, preupload, the LFS batch API with the basic
+transfer (PUT to the storage origin, then verify), NDJSON commits (with parent commit and
+create_pr), branches, discussions and pull requests, auth-check. Xet is NOT offered: its token
+routes answer 501, so a client that tries Xet fails and a test proves the LFS path was used.
+Who may write is decided by a token table (hub_auth.py, `hub.add_token(...)`).
+
+Jobs (hub_jobs.py): run, inspect, logs (server-sent events, follow or not), cancel, list and
+the hardware list; a job's command really runs here, in a private mount namespace with its
+volumes mounted read-only (see hub_jobs.py).
+
+Faults (status codes, Retry-After, dropped connections, truncated bodies, delays) are injected
+per route (`after=` lets the first matching requests through, for a failure mid-way), an
+optional latency (`FakeHub(latency_s=0.05)`) delays every request as a far-away Hub would, and
+every request is recorded (route, host, Range, whether an Authorization header came, body bytes
+sent and received).
 
     hub = FakeHub().start()
     sha = hub.publish_dir("ns/pkg", package_root)       # .gguf files stored as LFS
+    hub.add_token("hf_alice", user="alice", orgs={"meshllm": "write"})
     hub.inject("model_info", status=503, times=2, headers={"Retry-After": "3"})
     ...
     hub.stop()
@@ -24,109 +39,56 @@ import json
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
-from tests.support.hub_repo import Commit, FakeRepo, HubStore
+from tests.support import hub_uploads
+from tests.support.hub_auth import HubToken, OrgRole, Role, TokenTable
+from tests.support.hub_http import (
+    Answer,
+    Fault,
+    FaultMode,
+    Handler,
+    Request,
+    RequestRecord,
+    Server,
+    StreamAnswer,
+    error,
+    iso_time,
+    json_answer,
+    parse_range,
+    read_body,
+    send_stream,
+    truthy,
+)
+from tests.support.hub_jobs import JobService
+from tests.support.hub_repo import Commit, FakeRepo, HubStore, RepoType
 
 DISABLED_MESSAGE = "Access to this resource is disabled."
 HARNESSES: dict[str, Any] = {"standardEnvVars": [], "harnesses": {}}
-Route = Literal["harness", "model_info", "tree", "paths_info", "refs", "resolve", "lfs",
-                "unknown"]
-FaultMode = Literal["status", "drop", "truncate", "delay"]
-
-
-@dataclass
-class Fault:
-    route: str  # a Route, or "any"
-    status: int = 503
-    times: int | None = 1  # None: forever
-    headers: dict[str, str] = field(default_factory=dict)
-    body: bytes | None = None
-    mode: FaultMode = "status"
-    delay_s: float = 0.0
-    path_contains: str | None = None
-    without_range: bool = False  # only requests with no Range header (whole-file GETs)
-    hits: int = 0
-
-    def matches(self, route: str, path: str, has_range: bool = False) -> bool:
-        if self.times is not None and self.hits >= self.times:
-            return False
-        if self.route not in ("any", route) or (self.without_range and has_range):
-            return False
-        return self.path_contains is None or self.path_contains in path
-
-
-@dataclass(frozen=True)
-class RequestRecord:
-    method: str
-    route: str
-    path: str  # raw request target
-    host: str
-    status: int
-    body_bytes: int
-    range: str | None
-    authorization: str | None
-    arrived: float = 0.0  # time.monotonic() when the request came in
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    allow_reuse_address = True
-    # socketserver's default backlog of 5 drops the SYNs of a burst of new connections, which
-    # the client then resends after 1 s: a real Hub does not stall concurrent clients so
-    request_queue_size = 256
-    hub: FakeHub
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        return None  # clients hanging up mid-answer are expected (timeouts, drops)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-    timeout = 30
-    arrived = 0.0
-    counted = False  # whether FakeHub.in_flight counts this request now
-
-    def do_GET(self) -> None:
-        self.server.hub._handle(self, "GET")
-
-    def do_HEAD(self) -> None:
-        self.server.hub._handle(self, "HEAD")
-
-    def do_POST(self) -> None:
-        self.server.hub._handle(self, "POST")
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return None
-
-
-@dataclass
-class _Answer:
-    status: int
-    body: bytes = b""
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-def _json(data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> _Answer:
-    return _Answer(status, json.dumps(data).encode(),
-                   {"Content-Type": "application/json", **(headers or {})})
-
-
-def _error(status: int, code: str | None, message: str) -> _Answer:
-    headers = {"X-Error-Message": message}
-    if code:
-        headers["X-Error-Code"] = code
-    return _json({"error": message}, status, headers)
-
-
-def _truthy(query: dict[str, list[str]], name: str) -> bool:
-    return (query.get(name) or ["false"])[0].lower() in {"1", "true", "yes"}
+Route = Literal[
+    # reads
+    "harness", "model_info", "dataset_info", "tree", "paths_info", "refs", "resolve", "lfs",
+    "commits",
+    # writes (hub_uploads)
+    "whoami", "create_repo", "validate_yaml", "preupload", "lfs_batch", "lfs_upload",
+    "lfs_verify", "commit", "branch", "auth_check", "xet_token", "discussion_create",
+    "discussions", "discussion",
+    # jobs (hub_jobs)
+    "jobs_run", "jobs_list", "jobs_inspect", "jobs_logs", "jobs_cancel", "jobs_hardware",
+    "unknown"]
+REPO_API: dict[tuple[str, str], Route] = {
+    ("GET", "revision"): "model_info", ("GET", "tree"): "tree",
+    ("POST", "paths-info"): "paths_info", ("GET", "refs"): "refs",
+    ("GET", "commits"): "commits", ("POST", "preupload"): "preupload",
+    ("POST", "commit"): "commit", ("POST", "branch"): "branch",
+    ("GET", "auth-check"): "auth_check", ("POST", "discussions"): "discussion_create",
+    ("GET", "discussions"): "discussions",
+}
+READ_ROUTES = frozenset({"model_info", "dataset_info", "tree", "paths_info", "refs",
+                         "resolve", "commits"})
+# the real Hub answers these (read) routes with the revision at this segment index
+REV_INDEX = {"model_info": 5, "dataset_info": 5, "tree": 5, "paths_info": 5, "commits": 5}
 
 
 class FakeHub(HubStore):
@@ -144,13 +106,17 @@ class FakeHub(HubStore):
         self.lfs_host = lfs_host
         self.ignore_ranges = False  # True: answer 200 with the whole body, as some servers do
         self.sleeps: list[float] = []  # backoff sleeps the client asked for (see hub_env)
+        self.tokens = TokenTable()
+        # upload key -> (repo, sha256, size): where the storage origin accepts a PUT
+        self.pending_uploads: dict[str, tuple[FakeRepo, str, int]] = {}
+        self.jobs = JobService(self)
         self._stopping = threading.Event()
-        self._server: _Server | None = None
+        self._server: Server | None = None
         self._thread: threading.Thread | None = None
 
     # --- lifecycle ------------------------------------------------------------------------
     def start(self) -> FakeHub:
-        server = _Server(("127.0.0.1", 0), _Handler)
+        server = Server(("127.0.0.1", 0), Handler)
         server.hub = self
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, kwargs={
@@ -160,6 +126,7 @@ class FakeHub(HubStore):
 
     def stop(self) -> None:
         self._stopping.set()
+        self.jobs.shutdown()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -170,6 +137,10 @@ class FakeHub(HubStore):
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    @property
+    def stopping(self) -> threading.Event:
+        return self._stopping
 
     @property
     def port(self) -> int:
@@ -184,14 +155,24 @@ class FakeHub(HubStore):
     def lfs_url(self) -> str:
         return f"http://{self.lfs_host}:{self.port}"
 
-    # --- content --------------------------------------------------------------------------
+    # --- tokens ---------------------------------------------------------------------------
+    def add_token(self, value: str, *, user: str, orgs: Mapping[str, OrgRole] | None = None,
+                  role: Role = "write",
+                  scopes: Mapping[str, Literal["read", "write"]] | None = None) -> HubToken:
+        """A token the Hub knows: `role` read|write|fineGrained (then `scopes` per namespace);
+        `orgs` maps each org the user is in to their role there."""
+        return self.tokens.add(HubToken(value, user, dict(orgs or {}), role, dict(scopes or {})))
+
     # --- faults and counters --------------------------------------------------------------
     def inject(self, route: str, status: int = 503, *, times: int | None = 1,
                headers: Mapping[str, str] | None = None, body: bytes | None = None,
                mode: FaultMode = "status", delay_s: float = 0.0,
-               path_contains: str | None = None, without_range: bool = False) -> Fault:
+               path_contains: str | None = None, without_range: bool = False,
+               after: int = 0, method: str | None = None) -> Fault:
+        """Fault the next `times` requests of `route` (None: all), once `after` of them went
+        through untouched."""
         fault = Fault(route, status, times, dict(headers or {}), body, mode, delay_s,
-                      path_contains, without_range)
+                      path_contains, without_range, after=after, method=method)
         with self._lock:
             self.faults.append(fault)
         return fault
@@ -210,13 +191,16 @@ class FakeHub(HubStore):
     def bytes_sent(self, route: str | None = None) -> int:
         return sum(r.body_bytes for r in self.requests(route))
 
+    def bytes_received(self, route: str | None = None) -> int:
+        return sum(r.bytes_in for r in self.requests(route))
+
     def reset_counters(self) -> None:
         with self._lock:
             self.records.clear()
             self.max_in_flight = self.in_flight
 
     # --- request handling -----------------------------------------------------------------
-    def _handle(self, handler: _Handler, method: str) -> None:
+    def _handle(self, handler: Handler, method: str) -> None:
         arrived = time.monotonic()
         with self._lock:
             self.in_flight += 1
@@ -229,7 +213,7 @@ class FakeHub(HubStore):
         finally:
             self._leave(handler)
 
-    def _leave(self, handler: _Handler) -> None:
+    def _leave(self, handler: Handler) -> None:
         """The request stops counting as in flight once its answer is about to be written:
         a client that waits for it cannot have sent its next request before then."""
         with self._lock:
@@ -237,28 +221,45 @@ class FakeHub(HubStore):
                 handler.counted = False
                 self.in_flight -= 1
 
-    def _answer(self, handler: _Handler, method: str, arrived: float) -> None:
+    def _pick_fault(self, route: str, target: str, has_range: bool, method: str
+                    ) -> Fault | None:
+        with self._lock:
+            for fault in self.faults:
+                if not fault.matches(route, target, has_range) or fault.method not in (
+                        None, method):
+                    continue
+                fault.seen += 1
+                if fault.seen <= fault.after:
+                    continue
+                fault.hits += 1
+                return fault
+        return None
+
+    def _answer(self, handler: Handler, method: str, arrived: float) -> None:
         handler.arrived = arrived
+        handler.bytes_in = 0
         target = handler.path
         split = urlsplit(target)
         segments = [unquote(s) for s in split.path.split("/")[1:]]
         query = parse_qs(split.query)
         route = self._route(method, segments)
-        length = int(handler.headers.get("Content-Length") or 0)
-        form = parse_qs(handler.rfile.read(length).decode()) if length else {}
-        with self._lock:
-            has_range = handler.headers.get("Range") is not None
-            fault = next((f for f in self.faults if f.matches(route, target, has_range)), None)
-            if fault is not None:
-                fault.hits += 1
-        answer: _Answer | None = None
+        body = read_body(handler)
+        if body is None:
+            handler.close_connection = True
+            self._send(handler, method, route, error(413, None, "request body too large"),
+                       truncate=False)
+            return
+        handler.bytes_in = len(body)
+        fault = self._pick_fault(route, target, handler.headers.get("Range") is not None,
+                                 method)
+        answer: Answer | StreamAnswer | None = None
         mode: FaultMode = "status"
         if fault is not None:
             mode = fault.mode
             if mode == "delay":
                 self._stopping.wait(fault.delay_s)
             elif mode == "status":
-                answer = _Answer(fault.status, fault.body or json.dumps(
+                answer = Answer(fault.status, fault.body or json.dumps(
                     {"error": f"injected {fault.status}"}).encode(),
                     {"Content-Type": "application/json", **fault.headers})
         if mode == "drop":
@@ -266,13 +267,20 @@ class FakeHub(HubStore):
             handler.close_connection = True
             return
         if answer is None:
+            bearer = TokenTable.bearer(handler.headers.get("Authorization"))
+            request = Request(method, route, segments, query, body, handler.headers,
+                              handler.headers.get("Host") or f"127.0.0.1:{self.port}",
+                              self.tokens.get(bearer), bearer)
             try:
-                answer = self._dispatch(handler, method, route, segments, query, form)
+                answer = self._dispatch(handler, request)
             except Exception as exc:  # a bug in the fake: answer 500 rather than hang
-                answer = _error(500, None, f"fake hub error: {type(exc).__name__}: {exc}")
+                answer = error(500, None, f"fake hub error: {type(exc).__name__}: {exc}")
+        if isinstance(answer, StreamAnswer):
+            self._send_stream(handler, method, route, answer)
+            return
         self._send(handler, method, route, answer, truncate=mode == "truncate")
 
-    def _send(self, handler: _Handler, method: str, route: str, answer: _Answer, *,
+    def _send(self, handler: Handler, method: str, route: str, answer: Answer, *,
               truncate: bool) -> None:
         body = b"" if method == "HEAD" else answer.body
         sent = body[: len(body) // 2] if truncate else body
@@ -296,83 +304,187 @@ class FakeHub(HubStore):
         if truncate:
             handler.close_connection = True
 
-    def _record(self, handler: _Handler, method: str, route: str, status: int,
+    def _send_stream(self, handler: Handler, method: str, route: str,
+                     answer: StreamAnswer) -> None:
+        sent = [0]
+        self._leave(handler)
+
+        def count(n: int) -> None:
+            sent[0] += n
+
+        send_stream(handler, answer, count)
+        self._record(handler, method, route, answer.status, sent[0])
+
+    def _record(self, handler: Handler, method: str, route: str, status: int,
                 nbytes: int) -> None:
         record = RequestRecord(method, route, handler.path, handler.headers.get("Host", ""),
                                status, nbytes, handler.headers.get("Range"),
-                               handler.headers.get("Authorization"),
-                               handler.arrived)
+                               handler.headers.get("Authorization"), handler.arrived,
+                               handler.bytes_in)
         with self._lock:
             self.records.append(record)
 
+    # --- routing --------------------------------------------------------------------------
     @staticmethod
-    def _route(method: str, seg: list[str]) -> Route:
-        if seg[:2] == ["api", "agent-harnesses"]:
-            return "harness"
-        if len(seg) >= 4 and seg[:2] == ["api", "models"]:
-            rest = seg[4:]
-            if not rest:
-                return "model_info"
-            if rest[0] == "revision" and len(rest) == 2:
-                return "model_info"
-            if rest[0] == "tree" and len(rest) >= 2:
-                return "tree"
-            if rest[0] == "paths-info" and len(rest) == 2 and method == "POST":
-                return "paths_info"
-            if rest == ["refs"]:
-                return "refs"
-        if len(seg) == 2 and seg[0] == "lfs":
+    def repo_target(seg: list[str]) -> tuple[RepoType, str, list[str]] | None:
+        """(repo type, repo id, the segments after it) for a repo URL, API or web."""
+        if seg[:1] == ["api"]:
+            if len(seg) >= 4 and seg[1] in ("models", "datasets"):
+                kind: RepoType = "dataset" if seg[1] == "datasets" else "model"
+                return kind, f"{seg[2]}/{seg[3]}", seg[4:]
+            return None
+        kind = "dataset" if seg[:1] == ["datasets"] else "model"
+        web = seg[1:] if kind == "dataset" else seg
+        if len(web) >= 2 and web[1].endswith(".git"):
+            return kind, f"{web[0]}/{web[1][:-4]}", ["git", *web[2:]]
+        if len(web) >= 5 and web[2] == "resolve":
+            return kind, f"{web[0]}/{web[1]}", web[2:]
+        return None
+
+    @classmethod
+    def _route(cls, method: str, seg: list[str]) -> Route:
+        if seg[:1] == ["api"]:
+            special = cls._api_route(method, seg[1:])
+            if special is not None:
+                return special
+        target = cls.repo_target(seg)
+        if target is not None:
+            return cls._repo_route(method, seg[:1] == ["api"], target[0], target[2])
+        if len(seg) == 2 and seg[0] == "lfs" and method in ("GET", "HEAD"):
             return "lfs"
-        if len(seg) >= 5 and seg[2] == "resolve":
-            return "resolve"
+        if len(seg) == 2 and seg[0] == "lfs-upload" and method == "PUT":
+            return "lfs_upload"
         return "unknown"
 
-    def _dispatch(self, handler: _Handler, method: str, route: Route, seg: list[str],
-                  query: dict[str, list[str]], form: dict[str, list[str]]) -> _Answer:
+    @staticmethod
+    def _api_route(method: str, rest: list[str]) -> Route | None:
+        if rest == ["agent-harnesses"]:
+            return "harness"
+        if rest == ["whoami-v2"]:
+            return "whoami"
+        if rest == ["repos", "create"] and method == "POST":
+            return "create_repo"
+        if rest == ["validate-yaml"] and method == "POST":
+            return "validate_yaml"
+        if rest[:1] != ["jobs"]:
+            return None
+        jobs = rest[1:]
+        if jobs == ["hardware"]:
+            return "jobs_hardware"
+        if len(jobs) == 1:
+            return "jobs_run" if method == "POST" else "jobs_list"
+        if len(jobs) == 2 and method == "GET":
+            return "jobs_inspect"
+        if len(jobs) == 3 and jobs[2] == "logs" and method == "GET":
+            return "jobs_logs"
+        if len(jobs) == 3 and jobs[2] == "cancel" and method == "POST":
+            return "jobs_cancel"
+        return "unknown"
+
+    @staticmethod
+    def _repo_route(method: str, api: bool, kind: RepoType, rest: list[str]) -> Route:
+        if not api:
+            if rest[:1] == ["resolve"]:
+                return "resolve"
+            if rest[1:] == ["info", "lfs", "objects", "batch"] and method == "POST":
+                return "lfs_batch"
+            if rest[1:] == ["info", "lfs", "objects", "verify"] and method == "POST":
+                return "lfs_verify"
+            return "unknown"
+        info: Route = "dataset_info" if kind == "dataset" else "model_info"
+        if not rest:
+            return info if method in ("GET", "HEAD") else "unknown"
+        if rest[0].startswith("xet-") and rest[0].endswith("-token"):
+            return "xet_token"
+        if rest[0] == "discussions" and len(rest) == 2 and method == "GET":
+            return "discussion"
+        route = REPO_API.get((method, rest[0]))
+        if route is None:
+            return "unknown"
+        if route == "model_info":
+            return info if len(rest) == 2 else "unknown"
+        if route == "tree":
+            return route if len(rest) >= 2 else "unknown"
+        if route in ("refs", "discussion_create", "discussions"):
+            return route if len(rest) == 1 else "unknown"
+        if route == "auth_check":
+            return route if rest[1:] in ([], ["write"]) else "unknown"
+        return route if len(rest) == 2 else "unknown"
+
+    # --- dispatch -------------------------------------------------------------------------
+    def _dispatch(self, handler: Handler, req: Request) -> Answer | StreamAnswer:
+        route = req.route
         if route == "harness":
-            return _json(HARNESSES)
+            return json_answer(HARNESSES)
         if route == "lfs":
-            return self._serve_blob(handler, seg[1])
+            return self._serve_blob(handler, req.segments[1])
         if route == "unknown":
-            return _error(404, None, "Not Found")
-        repo_id = "/".join(seg[2:4]) if seg[0] == "api" else "/".join(seg[0:2])
-        with self._lock:
-            repo = self.repos.get(repo_id)
-        if repo is None:
-            return _error(404, "RepoNotFound", "Repository not found")
-        if repo.disabled:
-            return _error(403, None, DISABLED_MESSAGE)
-        if repo.required_token and handler.headers.get(
-                "Authorization") != f"Bearer {repo.required_token}":
-            return _error(401, None, "Invalid username or password.")
+            return error(404, None, "Not Found")
+        if route.startswith("jobs_"):
+            return self.jobs.handle(req)
+        if route not in READ_ROUTES:
+            return hub_uploads.handle(self, req)
+        target = self.repo_target(req.segments)
+        assert target is not None
+        kind, repo_id, _ = target
+        repo = self.get_repo(repo_id, kind)
+        refused = self.refuse_read(req, repo)
+        if refused is not None or repo is None:
+            return refused or error(404, "RepoNotFound", "Repository not found")
         if route == "refs":
-            return self._refs(repo, _truthy(query, "include_prs"))
-        rev_index = {"model_info": 5, "tree": 5, "paths_info": 5, "resolve": 3}[route]
-        rev = seg[rev_index] if len(seg) > rev_index else None
+            return self._refs(repo, truthy(req.query, "include_prs"))
+        seg = req.segments
+        rev = (seg[REV_INDEX[route]] if len(seg) > REV_INDEX[route] else None
+               ) if route != "resolve" else self._resolve_rev(seg)
         sha = repo.resolve(rev)
         if sha is None:
-            return _error(404, "RevisionNotFound", f"Invalid rev id: {rev}")
+            return error(404, "RevisionNotFound", f"Invalid rev id: {rev}")
         commit = repo.commits[sha]
-        if route == "model_info":
-            return self._model_info(repo, commit, _truthy(query, "blobs"))
+        if route in ("model_info", "dataset_info"):
+            return self._repo_info(repo, commit, truthy(req.query, "blobs"))
         if route == "tree":
-            return self._tree(handler, commit, "/".join(seg[6:]), query)
+            return self._tree(handler, commit, "/".join(seg[6:]), req.query)
         if route == "paths_info":
+            form = parse_qs(req.body.decode("utf-8", "replace"))
             return self._paths_info(commit, form.get("paths", []))
-        return self._resolve(handler, method, repo, commit, "/".join(seg[4:]))
+        if route == "commits":
+            return self._commits(req, repo, commit)
+        return self._resolve(handler, req.method, repo, commit, self._resolve_path(seg))
 
-    def _model_info(self, repo: FakeRepo, commit: Commit, blobs: bool) -> _Answer:
+    @staticmethod
+    def _resolve_rev(seg: list[str]) -> str:
+        return seg[4] if seg[0] == "datasets" else seg[3]
+
+    @staticmethod
+    def _resolve_path(seg: list[str]) -> str:
+        return "/".join(seg[5:] if seg[0] == "datasets" else seg[4:])
+
+    def refuse_read(self, req: Request, repo: FakeRepo | None) -> Answer | None:
+        """The answer refusing to show `repo` to this caller, or None when it may read it."""
+        if repo is None:
+            return error(404, "RepoNotFound", "Repository not found")
+        if repo.disabled:
+            return error(403, None, DISABLED_MESSAGE)
+        authorization = req.headers.get("Authorization")
+        if repo.required_token and authorization != f"Bearer {repo.required_token}":
+            return error(401, None, "Invalid username or password.")
+        if repo.private and not (req.token and req.token.may_read(repo.namespace)):
+            return error(404, "RepoNotFound", "Repository not found")
+        return None
+
+    def _repo_info(self, repo: FakeRepo, commit: Commit, blobs: bool) -> Answer:
         data: dict[str, Any] = {
-            "_id": hashlib.md5(repo.repo_id.encode()).hexdigest()[:24], "id": repo.repo_id,
-            "modelId": repo.repo_id, "author": repo.repo_id.split("/")[0], "sha": commit.sha,
-            "lastModified": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
-            "private": repo.required_token is not None, "gated": repo.gated,
-            "disabled": False, "downloads": 0, "likes": 0, "tags": ["gguf"],
-            "library_name": "gguf",
+            "_id": hashlib.md5(repo.url_path.encode()).hexdigest()[:24], "id": repo.repo_id,
+            "author": repo.namespace, "sha": commit.sha,
+            "lastModified": iso_time(commit.created_at),
+            "private": repo.private or repo.required_token is not None, "gated": repo.gated,
+            "disabled": False, "downloads": 0, "likes": 0, "tags": [],
         }
+        if repo.repo_type == "model":
+            data |= {"modelId": repo.repo_id, "tags": ["gguf"], "library_name": "gguf"}
         if repo.model_info_siblings:
             data["siblings"] = [f.sibling(blobs) for _, f in sorted(commit.files.items())]
-        return _json(data)
+        return json_answer(data)
 
     @staticmethod
     def _folders(commit: Commit) -> set[str]:
@@ -382,12 +494,12 @@ class FakeHub(HubStore):
             out.update("/".join(parts[: i + 1]) for i in range(len(parts)))
         return out
 
-    def _tree(self, handler: _Handler, commit: Commit, base: str,
-              query: dict[str, list[str]]) -> _Answer:
+    def _tree(self, handler: Handler, commit: Commit, base: str,
+              query: dict[str, list[str]]) -> Answer:
         folders = self._folders(commit)
         if base and base not in folders:
-            return _error(404, "EntryNotFound", f"{base} does not exist")
-        recursive = _truthy(query, "recursive")
+            return error(404, "EntryNotFound", f"{base} does not exist")
+        recursive = truthy(query, "recursive")
         prefix = f"{base}/" if base else ""
 
         def wanted(path: str) -> bool:
@@ -397,7 +509,7 @@ class FakeHub(HubStore):
             {"type": "directory", "oid": hashlib.sha1(d.encode()).hexdigest(), "size": 0,
              "path": d} for d in sorted(folders) if wanted(d)]
         entries += [f.tree_entry() for p, f in sorted(commit.files.items()) if wanted(p)]
-        size = min(50, self.page_size) if _truthy(query, "expand") else self.page_size
+        size = min(50, self.page_size) if truthy(query, "expand") else self.page_size
         start = int((query.get("cursor") or ["0"])[0])
         page = entries[start:start + size]
         headers: dict[str, str] = {}
@@ -408,9 +520,9 @@ class FakeHub(HubStore):
             host = handler.headers.get("Host") or f"127.0.0.1:{self.port}"
             path = urlsplit(handler.path).path
             headers["Link"] = f'<http://{host}{path}?{qs}>; rel="next"'
-        return _json(page, headers=headers)
+        return json_answer(page, headers=headers)
 
-    def _paths_info(self, commit: Commit, paths: Iterable[str]) -> _Answer:
+    def _paths_info(self, commit: Commit, paths: Iterable[str]) -> Answer:
         folders = self._folders(commit)
         out: list[dict[str, Any]] = []
         for path in paths:
@@ -419,9 +531,9 @@ class FakeHub(HubStore):
             elif path in folders:
                 out.append({"type": "directory", "oid": hashlib.sha1(path.encode()).hexdigest(),
                             "size": 0, "path": path})
-        return _json(out)
+        return json_answer(out)
 
-    def _refs(self, repo: FakeRepo, include_prs: bool) -> _Answer:
+    def _refs(self, repo: FakeRepo, include_prs: bool) -> Answer:
         def refs(names: Mapping[str, str], kind: str) -> list[dict[str, str]]:
             return [{"name": n, "ref": f"refs/{kind}/{n}", "targetCommit": s}
                     for n, s in sorted(names.items())]
@@ -430,61 +542,50 @@ class FakeHub(HubStore):
                                 "converts": refs(repo.converts, "convert"),
                                 "tags": refs(repo.tags, "tags")}
         if include_prs:
-            data["pullRequests"] = [{"name": str(i + 1), "ref": f"refs/pr/{i + 1}",
-                                     "targetCommit": s} for i, s in enumerate(repo.pulls)]
-        return _json(data)
+            data["pullRequests"] = [{"name": str(n), "ref": f"refs/pr/{n}", "targetCommit": s}
+                                    for n, s in sorted(repo.pulls.items())]
+        return json_answer(data)
 
-    def _resolve(self, handler: _Handler, method: str, repo: FakeRepo, commit: Commit,
-                 path: str) -> _Answer:
+    @staticmethod
+    def _commits(req: Request, repo: FakeRepo, head: Commit) -> Answer:
+        """list_repo_commits: the history from `head`, newest first (one page)."""
+        return json_answer([{
+            "id": c.sha, "title": c.title, "message": c.description,
+            "authors": [{"user": c.author or "unknown"}], "date": iso_time(c.created_at),
+        } for c in repo.history(head.sha)])
+
+    def _resolve(self, handler: Handler, method: str, repo: FakeRepo, commit: Commit,
+                 path: str) -> Answer:
         stored = commit.files.get(path)
         if stored is None:
-            return _error(404, "EntryNotFound", f"{path} does not exist at {commit.sha}")
+            return error(404, "EntryNotFound", f"{path} does not exist at {commit.sha}")
         bearer = (handler.headers.get("Authorization") or "").removeprefix("Bearer ")
         if repo.gated and bearer not in repo.gated_access:
-            return _error(403, "GatedRepo", f"Access to model {repo.repo_id} is restricted. "
-                          "You must have access to it and be authenticated to access it.")
+            return error(403, "GatedRepo", f"Access to model {repo.repo_id} is restricted. "
+                         "You must have access to it and be authenticated to access it.")
         common = {"X-Repo-Commit": commit.sha, "Accept-Ranges": "bytes"}
         if stored.lfs_sha256:
             location = f"{self.lfs_url}/lfs/{stored.key}"
-            return _Answer(302, b"", {**common, "Location": location,
-                                      "X-Linked-Etag": f'"{stored.lfs_sha256}"',
-                                      "X-Linked-Size": str(stored.size),
-                                      "ETag": f'"{stored.blob_id}"', "Content-Length": "0"})
+            return Answer(302, b"", {**common, "Location": location,
+                                     "X-Linked-Etag": f'"{stored.lfs_sha256}"',
+                                     "X-Linked-Size": str(stored.size),
+                                     "ETag": f'"{stored.blob_id}"', "Content-Length": "0"})
         answer = self._serve_blob(handler, stored.key)
         answer.headers |= {**common, "ETag": f'"{stored.blob_id}"'}
         return answer
 
-    def _serve_blob(self, handler: _Handler, key: str) -> _Answer:
+    def _serve_blob(self, handler: Handler, key: str) -> Answer:
         with self._lock:
             data = self.blobs.get(key)
         if data is None:
-            return _error(404, None, "no such object")
+            return error(404, None, "no such object")
         headers = {"Content-Type": "application/octet-stream", "Accept-Ranges": "bytes"}
-        wanted = None if self.ignore_ranges else _parse_range(handler.headers.get("Range"),
-                                                              len(data))
+        wanted = None if self.ignore_ranges else parse_range(handler.headers.get("Range"),
+                                                             len(data))
         if wanted is None:
-            return _Answer(200, data, headers)
+            return Answer(200, data, headers)
         if isinstance(wanted, str):
-            return _Answer(416, b"", {**headers, "Content-Range": f"bytes */{len(data)}"})
+            return Answer(416, b"", {**headers, "Content-Range": f"bytes */{len(data)}"})
         start, end = wanted
-        return _Answer(206, data[start:end + 1],
-                       {**headers, "Content-Range": f"bytes {start}-{end}/{len(data)}"})
-
-
-def _parse_range(value: str | None, size: int) -> tuple[int, int] | str | None:
-    """One `bytes=a-b`, `bytes=a-` or `bytes=-n` range; None when absent or not understood."""
-    if not value or not value.startswith("bytes=") or "," in value:
-        return None
-    first, _, last = value[6:].strip().partition("-")
-    try:
-        if first == "":
-            n = int(last)
-            start, end = max(0, size - n), size - 1
-        else:
-            start = int(first)
-            end = min(int(last), size - 1) if last else size - 1
-    except ValueError:
-        return None
-    if start >= size or start > end:
-        return "unsatisfiable"
-    return start, end
+        return Answer(206, data[start:end + 1],
+                      {**headers, "Content-Range": f"bytes {start}-{end}/{len(data)}"})

@@ -14,10 +14,10 @@ from certify.engine import run_checks
 from certify.gguf.model import GGUFHeader
 from certify.gguf.reader import read_header
 from certify.inspect_file import inspect_gguf
-from certify.llama_cpp_gguf import LlamaCppGGUF, find_library
 from certify.manifest_parse import ParsedManifest
 from certify.report import RefInfo
 from certify.view import PackageView
+from certify.workers.llama_gguf import LlamaCppGGUF, find_library
 from tests.certify.gguf.ggufbuild import KV, V, layer_rel, load, write_raw
 from tests.certify.gguf.hostile import CORPUS, Hostile, base_file, write_case
 from tests.conftest import PackageFactory, certify_dir, codes

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from certify.catalog import CATALOG
-from certify.llama_cpp_gguf import LlamaCppGGUF, find_library
+from certify.workers.llama_gguf import LlamaCppGGUF, find_library
 from tests.certify.gguf.ggufbuild import KV, GGUFFile, V
 from tests.certify.gguf.hostile import base_file
 from tests.certify.gguf.test_hostile_corpus import structure_codes

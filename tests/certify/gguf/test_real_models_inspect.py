@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from certify.gguf.model import GGUFHeader
 from certify.gguf.reader import read_header_file
 from certify.inspect_file import inspect_gguf
-from certify.llama_cpp_gguf import LlamaCppGGUF, find_library
+from certify.workers.llama_gguf import LlamaCppGGUF, find_library
 from meshcert.cli import app
 from tests.support.real_models import gemma3_path, smollm2_path
 

@@ -14,16 +14,16 @@ from pathlib import Path
 import pytest
 
 from certify.gguf.model import GGUFHeader
-from certify.llama_cpp_gguf import (
+from certify.manifest_parse import ParsedManifest
+from certify.report import RefInfo
+from certify.view import CertOptions, FileFact, PackageView
+from certify.workers.llama_gguf import (
     HASH_BYTES_PER_S,
     PARALLEL_FROM,
     PARSE_BYTES_PER_S,
     LlamaCppGGUF,
     split_pays,
 )
-from certify.manifest_parse import ParsedManifest
-from certify.report import RefInfo
-from certify.view import CertOptions, FileFact, PackageView
 
 STAND_IN = r"""
 #include <stdio.h>
@@ -74,7 +74,9 @@ def test_a_crash_rejects_that_file_and_a_new_worker_takes_the_rest(stand_in: Pat
     assert list(facts.verdicts) == ["first", "abort", "refuse", "last"]
     assert facts.verdicts["first"].accepted and facts.verdicts["first"].n_tensors == 7
     crash = facts.verdicts["abort"]
-    assert not crash.accepted and "signal 6" in crash.log
+    assert not crash.accepted and "killed by SIGABRT" in crash.log
+    assert crash.death is not None and crash.death.signal == "SIGABRT"
+    assert crash.death.model == str(files["abort"])
     refuse = facts.verdicts["refuse"]
     assert not refuse.accepted and refuse.log == "stand-in: refused\n"
     assert facts.verdicts["last"].accepted and facts.verdicts["last"].n_kv == 3
@@ -86,7 +88,8 @@ def test_a_hung_worker_is_stopped_and_only_that_file_rejected(stand_in: Path,
     facts = LlamaCppGGUF(library=stand_in, timeout_s=3).check(files)
     assert facts.verdicts["first"].accepted and facts.verdicts["last"].accepted
     hang = facts.verdicts["hang"]
-    assert not hang.accepted and "timed out after 3 s" in hang.log
+    assert not hang.accepted and "outlived its 3 s wall clock" in hang.log
+    assert hang.death is not None and hang.death.returncode is None
 
 
 def test_many_files_are_shared_by_two_workers_and_keep_their_order(stand_in: Path,
@@ -100,7 +103,7 @@ def test_many_files_are_shared_by_two_workers_and_keep_their_order(stand_in: Pat
     assert facts.unavailable is None
     assert list(facts.verdicts) == names
     assert [n for n, v in facts.verdicts.items() if not v.accepted] == ["abort-a", "abort-b"]
-    assert all("signal 6" in facts.verdicts[n].log for n in ("abort-a", "abort-b"))
+    assert all("killed by SIGABRT" in facts.verdicts[n].log for n in ("abort-a", "abort-b"))
 
 
 def test_without_a_split_one_worker_parses_every_file(stand_in: Path, tmp_path: Path,

@@ -1,7 +1,7 @@
 """A worker process started ahead of need, so its interpreter start overlaps other work.
 
 The chat-template renderer and llama.cpp's GGUF parser each run in a child process (see
-certify/chat_template/render.py and certify/llama_cpp_gguf.py for why). Starting an
+certify/chat_template/render.py and certify/workers/llama_gguf.py for why). Starting an
 interpreter and importing jinja2 or loading libggml costs 40-80 ms of wall time that a
 certification would otherwise spend waiting; `certify_package` calls `prestart()` first, so the
 children boot on the other core while the manifest is read and the files are hashed, then

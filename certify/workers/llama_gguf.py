@@ -1,12 +1,13 @@
 """A second opinion on GGUF files from llama.cpp's own parser (the one every mesh node runs).
 
 llama-cpp-python (the `live` extra) ships llama.cpp's ggml libraries; `libggml-base` exports
-`gguf_init_from_file`. It is called with ``no_alloc = true`` and no ggml context, so llama.cpp
-parses and validates the header and the tensor-info layout (docs/gguf-rules.md) and allocates
-no tensor, loads no model and reads no tensor data.
+`gguf_init_from_file` (found by `certify.workers.llama_library`). It is called with
+``no_alloc = true`` and no ggml context, so llama.cpp parses and validates the header and the
+tensor-info layout (docs/gguf-rules.md) and allocates no tensor, loads no model and reads no
+tensor data.
 
 A hostile file may make a C parser abort (GGML_ASSERT) or crash, so the parser never runs in
-this process: `LlamaCppGGUF.check` starts one worker (`certify/llama_cpp_worker.py` run as a
+this process: `LlamaCppGGUF.check` starts one worker (`llama_gguf_worker.py` run as a
 script by ``python -S``: ctypes and json only, so it starts in milliseconds and needs no install)
 that reads file paths as JSON on stdin and writes one JSON verdict per line. A worker that
 dies on a file yields a rejection for that file ("llama.cpp crashed") and a new worker takes
@@ -18,7 +19,6 @@ The verdicts are data on the view (`view.source_facts[LLAMA_CPP_FACTS_KEY]`); th
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -27,15 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from certify.llama_cpp_worker import LOG_CAP, READY
+from certify.workers.death import WorkerDeath, stderr_tail
+from certify.workers.llama_gguf_worker import LOG_CAP, READY
+from certify.workers.llama_library import NOT_INSTALLED, find_library
 
 if TYPE_CHECKING:
-    from certify.spare_process import SpareProcess
     from certify.view import PackageView
+    from certify.workers.spare import SpareProcess
 
 LLAMA_CPP_FACTS_KEY = "llama_cpp_gguf"
-_LIB_NAMES = ("libggml-base.so", "libggml-base.dylib", "ggml-base.dll")
-WORKER_SCRIPT = Path(__file__).with_name("llama_cpp_worker.py")
+WORKER_SCRIPT = Path(__file__).with_name("llama_gguf_worker.py")
 PARALLEL_FROM = 8  # files: from here two workers may share them (see `split_pays`)
 # llama.cpp's parse is paced by the header bytes: one worker read the real models' split
 # packages at 200-202 MB/s (SmolLM2 v2, 32 fragments, 56.7 MB of header: 282 ms; Gemma 3 v2,
@@ -52,6 +53,8 @@ class LlamaCppVerdict:
     log: str = ""  # llama.cpp's own error text, when it printed any
     n_tensors: int | None = None
     n_kv: int | None = None
+    tensor_end: int | None = None  # asked with `bounds`: the largest tensor data end
+    death: WorkerDeath | None = None  # the parser's worker died on this file
 
 
 @dataclass
@@ -69,22 +72,6 @@ class GGUFSecondOpinion(Protocol):
     def check(self, files: dict[str, Path]) -> LlamaCppFacts: ...
 
 
-def find_library() -> Path | None:
-    """llama-cpp-python's bundled libggml-base, located without importing llama_cpp."""
-    try:
-        spec = importlib.util.find_spec("llama_cpp")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for root in spec.submodule_search_locations:
-        for name in _LIB_NAMES:
-            candidate = Path(root) / "lib" / name
-            if candidate.is_file():
-                return candidate
-    return None
-
-
 @dataclass
 class LlamaCppGGUF:
     """Ask llama.cpp (in a worker process) about files; `timeout_s` bounds one worker run."""
@@ -92,12 +79,13 @@ class LlamaCppGGUF:
     library: Path | None = None
     timeout_s: float = 120.0
     split: bool = True  # two workers from PARALLEL_FROM files (False: one, in order)
+    bounds: bool = False  # also report where each file's last tensor ends (llama_reopen)
 
     def check(self, files: dict[str, Path]) -> LlamaCppFacts:
         library = self.library or find_library()
         if library is None:
-            return LlamaCppFacts(unavailable="llama-cpp-python is not installed (the `live` "
-                                 "extra); llama.cpp's parser was not asked")
+            return LlamaCppFacts(unavailable=f"{NOT_INSTALLED}; llama.cpp's parser was not "
+                                 "asked")
         items = list(files.items())
         if not self.split or len(items) < PARALLEL_FROM or (os.cpu_count() or 1) < 2:
             return self._check_in_order(library, items)
@@ -137,7 +125,7 @@ class LlamaCppGGUF:
     def _run_worker(self, library: Path, pending: list[tuple[str, Path]],
                     facts: LlamaCppFacts) -> int:
         """Run one worker over `pending`; returns how many files it settled (-1: not run)."""
-        request = json.dumps({"library": str(library),
+        request = json.dumps({"library": str(library), "bounds": self.bounds,
                               "files": [os.fspath(p) for _, p in pending]}).encode()
         try:
             spare = spare_worker().take() if library == find_library() else None
@@ -151,14 +139,16 @@ class LlamaCppGGUF:
                 proc.kill()
                 out, _ = proc.communicate()
                 stdout = out.decode(errors="replace")
-                returncode, stderr = None, f"timed out after {self.timeout_s:.0f} s"
+                returncode, stderr = None, ""
         except OSError as exc:
             facts.unavailable = f"cannot start the llama.cpp worker: {exc.strerror or exc}"
             return -1
         lines = stdout.splitlines()
         if not lines or _parse_line(lines[0]) != READY:
-            why = stderr.strip().splitlines()[-1:] or [f"exit status {returncode}"]
-            facts.unavailable = f"llama.cpp's library {library} could not be used: {why[0]}"
+            death = WorkerDeath("the llama.cpp worker", None, returncode, stderr_tail(stderr),
+                                timeout_s=self.timeout_s)
+            facts.unavailable = f"llama.cpp's library {library} could not be used: " \
+                f"{death.describe()}"
             return -1
         settled = 0
         for line in lines[1:]:
@@ -170,14 +160,17 @@ class LlamaCppGGUF:
                 path=name, accepted=bool(item.get("accepted")),
                 log=str(item.get("log", ""))[:LOG_CAP],
                 n_tensors=_int_or_none(item.get("n_tensors")),
-                n_kv=_int_or_none(item.get("n_kv")))
+                n_kv=_int_or_none(item.get("n_kv")),
+                tensor_end=_int_or_none(item.get("tensor_end")))
             settled += 1
         if settled < len(pending) and returncode != 0:
-            name = pending[settled][0]
-            how = (f"exited with signal {-returncode}" if returncode is not None
-                   and returncode < 0 else f"stopped ({stderr.strip()[-300:] or returncode})")
+            name, path = pending[settled]
+            death = WorkerDeath("llama.cpp's GGUF parser", os.fspath(path), returncode,
+                                stderr_tail(stderr), timeout_s=self.timeout_s)
             facts.verdicts[name] = LlamaCppVerdict(
-                path=name, accepted=False, log=f"llama.cpp's GGUF parser {how} on this file")
+                path=name, accepted=False, log=f"llama.cpp's GGUF parser {death.how} on this "
+                f"file" + (f" (stderr: {death.stderr[-300:]})" if death.stderr else ""),
+                death=death)
             settled += 1
         elif settled < len(pending):  # a clean exit that skipped files: never pass them
             for name, _ in pending[settled:]:
@@ -246,9 +239,9 @@ _SPARE: list[SpareProcess] = []
 
 
 def spare_worker() -> SpareProcess:
-    """The prestarted worker (`certify.spare_process`), created on first use."""
+    """The prestarted worker (`certify.workers.spare`), created on first use."""
     if not _SPARE:
-        from certify.spare_process import SpareProcess
+        from certify.workers.spare import SpareProcess
 
         _SPARE.append(SpareProcess(_spare_argv))
     return _SPARE[0]

@@ -3,15 +3,16 @@
 The whole model is composed from the package (every layer, through the same composition the
 stages use: v1 parts' own headers, v2 the carrier's locators) into a temporary GGUF. The source
 and the reassembled model are each loaded with llama.cpp (llama-cpp-python, CPU, fixed thread
-count, one at a time), and for each prompt the greedy continuation of `tokens` tokens is run;
-the token ids and the logits at every generated position must be identical (same llama.cpp,
-same threads, same bytes: bit-identical, so exact equality is the honest bar). The temporary
-directory is removed in a `finally`, also on Ctrl-C.
+count, one at a time, each in its own worker process: `certify.workers.llama_decode`), and for
+each prompt the greedy continuation of `tokens` tokens is run; the token ids and the logits at
+every generated position must be identical (same llama.cpp, same threads, same bytes:
+bit-identical, so exact equality is the honest bar). A worker that dies (a signal, an abort, its
+wall clock) makes the result `crashed`: the gate is incomplete, and the report says how it died.
+The temporary directory is removed in a `finally`, also on Ctrl-C.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import tempfile
@@ -28,6 +29,9 @@ from certify.materialize import ComposeError, compose, write_gguf
 from certify.progress import NullProgress, ProgressObserver
 from certify.stages import StageRange
 from certify.view import PackageView
+from certify.workers import llama_library
+from certify.workers.llama_decode import DEFAULT_TIMEOUT_S, LlamaCppRefused, Run, greedy_runs
+from certify.workers.llama_reopen import LlamaCppCrashed, LlamaParserUnavailable
 
 DEFAULT_PROMPTS = (
     "The capital of France is",
@@ -36,9 +40,6 @@ DEFAULT_PROMPTS = (
 )
 DEFAULT_TOKENS = 16
 DEFAULT_MAX_BYTES = 8 << 30
-N_CTX = 256
-N_THREADS = 2
-SEED = 1234
 MEMORY_FACTOR = 1.25  # a loaded model's resident size over its file size, with headroom
 
 
@@ -49,13 +50,7 @@ class ParityRequest:
     tokens: int = DEFAULT_TOKENS
     max_bytes: int = DEFAULT_MAX_BYTES
     temp_dir: str | None = None  # where the reassembled model is written (default: system temp)
-
-
-@dataclass(frozen=True)
-class Run:
-    prompt_tokens: list[int]
-    tokens: list[int]
-    logits: list[np.ndarray[Any, Any]]  # one row per generated position
+    timeout_s: float = DEFAULT_TIMEOUT_S  # wall clock of each llama.cpp worker (one per model)
 
 
 def available_memory() -> int | None:
@@ -86,52 +81,6 @@ def preflight(model_bytes: int, source_bytes: int, request: ParityRequest, temp_
     return None
 
 
-def greedy(path: str, prompts: list[str], n_tokens: int, progress: ProgressObserver
-           ) -> list[Run]:
-    """Greedy continuations and per-position logits of `path` under llama.cpp (CPU)."""
-    from llama_cpp import Llama
-
-    llm = Llama(model_path=path, n_ctx=N_CTX, n_threads=N_THREADS, n_threads_batch=N_THREADS,
-                n_gpu_layers=0, seed=SEED, logits_all=False, verbose=False)
-    try:
-        runs = []
-        for prompt in prompts:
-            prompt_tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
-            if len(prompt_tokens) + n_tokens > N_CTX:
-                raise ValueError(f"prompt {prompt[:40]!r} + {n_tokens} tokens exceed the "
-                                 f"context of {N_CTX}")
-            llm.reset()
-            llm.eval(prompt_tokens)
-            tokens: list[int] = []
-            logits: list[np.ndarray[Any, Any]] = []
-            for _ in range(n_tokens):
-                row = last_logits(llm)
-                token = int(np.argmax(row))
-                logits.append(row)
-                tokens.append(token)
-                llm.eval([token])
-                progress.advance(1)
-            runs.append(Run(list(prompt_tokens), tokens, logits))
-        return runs
-    finally:
-        llm.close()
-
-
-def last_logits(llm: Any) -> np.ndarray[Any, Any]:
-    """The logits of the last evaluated position, copied out of llama.cpp's buffer (the
-    Llama object keeps no scores unless logits_all); a row that is not a real distribution
-    (all equal, or not finite) is an error, never a silent pass."""
-    import llama_cpp
-
-    pointer = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
-    if not pointer:
-        raise ValueError("llama.cpp returned no logits")
-    row = np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),)).astype(np.float32, copy=True)
-    if not np.all(np.isfinite(row)) or float(row.max()) == float(row.min()):
-        raise ValueError("llama.cpp returned degenerate logits")
-    return row
-
-
 _SOURCE_RUNS: dict[tuple[Any, ...], list[Run]] = {}
 
 
@@ -144,7 +93,8 @@ def source_runs(path: str, request: ParityRequest, progress: ProgressObserver) -
            request.tokens)
     if key not in _SOURCE_RUNS:
         _SOURCE_RUNS.clear()  # keep one source's runs at most (logits rows are per vocab)
-        _SOURCE_RUNS[key] = greedy(path, request.prompts, request.tokens, progress)
+        _SOURCE_RUNS[key] = greedy_runs(path, request.prompts, request.tokens, label="source",
+                                        timeout_s=request.timeout_s, advance=progress.advance)
     return _SOURCE_RUNS[key]
 
 
@@ -176,9 +126,8 @@ def run_parity(view: PackageView, request: ParityRequest,
 
 def _run(view: PackageView, request: ParityRequest, progress: ProgressObserver
          ) -> ParityResult:
-    if importlib.util.find_spec("llama_cpp") is None:
-        return ParityResult("not_run", "llama-cpp-python is not installed (pip install "
-                            "'meshcert[live]')")
+    if not llama_library.installed():
+        return ParityResult("not_run", llama_library.NOT_INSTALLED)
     if not os.path.isfile(request.source):
         return ParityResult("not_run", f"source GGUF {request.source} is not a file")
     total = layer_count(view.manifest) if view.manifest is not None else None
@@ -199,7 +148,12 @@ def _run(view: PackageView, request: ParityRequest, progress: ProgressObserver
         assembled = Path(work) / "reassembled.gguf"
         progress.begin("parity: reassembling the model", comp.tensor_bytes)
         try:
-            size = write_gguf(assembled, comp, progress.advance)
+            size = write_gguf(assembled, comp, progress.advance, timeout_s=request.timeout_s)
+        except LlamaCppCrashed as exc:
+            return ParityResult("crashed", f"re-opening the reassembled model: {exc}",
+                                death=exc.death)
+        except LlamaParserUnavailable as exc:
+            return ParityResult("not_run", str(exc))
         except (ComposeError, ValueError) as exc:
             return ParityResult("failed", f"the reassembled model does not build: {exc}")
         finally:
@@ -212,11 +166,19 @@ def _run(view: PackageView, request: ParityRequest, progress: ProgressObserver
                            len(request.prompts) * request.tokens)
             try:
                 runs[label] = (source_runs(path, request, progress) if label == "source"
-                               else greedy(path, request.prompts, request.tokens, progress))
-            except (ValueError, RuntimeError) as exc:
+                               else greedy_runs(path, request.prompts, request.tokens,
+                                                label="reassembled package",
+                                                advance=progress.advance,
+                                                timeout_s=request.timeout_s))
+            except LlamaCppCrashed as exc:
+                return ParityResult("crashed", f"llama.cpp died running the {label} model: "
+                                    f"{exc}", death=exc.death)
+            except LlamaParserUnavailable as exc:
+                return ParityResult("not_run", str(exc))
+            except LlamaCppRefused as exc:
                 status: ParityStatus = "not_run" if label == "source" else "failed"
                 return ParityResult(status, f"llama.cpp could not run the {label} model: "
-                                    f"{type(exc).__name__}: {str(exc)[:300]}")
+                                    f"{str(exc)[:300]}")
             finally:
                 progress.end()
             timings[f"{label}_s"] = round(time.perf_counter() - started, 3)

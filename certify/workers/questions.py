@@ -1,5 +1,5 @@
 """Ask the two worker processes about a view at the same time: llama.cpp's GGUF parser
-(`certify.llama_cpp_gguf`) and the chat-template audit (`certify.template_audits`).
+(`certify.workers.llama_gguf`) and the chat-template audit (`certify.template_audits`).
 
 `start(view)` needs only the headers, so the local loader calls it before it hashes the files
 (the questions are answered while the bytes are hashed); `finish()` imports every check module
@@ -29,8 +29,8 @@ class WorkerQuestions:
     def start(self, view: PackageView) -> None:
         if self._threads:
             return
-        from certify.llama_cpp_gguf import attach_verdicts
         from certify.template_audits import attach_template_audits
+        from certify.workers.llama_gguf import attach_verdicts
 
         questions: tuple[tuple[str, Attach], ...] = (
             ("asking llama.cpp's GGUF parser failed", attach_verdicts),

@@ -1,8 +1,11 @@
-"""llama.cpp's GGUF parser in a worker process (started by `certify.llama_cpp_gguf`).
+"""llama.cpp's GGUF parser in a worker process (started by `certify.workers.llama_gguf` and
+`certify.workers.llama_reopen`).
 
-Run as ``python -S llama_cpp_worker.py LIBRARY``: it loads libggml-base first, then reads one JSON
-request ``{"library": str, "files": [str]}`` on stdin and writes the line `READY`, then one
-JSON verdict per file ``{"accepted": bool, "log": str, "n_tensors": int, "n_kv": int}``.
+Run as ``python -S llama_gguf_worker.py LIBRARY``: it loads libggml-base first, then reads one
+JSON request ``{"library": str, "files": [str], "bounds": bool}`` on stdin and writes the line
+`READY`, then one JSON verdict per file ``{"accepted": bool, "log": str, "n_tensors": int,
+"n_kv": int}``; with ``bounds`` also ``"tensor_end"``, the largest end (absolute byte) of any
+tensor's data as llama.cpp locates it, which the caller compares with the file size.
 Standard library only (ctypes, json, os, sys), and nothing from the rest of meshcert, so the
 interpreter starts in milliseconds: every import here is paid by every certification.
 """
@@ -26,7 +29,15 @@ class _InitParams(ctypes.Structure):
 _LogCallback = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
 
 
-def run(library: str, paths: list[str], lib: ctypes.CDLL | None = None) -> None:
+def tensor_end(lib: ctypes.CDLL, ctx: int, n_tensors: int) -> int:
+    base = int(lib.gguf_get_data_offset(ctx))
+    ends = [base + lib.gguf_get_tensor_offset(ctx, i) + lib.gguf_get_tensor_size(ctx, i)
+            for i in range(n_tensors)]
+    return max(ends, default=base)
+
+
+def run(library: str, paths: list[str], lib: ctypes.CDLL | None = None,
+        bounds: bool = False) -> None:
     lib = lib or ctypes.CDLL(library)
     lib.gguf_init_from_file.restype = ctypes.c_void_p
     lib.gguf_init_from_file.argtypes = [ctypes.c_char_p, _InitParams]
@@ -35,6 +46,12 @@ def run(library: str, paths: list[str], lib: ctypes.CDLL | None = None) -> None:
     lib.gguf_get_n_tensors.argtypes = [ctypes.c_void_p]
     lib.gguf_get_n_kv.restype = ctypes.c_int64
     lib.gguf_get_n_kv.argtypes = [ctypes.c_void_p]
+    if bounds:
+        lib.gguf_get_data_offset.restype = ctypes.c_size_t
+        lib.gguf_get_data_offset.argtypes = [ctypes.c_void_p]
+        for name in ("gguf_get_tensor_offset", "gguf_get_tensor_size"):
+            getattr(lib, name).restype = ctypes.c_size_t
+            getattr(lib, name).argtypes = [ctypes.c_void_p, ctypes.c_int64]
     log: list[str] = []
 
     def collect(level: int, text: bytes | None, _user: int | None) -> None:
@@ -51,6 +68,8 @@ def run(library: str, paths: list[str], lib: ctypes.CDLL | None = None) -> None:
         if ctx:
             item["n_tensors"] = int(lib.gguf_get_n_tensors(ctx))
             item["n_kv"] = int(lib.gguf_get_n_kv(ctx))
+            if bounds:
+                item["tensor_end"] = tensor_end(lib, ctx, item["n_tensors"])
             lib.gguf_free(ctx)
         sys.stdout.write(json.dumps(item) + "\n")
         sys.stdout.flush()
@@ -63,7 +82,8 @@ def main() -> None:
     request = json.loads(sys.stdin.read())
     if lib is not None and str(request["library"]) != sys.argv[1]:
         lib = None
-    run(str(request["library"]), [str(p) for p in request["files"]], lib)
+    run(str(request["library"]), [str(p) for p in request["files"]], lib,
+        bounds=bool(request.get("bounds")))
 
 
 if __name__ == "__main__":

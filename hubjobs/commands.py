@@ -1,0 +1,62 @@
+"""What a job runs: a stock Python image, meshcert installed with pip (no compiler, no clone),
+then one meshcert command whose report comes back through the logs.
+
+The command is one `sh -c` script built with shlex quoting from data, never from text a user
+typed into a shell. The token is never on the command line: it reaches the job as the secret
+HF_TOKEN, which huggingface_hub reads itself.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from certify.version import __version__
+
+IMAGE = "python:3.12-slim"
+PACKAGE_MOUNT = "/package"
+SOURCE_MOUNT = "/source"
+# a job has its own /tmp on the Hub; $$ keeps jobs that share a host's /tmp apart too
+REPORT_FILE = '"${TMPDIR:-/tmp}/meshcert-report-$$.json"'
+INSTALL_FAILED = 90  # exit statuses the launcher can tell from meshcert's own (0-3)
+EMIT_FAILED = 91
+# inside a job Xet uploads have failed (mesh-llm sets this too); meshcert's uploads are LFS
+# anyway (publish/hub_writer.py), and the variable also keeps huggingface_hub's downloads off it
+JOB_ENV = {"HF_HUB_DISABLE_XET": "1", "HF_HUB_DISABLE_TELEMETRY": "1",
+           "PYTHONUNBUFFERED": "1"}
+
+
+def default_install() -> str:
+    return f"meshcert=={__version__}"
+
+
+def _script(install: str, meshcert_args: list[str], tag: str) -> list[str]:
+    """`meshcert_args` end with `--report-out`: the report file is added by the script."""
+    q = shlex.quote
+    run = " ".join(q(a) for a in ["python", "-m", "meshcert", *meshcert_args])
+    script = "\n".join([
+        "set -u",
+        f"report={REPORT_FILE}",
+        f"python -m pip install --quiet --no-input --disable-pip-version-check {q(install)} "
+        f"|| exit {INSTALL_FAILED}",
+        f'{run} "$report"',
+        "status=$?",
+        f'python -m meshcert report emit "$report" --tag {q(tag)} || exit {EMIT_FAILED}',
+        "exit $status",
+    ])
+    return ["sh", "-c", script]
+
+
+def certify_slice_command(repo: str, commit: str, index: int, count: int, *, install: str,
+                          runtime_abi: str | None = None) -> list[str]:
+    """Certify stage `index` of `count` of the package mounted at /package (the repo at
+    `commit`), hashing every byte of the slice, and print its report to the logs."""
+    args = ["models", "certify", PACKAGE_MOUNT, "--package-only", "--stage",
+            f"{index}/{count}", "--verify-sha256", "--mounted-from", f"hf://{repo}@{commit}",
+            "--quiet"]
+    if runtime_abi:
+        args += ["--runtime-abi", runtime_abi]
+    return _script(install, [*args, "--report-out"], slice_tag(index, count))
+
+
+def slice_tag(index: int, count: int) -> str:
+    return f"slice-{index}-of-{count}"

@@ -1,0 +1,125 @@
+"""`models certify hf://ns/pkg@sha --package-only --hf-job --stages N`: the plan, its cost,
+then (with --confirm) N jobs merged into one report. The work is in hubjobs.certify_slices."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import typer
+
+from meshcert.cli.exit_codes import EXIT_CODES
+
+USAGE = 2  # typer's usage-error status: a refused plan submits nothing
+
+if TYPE_CHECKING:
+    from hubjobs.certify_slices import CertifyJobsPlan
+
+
+def _minutes(seconds: int) -> str:
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min" if seconds >= 3600 \
+        else f"{seconds // 60} min"
+
+
+def describe_plan(plan: CertifyJobsPlan, *, dry_run: bool) -> str:
+    from hubjobs.costs import CERTIFY_BYTES_PER_S, FIXED_S
+
+    f = plan.flavor
+    lines = [f"HF Jobs plan{' (dry run: nothing is submitted)' if dry_run else ''}: certify "
+             f"hf://{plan.repo}@{plan.commit} in {len(plan.slices)} slice(s)"]
+    for s in plan.slices:
+        lines.append(f"  slice {s.label:<7} layers {s.layer_start}..{s.layer_end:<6} "
+                     f"{s.n_bytes / 1e9:8.2f} GB in {len(s.artifacts):3d} artifact(s), "
+                     f"timeout {_minutes(s.timeout_s)}")
+    lines += [
+        f"  flavor {f.name}: {f.cpus} vCPU, {(f.ram_bytes or 0) / 1e9:.0f} GB RAM, "
+        f"{(f.disk_bytes or 0) / 1e9:.0f} GB disk, ${f.unit_cost_usd:.6f} per "
+        f"{f.unit_seconds} s (${f.usd_per_hour:.4f}/h)",
+        f"  each job: mounts the repo read-only at the commit, pip-installs {plan.install}, "
+        f"hashes its slice; disk planned {plan.needs.disk_bytes / 1e9:.1f} GB",
+        f"  timeouts: bytes at {CERTIFY_BYTES_PER_S / 1e6:.0f} MB/s + {FIXED_S // 60} min "
+        "start-up, rounded up to 5 min",
+        f"  maximum cost: ${plan.max_cost_usd:.4f} (every job running to its timeout)",
+    ]
+    return "\n".join(lines)
+
+
+def certify_on_hf_jobs(model: str, *, stages: int | None, flavor: str, install: str | None,
+                       confirm: bool, follow: bool, max_cost_usd: float | None,
+                       runtime_abi: str | None, allow_unpinned: bool, report_out: str | None,
+                       json_out: bool, quiet: bool, html: str | None, md: str | None,
+                       junit: str | None, sarif: str | None) -> None:
+    import json
+
+    from certify.hub.errors import HubError
+    from certify.hub.settings import HubSettings
+    from certify.service import CertRequest, certify_package
+    from certify.view import CertOptions
+    from hubjobs.certify_slices import Launch, PlanRefused, plan_certify_jobs, run_certify_jobs
+    from hubjobs.commands import default_install
+    from hubjobs.jobs_api import HubJobs
+    from meshcert.cli.models_cmd import deliver
+
+    if not model.startswith("hf://"):
+        raise typer.BadParameter("--hf-job certifies a published package: hf://ns/repo@<sha>",
+                                 param_hint="MODEL")
+    if stages is None:
+        raise typer.BadParameter("--hf-job needs --stages N (one job per stage)",
+                                 param_hint="--stages")
+    if max_cost_usd is not None and max_cost_usd <= 0:
+        raise typer.BadParameter("must be > 0", param_hint="--max-cost-usd")
+    say = (lambda _text: None) if (quiet or json_out) else (
+        lambda text: typer.echo(text, err=True))
+    say(f"pre-flight: certifying {model} header-only with the {stages}-stage plan")
+    options = CertOptions(runtime_abi=runtime_abi, allow_unpinned=allow_unpinned,
+                          stages=stages)
+    preflight = certify_package(CertRequest(model=model, options=options))
+    if preflight.status != "passed":
+        typer.echo(f"pre-flight {preflight.status}: nothing was submitted", err=True)
+        deliver(preflight, report_out=report_out, json_out=json_out, quiet=quiet, html=html,
+                md=md, junit=junit, sarif=sarif)
+    from huggingface_hub import get_token
+
+    token = get_token()
+    jobs = HubJobs(HubSettings.from_env(), token=token)
+    try:
+        plan = plan_certify_jobs(preflight, jobs.hardware(), flavor_name=flavor,
+                                 install=install or default_install())
+    except PlanRefused as exc:
+        typer.echo(f"refused: {exc}", err=True)
+        raise typer.Exit(USAGE) from None
+    except HubError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(EXIT_CODES["incomplete"]) from None
+    if not quiet:
+        typer.echo(describe_plan(plan, dry_run=not confirm), err=True)
+    if max_cost_usd is not None and plan.max_cost_usd > max_cost_usd:
+        typer.echo(f"refused: the maximum cost ${plan.max_cost_usd:.4f} is above "
+                   f"--max-cost-usd {max_cost_usd}", err=True)
+        raise typer.Exit(USAGE)
+    if not confirm:
+        if json_out:
+            typer.echo(json.dumps(plan.as_json(), indent=2))
+        say(f"dry run: run again with --confirm to submit {len(plan.slices)} job(s) "
+            f"(at most ${plan.max_cost_usd:.4f})")
+        raise typer.Exit(0)
+
+    def on_state(item: object, state: object) -> None:
+        say(f"slice {getattr(item, 'label', '?')}: job {getattr(state, 'job_id', '?')} "
+            f"{getattr(state, 'stage', '?')}")
+
+    def on_log(item: object, line: str) -> None:
+        sys.stderr.write(f"[slice {getattr(item, 'label', '?')}] {line.rstrip()}\n")
+
+    launch = Launch(on_state=on_state, on_log=on_log if follow else None)
+    try:
+        report = run_certify_jobs(plan, preflight, jobs, token=token, launch=launch)
+    except KeyboardInterrupt:
+        typer.echo("interrupted: the submitted jobs were cancelled; no report written",
+                   err=True)
+        raise typer.Exit(130) from None
+    except HubError as exc:
+        typer.echo(f"error: {exc.message} (submitted jobs were cancelled)", err=True)
+        raise typer.Exit(EXIT_CODES["incomplete"]) from None
+    deliver(report, report_out=report_out, json_out=json_out, quiet=quiet, html=html, md=md,
+            junit=junit, sarif=sarif)

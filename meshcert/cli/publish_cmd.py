@@ -1,0 +1,86 @@
+"""`meshcert package publish DIR --target ns/repo`: upload a certified package, pin it, certify
+it on the Hub, list it in a catalog. Exit 0 published and certified, 1 failed, 2 refused or a
+usage error (nothing uploaded), 3 incomplete (a re-run resumes)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from publish.service import PublishResult
+
+EXIT_CODES = {"published": 0, "failed": 1, "refused": 2, "incomplete": 3}
+
+
+def publish(
+    directory: Annotated[str, typer.Argument(metavar="DIR", help="The package directory.")],
+    target: Annotated[str, typer.Option("--target", metavar="NS/REPO",
+                                        help="The model repo to publish to.")],
+    private: Annotated[bool, typer.Option("--private", help="Create the repo private.")] = False,
+    branch: Annotated[str | None, typer.Option(
+        "--branch", metavar="B", help="Publish to this branch (created from main).")] = None,
+    create_pr: Annotated[bool, typer.Option(
+        "--create-pr", help="Publish as a pull request on the target.")] = False,
+    experimental: Annotated[bool, typer.Option(
+        "--experimental", help="Mark the package experimental; its catalog entry is proposed "
+        "as a pull request.")] = False,
+    catalog: Annotated[str | None, typer.Option(
+        "--catalog", metavar="NS/CATALOG", help="Add the pinned package to this catalog "
+        "(a dataset repo), as a pull request when the token cannot push there.")] = None,
+    commit_message: Annotated[str | None, typer.Option(
+        "--commit-message", help="Summary of the commits.")] = None,
+    max_files_per_commit: Annotated[int, typer.Option(
+        help="Artifacts per commit (the Hub recommends fewer than 100).")] = 50,
+    max_bytes_per_commit: Annotated[int, typer.Option(
+        help="Artifact bytes per commit.")] = 16 * 1024**3,
+    verify_cache: Annotated[str | None, typer.Option(
+        help="Digest cache of the local certification, reused.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+) -> None:
+    """Publish DIR to the Hub over LFS, pinned and certified."""
+    from publish.service import PublishRequest, publish_package, refusal
+
+    request = PublishRequest(
+        package_dir=directory, target=target, private=private, branch=branch,
+        create_pr=create_pr, experimental=experimental, catalog=catalog,
+        commit_message=commit_message, max_files_per_commit=max_files_per_commit,
+        max_bytes_per_commit=max_bytes_per_commit, verify_cache=verify_cache)
+    problem = refusal(request)
+    if problem is not None:
+        raise typer.BadParameter(problem)
+
+    def progress(message: str) -> None:
+        if not quiet:
+            typer.echo(message, err=True)
+
+    result = publish_package(request, progress=progress)
+    _print(result)
+    raise typer.Exit(EXIT_CODES[result.status])
+
+
+def _print(result: PublishResult) -> None:
+    if result.status == "refused":
+        typer.echo(f"refused: {result.message}", err=True)
+        report = result.local_report
+        for item in (report.findings if report is not None else []):
+            if item.severity == "error":
+                typer.echo(f"  {item.code}: {item.message}", err=True)
+        return
+    counts = (f"{len(result.commits)} commit(s), {len(result.uploaded)} file(s) uploaded, "
+              f"{len(result.skipped)} already there")
+    if result.status == "published":
+        typer.echo(f"published and certified: {result.ref}")
+    else:
+        typer.echo(f"{result.status}: {result.message}", err=True)
+    typer.echo(f"  {counts}")
+    if result.pull_request_url:
+        typer.echo(f"  pull request: {result.pull_request_url}")
+    if result.catalog is not None:
+        where = result.catalog.pull_request_url or f"commit {result.catalog.commit}"
+        typer.echo(f"  catalog {result.catalog.repo}: {result.catalog.path}, {where} "
+                   f"({result.catalog.reason})")
+    if result.ref is not None:
+        typer.echo(f"  immutable ref: {result.ref}")
+        typer.echo(f"  run it: {result.serve_command}")

@@ -1,0 +1,94 @@
+"""`meshcert package publish` as users run it: what it prints, its exit statuses (0 published
+and certified, 1 failed, 2 refused or usage, 3 incomplete), and no secret in its output."""
+
+from __future__ import annotations
+
+from tests.support.hub_env import close_client_session, point_at, prepare_process_env
+
+prepare_process_env()
+
+from collections.abc import Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from meshcert.cli import app  # noqa: E402
+from meshcert.packagegen import PackageInfo, llama_spec, write_package  # noqa: E402
+from tests.support.hub_server import FakeHub  # noqa: E402
+
+TOKEN = "hf_publisher_0123456789abcdef"
+OTHER = "hf_someone_else_0123456789"
+runner = CliRunner()
+
+
+@pytest.fixture
+def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    fake = FakeHub().start()
+    point_at(monkeypatch, fake.url, tmp_path / "hf-home", fake.sleeps)
+    fake.add_token(TOKEN, user="alice", orgs={"meshllm": "write"})
+    fake.add_token(OTHER, user="bob")
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    try:
+        yield fake
+    finally:
+        fake.stop()
+        close_client_session()
+
+
+@pytest.fixture
+def package(tmp_path: Path) -> PackageInfo:
+    return write_package(llama_spec(block_count=3), tmp_path / "pkg")
+
+
+def publish(*args: str):
+    return runner.invoke(app, ["package", "publish", *args])
+
+
+def test_published_prints_the_immutable_ref_and_the_serve_command(
+        hub: FakeHub, package: PackageInfo) -> None:
+    result = publish(str(package.root), "--target", "meshllm/tiny", "--max-files-per-commit",
+                     "2", "--commit-message", "Tiny package")
+    assert result.exit_code == 0, result.output
+    sha = hub.repos["meshllm/tiny"].branches["main"]
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"published and certified: hf://meshllm/tiny@{sha}"
+    assert f"  immutable ref: hf://meshllm/tiny@{sha}" in lines
+    assert f"  run it: mesh-llm serve --model hf://meshllm/tiny@{sha} --split" in lines
+    assert "  4 commit(s), 6 file(s) uploaded, 0 already there" in lines
+    assert "certifying" in result.stderr  # progress goes to stderr
+    assert TOKEN not in result.output
+    assert hub.repos["meshllm/tiny"].commits[sha].title == "Tiny package (manifest and model card)"
+
+
+def test_a_package_that_does_not_certify_exits_2(hub: FakeHub, package: PackageInfo) -> None:
+    (package.root / "layers" / "layer-00001.gguf").write_bytes(b"GGUF?")
+    result = publish(str(package.root), "--target", "meshllm/tiny", "-q")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("refused: ")
+    assert "nothing uploaded" in result.stderr and hub.records == []
+
+
+def test_usage_errors_exit_2(hub: FakeHub, package: PackageInfo, tmp_path: Path) -> None:
+    assert publish(str(package.root), "--target", "no-namespace").exit_code == 2
+    assert publish(str(tmp_path / "nowhere"), "--target", "meshllm/x").exit_code == 2
+    assert publish(str(package.root)).exit_code == 2  # --target is required
+    assert hub.records == []
+
+
+def test_a_hub_that_keeps_failing_exits_3_and_a_refusing_one_exits_1(
+        hub: FakeHub, package: PackageInfo, monkeypatch: pytest.MonkeyPatch) -> None:
+    hub.inject("commit", 503, times=None)
+    incomplete = publish(str(package.root), "--target", "meshllm/tiny", "-q")
+    assert incomplete.exit_code == 3, incomplete.output
+    assert incomplete.stderr.startswith("incomplete: ")
+    hub.clear_faults()
+    monkeypatch.setenv("HF_TOKEN", OTHER)
+    failed = publish(str(package.root), "--target", "meshllm/tiny", "-q")
+    assert failed.exit_code == 1, failed.output
+    assert OTHER not in failed.output and TOKEN not in incomplete.output
+
+
+def test_the_package_group_lists_publish() -> None:
+    result = runner.invoke(app, ["package", "--help"])
+    assert result.exit_code == 0 and "publish" in result.output
