@@ -162,3 +162,25 @@ def test_bad_options_are_usage_errors(good_catalog: Path, args: list[str], hint:
 def test_a_catalog_without_entries_folder_is_a_usage_error(tmp_path: Path) -> None:
     result = invoke(str(tmp_path))
     assert result.exit_code == 2 and "has no entries/ folder" in result.stderr
+
+
+def test_the_catalog_dataset_on_the_hub(hub: FakeHub, catalog: CatalogFixture,  # noqa: F811
+                                        tmp_path: Path) -> None:
+    """`meshcert catalog certify hf://datasets/ns/catalog` over the test catalog."""
+    from tests.support.catalog_packages import catalog_files
+
+    sha = hub.commit("ns/catalog", catalog_files(catalog.root), repo_type="dataset")
+    hub.reset_counters()
+    out = tmp_path / "out"
+    result = invoke("hf://datasets/ns/catalog", "--runtime-abi", RUNTIME_ABI, "--out-dir",
+                    str(out), "--quiet")
+    assert result.exit_code == 1
+    report = json.loads((out / "catalog.json").read_text())
+    assert report["catalog"] | {"input": None} == {
+        "input": None, "kind": "hf", "location": "ns/catalog", "revision": sha,
+        "requested_revision": None, "entry_files": 3}
+    assert [r["status"] for r in report["packages"]].count("passed") == 5
+    packages = sum(r["requests"] for r in report["packages"])
+    # reading the catalog: dataset_info, the tree under entries/, then each of the 3 entry
+    # files (a HEAD and a GET); every other request is a package's
+    assert hub.count() - packages == 2 + 2 * 3
