@@ -385,6 +385,42 @@ CATALOG |= _rows("tokenizer", E, {
     "describe; reconvert the model.",
 })
 
+# --- Catalog certification (`meshcert catalog certify`: entries/<owner>/<repo>.json) ---------
+CATALOG |= _rows("catalog", E, {
+    "catalog_entry_invalid": "Fix the catalog entry so it reads as the catalog's schema: a "
+    "JSON object with schema_version 1, source_repo and variants (an object keyed by variant, "
+    "or the old list), each package reference {type: \"layer-package\", repo: \"ns/name\"} "
+    "with integer layer_count/total_bytes and string revision/source_revision when present.",
+    "catalog_package_missing": "The catalog offers a package the Hub does not serve (repository "
+    "or pinned revision not found, private or disabled): fix the reference or remove it from "
+    "the entry.",
+    "catalog_package_gated": "The package repository is gated, so mesh-llm nodes cannot "
+    "download it without accepting its conditions: ungate it or remove it from the catalog.",
+    "catalog_package_unreadable": "The package has no readable model-package.json at this "
+    "commit, so nothing can load it: publish the manifest (it is uploaded last) or remove the "
+    "reference.",
+    "catalog_layer_count_mismatch": "Set the reference's layer_count to the package manifest's "
+    "layer_count (or fix the package).",
+    "catalog_total_bytes_mismatch": "Set the reference's total_bytes to the sum of the "
+    "package's declared artifact sizes (or fix the package).",
+    "catalog_source_revision_mismatch": "The package was written from another source revision "
+    "than the entry records: re-write the package from the recorded revision, or record the "
+    "revision the package's source_model names.",
+    "catalog_source_mismatch": "The package was written from another source (repository or "
+    "file) than the entry's variant names: point the variant at the right package.",
+    "catalog_package_duplicate": "List each package once: two references to one repository "
+    "mean one variant serves another's package.",
+})
+CATALOG |= _rows("catalog", W, {
+    "catalog_entry_unpinned": "Pin the package: add \"revision\": \"<40-hex commit>\" to the "
+    "reference (`meshcert catalog certify --write-pins DIR` writes exactly that change), so a "
+    "lookup names the bytes that were certified.",
+    "catalog_mesh_llm_would_refuse": "meshcert accepts the package but mesh-llm's own "
+    "certifier refuses it (a known mesh-llm gap, e.g. shared/common-partNN.gguf or its "
+    "producer-ABI string compare): keep it out of mesh-llm's recommended list, or re-write it "
+    "in a layout mesh-llm accepts, until mesh-llm is fixed.",
+})
+
 # --- Engine --------------------------------------------------------------------------------
 CATALOG |= _rows("engine", E, {
     "internal_error": "A check crashed; the result is incomplete. Report this as a meshcert bug.",

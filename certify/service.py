@@ -19,10 +19,11 @@ from certify.view import CertOptions, PackageView
 from certify.workers import prestart_workers
 from certify.workers.questions import WorkerQuestions
 
-__all__ = ["CertRequest", "RuntimeRequest", "certify_package", "load_view"]
+__all__ = ["CertRequest", "RuntimeRequest", "certify_package", "certify_with_view", "load_view"]
 _COMMIT = re.compile(r"^[0-9a-fA-F]{40}$")
 
 if TYPE_CHECKING:
+    from certify.hub.gate import RequestGate
     from certify.workers.parity import ParityRequest
 
 
@@ -40,6 +41,7 @@ class CertRequest:
     # hf://ns/repo@<40-hex>: the local MODEL directory is that repo mounted at that commit (an
     # HF Jobs volume); the files are read and hashed locally, the report names the Hub ref
     mounted_from: str | None = None
+    hub_gate: RequestGate | None = None  # shared by several hf:// runs (a catalog's packages)
 
 
 def _empty_view(ref: PackageRef | None, text: str, options: CertOptions) -> PackageView:
@@ -56,7 +58,8 @@ def load_view(request: CertRequest, ref: PackageRef, progress: ProgressObserver,
     if ref.kind == "hf":
         from certify.sources.hub import load_hub_package
 
-        return load_hub_package(ref, options=request.options, progress=progress)
+        return load_hub_package(ref, options=request.options, progress=progress,
+                                gate=request.hub_gate)
     from certify.sources.local import load_local_package
 
     return load_local_package(ref.local_path or ref.text, display_ref=ref.text,
@@ -73,6 +76,13 @@ def run_runtime(runtime: RuntimeRequest, progress: ProgressObserver) -> list[Run
 def certify_package(request: CertRequest, progress: ProgressObserver | None = None
                     ) -> CertReport:
     """Certify one package ref; always returns a report, whatever went wrong."""
+    return certify_with_view(request, progress)[0]
+
+
+def certify_with_view(request: CertRequest, progress: ProgressObserver | None = None
+                      ) -> tuple[CertReport, PackageView]:
+    """`certify_package`, also returning the facts the checks read (the parsed manifest, the
+    listing), for callers that compare the package with what someone says about it."""
     progress = progress or NullProgress()
     started = utc_now()
     prestart_workers()  # a no-op when the caller already did
@@ -82,7 +92,7 @@ def certify_package(request: CertRequest, progress: ProgressObserver | None = No
         view = _empty_view(None, request.model, request.options)
         view.source_findings.append(finding(err.code, str(err)))
         return build_report(view, input_text=request.model, started_at=started,
-                            runtime_gates=_runtime_or_default(request, progress))
+                            runtime_gates=_runtime_or_default(request, progress)), view
     if request.options.verify_sha256 is None:  # default: hash local files, trust the Hub's LFS
         request = replace(request, options=replace(request.options,
                                                     verify_sha256=ref.kind == "local"))
@@ -106,7 +116,8 @@ def certify_package(request: CertRequest, progress: ProgressObserver | None = No
             _contain(view, f"reading --source {request.source_gguf} failed", exc, api_key)
     _load_as_node(request, view, progress, api_key)
     gates = _runtime_or_default(request, progress)
-    return build_report(view, input_text=request.model, started_at=started, runtime_gates=gates)
+    return build_report(view, input_text=request.model, started_at=started,
+                        runtime_gates=gates), view
 
 
 def _load_as_node(request: CertRequest, view: PackageView, progress: ProgressObserver,

@@ -9,6 +9,10 @@ it itself for a view nobody attached it to).
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from certify.chat_template.isolated import audit_isolated
 from certify.chat_template.issues import TemplateIssue
 from certify.gguf.carriers import Carrier, carriers
@@ -41,12 +45,54 @@ def template_holders(view: PackageView) -> Holders:
     return holders
 
 
+class _SharedAudits:
+    """Audits kept across the views certified inside `shared_template_audits()`."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.users = 0
+        self.memo: dict[tuple[str, bool], list[TemplateIssue]] = {}
+
+
+_SHARED = _SharedAudits()
+
+
+@contextmanager
+def shared_template_audits() -> Iterator[None]:
+    """Within this block a template text is audited once for every view that carries it: the
+    packages of one catalog mostly repeat a few templates, and each audit costs a worker
+    process. Outside it (one certification per process) nothing is kept."""
+    with _SHARED.lock:
+        _SHARED.users += 1
+    try:
+        yield
+    finally:
+        with _SHARED.lock:
+            _SHARED.users -= 1
+            if _SHARED.users == 0:
+                _SHARED.memo.clear()
+
+
+def _audit(text: str, render: bool) -> list[TemplateIssue]:
+    with _SHARED.lock:
+        shared = _SHARED.users > 0
+        kept = _SHARED.memo.get((text, render)) if shared else None
+    if kept is not None:
+        return list(kept)
+    issues = audit_isolated(text, render=render)
+    if shared:
+        with _SHARED.lock:
+            if _SHARED.users > 0:
+                _SHARED.memo[(text, render)] = list(issues)
+    return issues
+
+
 def audit_templates(holders: Holders) -> dict[str, list[TemplateIssue]]:
     """Template text -> its issues, for every distinct text among `holders`."""
     audits: dict[str, list[TemplateIssue]] = {}
     for _key, text, is_text in holders:
         if is_text and text not in audits:
-            audits[text] = audit_isolated(text, render=len(audits) < MAX_RENDERS)
+            audits[text] = _audit(text, render=len(audits) < MAX_RENDERS)
     return audits
 
 

@@ -46,7 +46,8 @@ def stylesheet() -> Markup:
     return Markup(css)
 
 
-def _render(template: str, **context: Any) -> str:
+def render_page(template: str, **context: Any) -> str:
+    """A report page from its template, with the stylesheet inlined."""
     from certify.version import __version__
 
     return environment().get_template(template).render(
@@ -55,16 +56,16 @@ def _render(template: str, **context: Any) -> str:
 
 def render_cert_html(report: CertReport) -> str:
     """The certification report as one HTML page."""
-    return _render("cert.html.j2", view=build_cert_view(report), kind="cert",
-                   kind_label="certification report")
+    return render_page("cert.html.j2", view=build_cert_view(report), kind="cert",
+                       kind_label="certification report")
 
 
 def render_evidence_html(report: EvidenceReport) -> str:
     """The evidence report (gates, estimate, decisions) as one HTML page."""
     from reports.evidence_view import build_evidence_view
 
-    return _render("evidence.html.j2", view=build_evidence_view(report), kind="evidence",
-                   kind_label="evidence report")
+    return render_page("evidence.html.j2", view=build_evidence_view(report), kind="evidence",
+                       kind_label="evidence report")
 
 
 def render_html(report: CertReport | EvidenceReport) -> str:

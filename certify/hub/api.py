@@ -96,6 +96,24 @@ class HubApi:
                            f"(sha={info.sha!r})")
         return ResolvedRepo(commit.lower(), from_siblings(info.siblings))
 
+    def commit_of(self, repo: str, revision: str | None = None) -> str:
+        """The commit `revision` (default: the default branch) points at now: one
+        `model_info` asking for the sha only, no file listing."""
+        where = f"{repo}@{revision}" if revision else repo
+        deadline = self._settings.timeout_s * 2
+
+        def call() -> Any:
+            return run_with_deadline(lambda: self._api.model_info(
+                repo, revision=revision, expand=["sha"], timeout=self._settings.timeout_s),
+                deadline)
+
+        info = self._call(f"model_info {where}", call)
+        commit = info.sha if isinstance(info.sha, str) else ""
+        if not FULL_SHA.match(commit.lower()):
+            raise HubError(UNREACHABLE, f"model_info {where}: the Hub gave no commit id "
+                           f"(sha={info.sha!r})")
+        return commit.lower()
+
     def refs(self, repo: str) -> RepoRefs:
         """Branch, tag and convert names (`list_repo_refs`), to say why a revision moves."""
         deadline = self._settings.timeout_s * 2

@@ -88,6 +88,7 @@ class HubFiles:
         self._auth = auth
         self._targets: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._own_gate = gate is None  # a gate handed in is closed by whoever made it
         self.gate = gate or RequestGate(settings.max_parallel_requests)
         self._client = client or new_client(settings)
         self._client.headers.update(common)
@@ -98,7 +99,8 @@ class HubFiles:
         return self._settings.timeout_s + size / MIN_BYTES_PER_S
 
     def close(self) -> None:
-        self.gate.close()
+        if self._own_gate:
+            self.gate.close()
         self._client.close()
 
     def url(self, path: str) -> str:

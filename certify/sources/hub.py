@@ -50,8 +50,12 @@ def _token() -> str | None:
 
 def load_hub_package(ref: PackageRef, *, options: CertOptions,
                      progress: ProgressObserver | None = None,
-                     settings: HubSettings | None = None) -> PackageView:
-    """Gather manifest, file facts, listing, README and GGUF headers of an hf:// package."""
+                     settings: HubSettings | None = None,
+                     gate: RequestGate | None = None) -> PackageView:
+    """Gather manifest, file facts, listing, README and GGUF headers of an hf:// package.
+
+    `gate` caps the requests in flight (and carries 429 holds) across several runs that share
+    it, e.g. the packages of one catalog; by default each run has its own."""
     settings = settings or HubSettings.from_env()
     progress = progress or NullProgress()
     counter = TransferCounter()
@@ -64,7 +68,9 @@ def load_hub_package(ref: PackageRef, *, options: CertOptions,
         verification="sha256-streamed" if options.verify_sha256 else "hub-attested")
     files: HubFiles | None = None
     side = ThreadPoolExecutor(max_workers=2, thread_name_prefix="hub-side")
-    gate = RequestGate(settings.max_parallel_requests)  # one cap for every request of the run
+    own_gate = gate is None
+    if gate is None:
+        gate = RequestGate(settings.max_parallel_requests)  # one cap for every request of the run
     client = side.submit(new_client, settings)  # built while model_info is in flight
     try:
         api = HubApi(settings, counter=counter, redact=redact, gate=gate)
@@ -96,6 +102,8 @@ def load_hub_package(ref: PackageRef, *, options: CertOptions,
             files.close()
         elif client.exception() is None:
             client.result().close()
+        if own_gate:
+            gate.close()
         view.transfer = counter.as_dict()
     return view
 

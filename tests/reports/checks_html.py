@@ -14,8 +14,19 @@ EXTERNAL_TAGS = ("script", "iframe", "object", "embed", "link", "img", "video", 
                  "base", "form")
 
 
-def assert_self_contained(html: str) -> Node:
-    """One file: no script, no resource or link leaving the page, no CSS url()/@import."""
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+
+
+def _relative_link(node: Node, name: str, value: str) -> bool:
+    """An <a href> to a file beside the page (the catalog report's links to each package's
+    cert.html): a relative path, no scheme, no host, not absolute."""
+    return (node.tag == "a" and name == "href" and not _SCHEME.match(value)
+            and not value.startswith(("/", "\\")) and bool(value))
+
+
+def assert_self_contained(html: str, *, relative_links: bool = False) -> Node:
+    """One file: no script, no resource or link leaving the page, no CSS url()/@import
+    (`relative_links`: links to files beside the page are allowed, nothing else)."""
     page = parse(html)
     for tag in EXTERNAL_TAGS:
         assert not page.find_all(tag), f"<{tag}> in a self-contained report"
@@ -23,7 +34,8 @@ def assert_self_contained(html: str) -> Node:
         for name, value in node.attrs.items():
             assert not name.startswith("on"), f"event handler attribute {name!r}"
             if name in RESOURCE_ATTRS and value is not None:
-                assert value.startswith("#"), f"{name}={value!r} leaves the page"
+                assert value.startswith("#") or (relative_links and _relative_link(
+                    node, name, value)), f"{name}={value!r} leaves the page"
             if name == "style" and value:
                 assert not _CSS_URL.search(value)
     styles = page.find_all("style")

@@ -11,6 +11,7 @@ from certify.findings import finding
 from certify.report import CertReport, Gate, RefInfo, RuntimeGate, TransferStats
 from evidence.report import EvidenceReport
 from tests.conftest import PackageFactory, certify_dir
+from tests.reports.catalog_fixture import catalog_out  # noqa: F401  (a fixture)
 from tests.reports.evidence_fixture import build_evidence_report
 
 HOSTILE = '<script>alert(1)</script>"onload=x'

@@ -1,0 +1,203 @@
+"""`meshcert catalog certify`: one pinned verdict for every package a catalog lists."""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, TextIO
+
+import typer
+
+from meshcert.cli.exit_codes import EXIT_CODES
+from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
+
+if TYPE_CHECKING:
+    from certify.catalog_certify.run import CatalogRun
+
+app = typer.Typer(help="Catalog commands: certify every package a catalog lists.",
+                  no_args_is_help=True, rich_markup_mode=None)
+
+DEFAULT_CATALOG = "hf://datasets/meshllm/catalog"
+_ABI = re.compile(r"^\d+\.\d+(\.\d+)?$")
+USAGE = 2
+
+
+class ProgressLines:
+    """One line per package on stderr: counts, its verdict and the time left (a plain line
+    reads the same on a terminal and in a CI log)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self._stream = stream
+        self._started = time.monotonic()
+        self._lock = threading.Lock()
+
+    def _write(self, line: str) -> None:
+        stream = self._stream or sys.stderr
+        with self._lock:
+            stream.write(line + "\n")
+            stream.flush()
+
+    def planned(self, total: int) -> None:
+        self._started = time.monotonic()
+        self._write(f"certifying {total} package(s)")
+
+    def finished(self, repo: str, revision: str | None, status: str, done: int, total: int
+                 ) -> None:
+        spent = time.monotonic() - self._started
+        left = spent / done * (total - done) if done else 0.0
+        eta = f"eta {left:.0f} s" if done < total else f"done in {spent:.1f} s"
+        ref = f"hf://{repo}@{revision[:12]}" if revision else f"hf://{repo}"
+        self._write(f"[{done}/{total}] {ref}: package {status} ({eta})")
+
+
+def _fail(message: str, status: int = USAGE) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(status)
+
+
+@app.command("certify")
+def certify(
+    catalog: Annotated[str, typer.Argument(
+        help="hf://datasets/ns/name[@rev] or a local checkout holding "
+        "entries/<owner>/<repo>.json.")] = DEFAULT_CATALOG,
+    concurrency: Annotated[int, typer.Option(
+        help="Packages certified at once (all share one cap of requests in flight).")] = 4,
+    runtime_abi: Annotated[str | None, typer.Option(
+        help="Check each package's ABI against this runtime ABI (X.Y.Z); also predicts "
+        "mesh-llm v0.76.2's producer-ABI refusals.")] = None,
+    strict: Annotated[bool, typer.Option(
+        help="Warnings fail a package too (unpinned entry, mesh-llm would refuse, ...).")
+    ] = False,
+    verify_sha256: Annotated[bool, typer.Option(
+        "--verify-sha256/--no-verify-sha256",
+        help="Stream and hash every artifact instead of trusting the Hub's LFS sha256.")
+    ] = False,
+    out_dir: Annotated[str | None, typer.Option(
+        help="Keep every package's cert.json and cert.html here, with catalog.json and "
+        "catalog.html.")] = None,
+    since: Annotated[str | None, typer.Option(
+        metavar="REPORT.json", help="A previous catalog report: certify again only the "
+        "packages whose commit changed.")] = None,
+    write_pins: Annotated[str | None, typer.Option(
+        metavar="DIR", help="Write the entries with each passed package's commit pinned as "
+        "\"revision\" under DIR (the catalog itself is never touched).")] = None,
+    report_out: Annotated[str | None, typer.Option(
+        "--report-out", help="Write the catalog report JSON here.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the catalog report JSON.")
+                        ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary: only "
+                                        "errors, on stderr.")] = False,
+    html: HtmlOpt = None,
+    md: MdOpt = None,
+    junit: JunitOpt = None,
+) -> None:
+    """Certify every layer-package reference of a catalog; exit 0 all passed, 1 any failed,
+    2 usage error, 3 any incomplete (the Hub unreachable for some)."""
+    from certify.catalog_certify.model import CatalogOptions
+    from certify.catalog_certify.pins import PinError, check_target
+    from certify.catalog_certify.run import MAX_CONCURRENCY, CatalogRequest, certify_catalog
+    from certify.catalog_certify.since import Previous, load_previous
+    from certify.catalog_certify.sources import CatalogError, LocalCatalog, open_catalog
+
+    if not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise typer.BadParameter(f"must be within 1..{MAX_CONCURRENCY}",
+                                 param_hint="--concurrency")
+    if runtime_abi is not None and not _ABI.match(runtime_abi):
+        raise typer.BadParameter("must be major.minor[.patch]", param_hint="--runtime-abi")
+    options = CatalogOptions(runtime_abi=runtime_abi, strict=strict, verify_sha256=verify_sha256)
+    try:
+        source = open_catalog(catalog)
+        previous = Previous.of(load_previous(since), since, options) if since else None
+    except CatalogError as exc:
+        raise _fail(str(exc)) from None
+    root = str(source.root) if isinstance(source, LocalCatalog) else None
+    if write_pins is not None:
+        try:
+            check_target(write_pins, root)
+        except PinError as exc:
+            raise _fail(str(exc)) from None
+    progress = None if (quiet or json_out) else ProgressLines()
+    on_certified = None
+    if out_dir is not None:
+        from reports.catalog_outputs import PackageReportWriter
+
+        on_certified = PackageReportWriter(out_dir)
+    request = CatalogRequest(options=options, concurrency=concurrency, previous=previous,
+                             keep_reports=out_dir is not None)
+    try:
+        run = certify_catalog(source, request, progress=progress, on_certified=on_certified)
+    except CatalogError as exc:
+        raise _fail(str(exc), EXIT_CODES["incomplete"] if exc.incomplete else USAGE) from None
+    except KeyboardInterrupt:
+        raise _fail("interrupted: no catalog report written", EXIT_CODES["incomplete"]) from None
+    except OSError as exc:  # a cert file under --out-dir could not be written
+        raise _fail(f"cannot write {exc.filename or 'a report'}: {exc.strerror or exc}",
+                    EXIT_CODES["incomplete"]) from None
+    _deliver(run, out_dir=out_dir, since=since, write_pins=write_pins, root=root,
+             report_out=report_out, json_out=json_out, quiet=quiet, html=html, md=md,
+             junit=junit)
+
+
+def _deliver(run: CatalogRun, *, out_dir: str | None, since: str | None, write_pins: str | None,
+             root: str | None, report_out: str | None, json_out: bool, quiet: bool,
+             html: str | None, md: str | None, junit: str | None) -> None:
+    from certify.catalog_certify.pins import PinError, plan_pins
+    from certify.catalog_certify.pins import write_pins as write_pin_files
+    from reports.catalog_outputs import carry_reused, write_catalog_reports
+
+    report = run.report
+    try:
+        if since is not None:
+            carry_reused(report, since, out_dir)
+        written = write_catalog_reports(report, out_dir=out_dir, report_out=report_out,
+                                        html=html, md=md, junit=junit)
+        plan = None
+        pin_files: list[object] = []
+        if write_pins is not None:
+            plan = plan_pins(run.snapshot.files, run.references, report.packages)
+            pin_files = list(write_pin_files(plan, write_pins, root))
+    except (OSError, PinError) as exc:  # the verdict cannot be delivered: never claim success
+        where = getattr(exc, "filename", None) or "a report"
+        detail = getattr(exc, "strerror", None) or exc
+        raise _fail(f"cannot write {where}: {detail}", EXIT_CODES["incomplete"]) from None
+    if json_out:
+        from meshcert.cli.pipe import write_or_drop
+
+        write_or_drop(sys.stdout, report.to_json())
+    elif not quiet:
+        _summary(run, written)
+        if plan is not None:
+            typer.echo(f"pins: {len(plan.pinned)} reference(s) pinned in {len(pin_files)} "
+                       f"entr{'y' if len(pin_files) == 1 else 'ies'} under {write_pins}")
+            for row, why in plan.left:
+                typer.echo(f"  {row.entry} {row.variant} hf://{row.repo}: {why}")
+    raise typer.Exit(EXIT_CODES[report.status])
+
+
+def _summary(run: CatalogRun, written: Sequence[tuple[str, object]]) -> None:
+    report = run.report
+    c = report.counts
+    catalog = report.catalog
+    at = f"@{catalog.revision}" if catalog.revision else ""
+    typer.echo(f"{report.status.upper()}: {c.packages} package(s) in {catalog.location}{at}: "
+               f"{c.passed} passed, {c.failed} failed, {c.incomplete} incomplete; mesh-llm "
+               f"would refuse {c.mesh_llm_refuses}; {c.unpinned} not pinned by their entry; "
+               f"{c.requests} Hub requests")
+    for f in report.findings:
+        typer.echo(f"  {f.code}: {f.message}")
+    for row in report.packages:
+        if row.status == "passed" and not row.findings:
+            continue
+        ref = f"hf://{row.repo}@{row.revision[:12]}" if row.revision else f"hf://{row.repo}"
+        codes = ", ".join(row.error_codes + row.warning_codes)
+        typer.echo(f"  {row.status:<10} {row.entry} {row.variant} {ref}: {codes}")
+    if report.since is not None:
+        s = report.since
+        typer.echo(f"since {s.report}: {s.new} new, {s.changed} with a new commit, "
+                   f"{s.unchanged} unchanged, {s.retried} certified again, {len(s.removed)} "
+                   "removed")
+    for kind, path in written:
+        typer.echo(f"{kind}: {path}")
