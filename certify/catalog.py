@@ -143,8 +143,11 @@ CATALOG |= _rows("gguf", E, {
     "tensor_bytes_mismatch": "Regenerate the manifest: tensor_bytes differs from the fragment.",
     "tensor_in_wrong_layer": "Each layers/ file holds only blk.<its index>.* tensors; shared "
     "files hold no layer tensors.",
-    "tensor_duplicated_across_artifacts": "Every owned tensor belongs to exactly one artifact.",
-    "metadata_has_tensors": "shared/metadata.gguf must carry metadata only, no tensors.",
+    "tensor_duplicated_across_artifacts": "Every owned tensor (layer, embedding, final norm, "
+    "output) belongs to exactly one artifact; only metadata-role tensors such as "
+    "rope_freqs.weight may be copied into several.",
+    "metadata_has_tensors": "shared/metadata.gguf must carry no owned tensor (layer, embedding, "
+    "final norm, output); metadata-role tensors such as rope_freqs.weight may be copied in.",
     "architecture_mismatch": "All fragments must agree on general.architecture.",
     "layer_count_mismatch": "layer_count must equal {arch}.block_count.",
     "missing_required_tensor": "Add the tensor the architecture requires to its fragment.",
