@@ -6,9 +6,12 @@ gguf library's GGUFWriter, tensor bytes copied verbatim from the source. So test
 certify packages of real models, written the way a real converter writes GGUF.
 
 - v1 (`skippy-model-package write-package`): `shared/{metadata,embeddings,output}.gguf`,
-  `layers/layer-NNN.gguf` (3 digits, as published packages are), the writer's key order,
-  `source_model.path` = the absolute source path, `files[]` with `size_bytes`/`sha256` null
-  (a local input), `activation_width` and `created_at_unix_secs` always.
+  `layers/layer-NNN.gguf` (3 digits, as published packages are); every fragment repeats all
+  source KVs, then `general.alignment` and its `skippy.slice.*` keys, and holds its own
+  tensors plus every metadata-role tensor (rope_freqs.weight, ...), in source order; the
+  writer's manifest key order, `source_model.path` = the absolute source path, `files[]` with
+  `size_bytes`/`sha256` null (a local input), `activation_width` and `created_at_unix_secs`
+  always.
 - v2: `shared/metadata.gguf` (the carrier: metadata + the whole tensor directory + locator
   keys, no data), then either the current layout (`shared/common.gguf`, or
   `shared/common-partNN.gguf` past the part budget) or the earlier one
