@@ -254,8 +254,8 @@ CATALOG |= _rows("speculative", E, {
     "invalid_ngram_cache_history_scope": "ngram-cache history_scope must be \"request\".",
     "invalid_ngram_suffix_history_scope": "ngram-suffix history_scope must be \"request\".",
     "unsupported_ngram_suffix_window": "ngram-suffix needs 3 <= ngram_min <= ngram_max <= 64.",
-    "invalid_extension_policy_tokens": "extension_policy max_tokens must be > 0 (and the other "
-    "token counts non-negative integers).",
+    "invalid_extension_policy_tokens": "extension_policy needs max_tokens > 0 and, when "
+    "given, 0 < initial_tokens <= max_tokens and tail_backoff_proposals > 0.",
     "empty_window_policy_default": "window_policy.default must be non-empty.",
     "invalid_window_policy_zero": "Window sizes must be non-zero.",
     "invalid_window_policy_pipeline_depth": "pipeline_depth must be within 1..64.",
