@@ -332,8 +332,10 @@ CATALOG |= _rows("package_v2", W, {
     "sidecars until mesh-llm is fixed.",
 })
 
-# --- Slices (--layers / --stage) and `report merge` -----------------------------------------
+# --- Slices (--layers / --stage / --stages) and `report merge` ------------------------------
 CATALOG |= _rows("slices", E, {
+    "stage_count_exceeds_layer_count": "Ask for at most one stage per transformer layer: "
+    "--stages N needs N <= layer_count (mesh-llm's preflight refuses more; no plan is shown).",
     "invalid_scope": "Give --layers A..B with 0 <= A < B <= layer_count, or --stage I/N with "
     "N no more than layer_count.",
     "slice_package_mismatch": "Merge only slices of one package: the same manifest sha256, "
