@@ -82,7 +82,7 @@ def unknown_keys(where: str, obj: dict[str, Any], known: frozenset[str]) -> Iter
     "unknown_manifest_field", "v1_field_in_v2_manifest", "inline_tensor_catalog",
     "unreleased_manifest_extension", "missing_value", "invalid_digest", "invalid_format",
     "too_few_layers", "invalid_manifest_field", "package_identity_mismatch",
-    "skippy_abi_not_checked", "native_abi_differs",
+    "skippy_abi_not_checked", "native_abi_differs", "check_not_run",
 ], formats=["v2"])
 def v2_manifest_root(view: PackageView) -> Iterator[Finding]:
     m = _v2(view)
@@ -136,9 +136,29 @@ def _package_id(m: dict[str, Any]) -> Iterator[Finding]:
         yield _f("invalid_digest", f"package_id {declared!r} is not 'sha256:' + 64 lower-case hex")
         return
     computed = compute_package_id(m)
-    if computed != declared:
+    if computed == declared:
+        return
+    extensions = branch_extensions(m)
+    if not extensions:
         yield _f("package_identity_mismatch", f"package_id is {declared} but the canonical "
                  f"manifest hashes to {computed}")
+    elif compute_package_id(m, branch=True) != declared:
+        # The branch's own writer hashes its extension in a form meshcert reproduces only as
+        # far as it knows the branch: never claim a mismatch that writer would not.
+        yield finding("check_not_run", f"package_id {declared} not checked: the manifest "
+                      f"carries the branch-only {', '.join(extensions)}, and neither the "
+                      "released canonical form nor meshcert's reproduction of the branch "
+                      "writer's form hashes to it", path=MANIFEST_NAME)
+
+
+def branch_extensions(m: dict[str, Any]) -> list[str]:
+    """The mesh-llm branch extensions the manifest carries (its unreleased_manifest_extension
+    findings name them)."""
+    gen = m.get("generation")
+    found = [k for k in sorted(UNRELEASED_ROOT_KEYS) if k in m]
+    if isinstance(gen, dict) and "request_defaults" in gen:
+        found.append("generation.request_defaults")
+    return found
 
 
 def _native_abi(raw: Any, runtime: str | None) -> Iterator[Finding]:
