@@ -238,7 +238,7 @@ def _extension_policy(where: str, policy: Any) -> Iterator[Finding]:
             yield _f("invalid_extension_policy_tokens",
                      f"{where}.{name} is {_describe(value)}; it must be an integer > 0")
     initial = policy.get("initial_tokens")
-    if max_ok and is_int(initial) and initial > max_tokens:
+    if max_ok and is_int(initial) and is_int(max_tokens) and initial > max_tokens:
         yield _f("invalid_extension_policy_tokens",
                  f"{where}.initial_tokens {initial} is above max_tokens {max_tokens}")
 
