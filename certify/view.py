@@ -113,6 +113,20 @@ class PackageView:
             return None
         return next((e for e in self.artifacts() if e.role == "shared.metadata"), None)
 
+    def unidentified_carrier(self) -> ArtifactEntry | None:
+        """v2 with no carrier named (metadata_artifact_id missing, empty or unknown): the
+        artifact that is the carrier by layout (shared/metadata.gguf without a data
+        section), if there is one. Its header is not bounds-checked as a plain GGUF."""
+        if self.package_format != "v2" or self.carrier_entry() is not None:
+            return None
+        from certify.formats.v2_carrier import carrier_by_layout
+
+        for entry in self.artifacts():
+            header = self.headers.get(entry.path) if isinstance(entry.path, str) else None
+            if isinstance(header, GGUFHeader) and carrier_by_layout(entry.path, header):
+                return entry
+        return None
+
     def tensor_catalog(self) -> TensorCatalog | None:
         """v2: the tensor catalog rebuilt from the carrier's header (None when v1, or when the
         carrier's header could not be read: the structure checks report that)."""
