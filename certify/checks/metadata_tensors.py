@@ -37,6 +37,8 @@ class _Copy:
 @register("metadata_tensor_copies", order=325,
           codes=["metadata_tensor_copies_differ", "check_not_run"], formats=["v1"])
 def check_metadata_tensor_copies(view: PackageView) -> Iterator[Finding]:
+    if view.manifest is None:
+        return  # files inspected on their own are no package: nothing was copied around
     differ: list[Finding] = []
     for name, copies in _copies(view).items():
         if len(copies) < 2:

@@ -78,7 +78,10 @@ def check_slice_metadata(view: PackageView) -> Iterator[Finding]:
 
 @register("stale_split_metadata", order=327, codes=["stale_split_metadata"])
 def check_stale_split_metadata(view: PackageView) -> Iterator[Finding]:
-    """One warning per set of split.* values, naming the fragments that carry it."""
+    """One warning per set of split.* values, naming the fragments that carry it (files
+    inspected without a package are left alone: a gguf-split shard carries them by right)."""
+    if view.manifest is None:
+        return
     by_values: dict[tuple[tuple[str, str], ...], list[str]] = defaultdict(list)
     for frag in fragments(view):
         left = tuple((k, repr(frag.header.kv[k])) for k in SPLIT_KEYS if k in frag.header.kv)

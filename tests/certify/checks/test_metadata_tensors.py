@@ -126,3 +126,14 @@ def test_a_tensor_in_one_fragment_only_has_nothing_to_compare(tmp_path: Path) ->
     report = certify_dir(pkg.root)
     assert "metadata_tensor_copies_differ" not in codes(report)
     assert report.status == "passed", [f.message for f in report.findings]
+
+
+def test_files_inspected_on_their_own_are_not_compared_as_copies(tmp_path: Path) -> None:
+    """Two fragments inspected without their manifest are no package: nothing was hashed,
+    and nothing is reported as not compared either."""
+    from tests.certify.checks.gguf_edits import single_file_view
+
+    pkg = build_v1(tmp_path, rope_freqs=True)
+    view = single_file_view(pkg.root / "shared/metadata.gguf", pkg.root / LAYER)
+    check = [c for c in all_checks() if c.name == "metadata_tensor_copies"]
+    assert run_checks(view, check)[0] == []

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from gguf import GGUFValueType
 
+from certify.checks import all_checks
+from certify.engine import run_checks
 from certify.gguf.reader import read_header_file
 from tests.certify.checks.gguf_edits import KV, Typed, rewrite_gguf
 from tests.certify.v2_packages import build_v1, refresh_v1_artifact
@@ -117,3 +119,15 @@ def test_the_writer_strips_split_keys_unless_told_to_keep_them(tmp_path: Path) -
     kept = split_v1(source, tmp_path / "old", model_id=MODEL_ID, keep_split_keys=True)
     assert "stale_split_metadata" not in codes(certify_dir(stripped.root))
     assert "stale_split_metadata" in codes(certify_dir(kept.root))
+
+
+def test_a_shard_inspected_on_its_own_keeps_its_split_keys_unremarked(tmp_path: Path) -> None:
+    """`models inspect` of a gguf-split shard: split.* are the shard's by right, no package."""
+    from tests.certify.checks.gguf_edits import single_file_view
+    from tests.certify.v2_packages import tiny_source
+
+    shard = tiny_source(tmp_path)
+    rewrite_gguf(shard, _stale)
+    view = single_file_view(shard)
+    check = [c for c in all_checks() if c.name == "stale_split_metadata"]
+    assert run_checks(view, check)[0] == []
