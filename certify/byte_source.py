@@ -57,3 +57,26 @@ class BytesSource:
         chunk = self._data[offset:offset + length]
         self.bytes_read += len(chunk)
         return chunk
+
+
+class TailCache:
+    """A ByteSource that remembers the last block it read, so a read inside that block costs
+    nothing: the bytes right after a GGUF header usually arrive with the header's last block
+    (one HTTP range request saved per fragment)."""
+
+    def __init__(self, inner: ByteSource) -> None:
+        self._inner = inner
+        self._start = 0
+        self._data = b""
+
+    @property
+    def size(self) -> int | None:
+        return self._inner.size
+
+    def read(self, offset: int, length: int) -> bytes:
+        end = offset + length
+        if self._start <= offset and end <= self._start + len(self._data):
+            return self._data[offset - self._start:end - self._start]
+        data = self._inner.read(offset, length)
+        self._start, self._data = offset, data
+        return data

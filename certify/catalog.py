@@ -143,8 +143,11 @@ CATALOG |= _rows("gguf", E, {
     "tensor_bytes_mismatch": "Regenerate the manifest: tensor_bytes differs from the fragment.",
     "tensor_in_wrong_layer": "Each layers/ file holds only blk.<its index>.* tensors; shared "
     "files hold no layer tensors.",
-    "tensor_duplicated_across_artifacts": "Every owned tensor belongs to exactly one artifact.",
-    "metadata_has_tensors": "shared/metadata.gguf must carry metadata only, no tensors.",
+    "tensor_duplicated_across_artifacts": "Every owned tensor (layer, embedding, final norm, "
+    "output) belongs to exactly one artifact; only metadata-role tensors such as "
+    "rope_freqs.weight may be copied into several.",
+    "metadata_has_tensors": "shared/metadata.gguf must carry no owned tensor (layer, embedding, "
+    "final norm, output); metadata-role tensors such as rope_freqs.weight may be copied in.",
     "architecture_mismatch": "All fragments must agree on general.architecture.",
     "layer_count_mismatch": "layer_count must equal {arch}.block_count.",
     "missing_required_tensor": "Add the tensor the architecture requires to its fragment.",
@@ -251,8 +254,8 @@ CATALOG |= _rows("speculative", E, {
     "invalid_ngram_cache_history_scope": "ngram-cache history_scope must be \"request\".",
     "invalid_ngram_suffix_history_scope": "ngram-suffix history_scope must be \"request\".",
     "unsupported_ngram_suffix_window": "ngram-suffix needs 3 <= ngram_min <= ngram_max <= 64.",
-    "invalid_extension_policy_tokens": "extension_policy max_tokens must be > 0 (and the other "
-    "token counts non-negative integers).",
+    "invalid_extension_policy_tokens": "extension_policy needs max_tokens > 0 and, when "
+    "given, 0 < initial_tokens <= max_tokens and tail_backoff_proposals > 0.",
     "empty_window_policy_default": "window_policy.default must be non-empty.",
     "invalid_window_policy_zero": "Window sizes must be non-zero.",
     "invalid_window_policy_pipeline_depth": "pipeline_depth must be within 1..64.",
@@ -329,8 +332,10 @@ CATALOG |= _rows("package_v2", W, {
     "sidecars until mesh-llm is fixed.",
 })
 
-# --- Slices (--layers / --stage) and `report merge` -----------------------------------------
+# --- Slices (--layers / --stage / --stages) and `report merge` ------------------------------
 CATALOG |= _rows("slices", E, {
+    "stage_count_exceeds_layer_count": "Ask for at most one stage per transformer layer: "
+    "--stages N needs N <= layer_count (mesh-llm's preflight refuses more; no plan is shown).",
     "invalid_scope": "Give --layers A..B with 0 <= A < B <= layer_count, or --stage I/N with "
     "N no more than layer_count.",
     "slice_package_mismatch": "Merge only slices of one package: the same manifest sha256, "

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from certify.manifest_model import ArtifactEntry, layer_count
-from certify.stages import StageRange, plan_stages, stage_parts
+from certify.stages import StageRange, plan_stages, stage_count_exceeds, stage_parts
 
 _LAYERS = re.compile(r"^\s*(\d+)\s*\.\.\s*(\d+)\s*$")
 _STAGE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -93,10 +93,13 @@ class Selection:
 
 def _stage_range(request: ScopeRequest, total: int) -> tuple[StageRange | None, str | None]:
     if request.stage_index is not None and request.stage_count is not None:
+        if stage_count_exceeds(total, request.stage_count):
+            return None, (f"{request.label}: a {total}-layer package cannot be split into "
+                          f"{request.stage_count} stages (at most one stage per layer)")
         plan = plan_stages(total, request.stage_count)
         if request.stage_index >= len(plan):
-            return None, (f"{request.label}: a {total}-layer package has only {len(plan)} "
-                          f"stage(s) in a {request.stage_count}-stage plan")
+            return None, (f"{request.label}: a {request.stage_count}-stage plan has stages "
+                          f"0..{len(plan) - 1}")
         return plan[request.stage_index], None
     start, end = request.layer_start, request.layer_end
     if start is None or end is None or not 0 <= start < end <= total:

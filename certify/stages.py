@@ -21,6 +21,11 @@ class StageRange:
         return self.layer_end == layer_count
 
 
+def stage_count_exceeds(layer_count: int, n_stages: int) -> bool:
+    """More stages than layers: at least one stage would hold no layer."""
+    return n_stages > layer_count
+
+
 def certification_ranges(layer_count: int) -> list[StageRange]:
     """mesh-llm's two fixed certification ranges: [0, L/2) and [L/2, L)."""
     half = layer_count // 2
@@ -28,13 +33,16 @@ def certification_ranges(layer_count: int) -> list[StageRange]:
 
 
 def plan_stages(layer_count: int, n_stages: int) -> list[StageRange]:
-    """The package tool's plan: base = L // N, and the first L % N stages get one extra."""
-    if n_stages <= 0 or layer_count <= 0:
+    """The package tool's plan: base = L // N, and the first L % N stages get one extra.
+
+    No plan at all (an empty list) unless 1 <= N <= L: a stage holds at least one layer, and
+    a plan with fewer stages than asked for is a different plan (mesh-llm's preflight refuses
+    N > L as `stage_count_exceeds_layer_count`)."""
+    if n_stages <= 0 or layer_count <= 0 or stage_count_exceeds(layer_count, n_stages):
         return []
-    n = min(n_stages, layer_count)
-    base, extra = divmod(layer_count, n)
+    base, extra = divmod(layer_count, n_stages)
     out, start = [], 0
-    for i in range(n):
+    for i in range(n_stages):
         size = base + (1 if i < extra else 0)
         out.append(StageRange(f"stage-{i}", start, start + size))
         start += size

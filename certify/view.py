@@ -13,6 +13,7 @@ from certify.build_results import ParityResult, StageBuild
 from certify.findings import Finding
 from certify.formats.v2_carrier import TensorCatalog
 from certify.gguf.model import GGUFHeader, HeaderError
+from certify.gguf.tensor_digests import FragmentDigests
 from certify.manifest_model import ArtifactEntry, PackageFormat, artifact_entries, package_format
 from certify.manifest_parse import ParsedManifest
 from certify.report import RefInfo, VerificationMode
@@ -60,6 +61,9 @@ class PackageView:
     files: dict[str, FileFact] = field(default_factory=dict)  # declared safe paths
     listing: list[str] | None = None  # every file path in the package, when known
     headers: dict[str, GGUFHeader | HeaderError] = field(default_factory=dict)
+    # v1: the SHA-256 of each fragment's metadata-role tensors (path -> digests), hashed by
+    # the source while it read the headers; a fragment missing here was not hashed at all
+    tensor_digests: dict[str, FragmentDigests] = field(default_factory=dict)
     readme_text: str | None = None
     verification: VerificationMode | None = None
     options: CertOptions = field(default_factory=CertOptions)
@@ -108,6 +112,20 @@ class PackageView:
         if self.package_format != "v2":
             return None
         return next((e for e in self.artifacts() if e.role == "shared.metadata"), None)
+
+    def unidentified_carrier(self) -> ArtifactEntry | None:
+        """v2 with no carrier named (metadata_artifact_id missing, empty or unknown): the
+        artifact that is the carrier by layout (shared/metadata.gguf without a data
+        section), if there is one. Its header is not bounds-checked as a plain GGUF."""
+        if self.package_format != "v2" or self.carrier_entry() is not None:
+            return None
+        from certify.formats.v2_carrier import carrier_by_layout
+
+        for entry in self.artifacts():
+            header = self.headers.get(entry.path) if isinstance(entry.path, str) else None
+            if isinstance(header, GGUFHeader) and carrier_by_layout(entry.path, header):
+                return entry
+        return None
 
     def tensor_catalog(self) -> TensorCatalog | None:
         """v2: the tensor catalog rebuilt from the carrier's header (None when v1, or when the

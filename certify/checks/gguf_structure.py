@@ -9,6 +9,7 @@ from certify.findings import Finding, finding
 from certify.gguf.constants import GGML_QUANT_SIZES
 from certify.gguf.fragments import capped, declared_headers
 from certify.gguf.model import GGUFHeader, HeaderError, TensorInfo
+from certify.manifest_model import ArtifactEntry
 from certify.view import PackageView
 
 MAX_NAME_BYTES = 63  # GGML_MAX_NAME is 64 including the terminating NUL
@@ -46,17 +47,21 @@ def check_gguf_structure(view: PackageView) -> Iterator[Finding]:
         yield from _encoding(header, path, layer)
         invalid = list(_tensor_validity(header, path, layer))
         yield from capped(invalid)
-        if invalid or _exempt_carrier(view, artifact.role, header):
+        if invalid or _exempt_carrier(view, artifact, header):
             continue  # sizes unknown; or a v2 carrier, whose infos point into other files
         yield from layout_findings(header, path, layer)
 
 
-def _exempt_carrier(view: PackageView, role: str, header: GGUFHeader) -> bool:
-    """Only the artifact a v2 manifest names as its carrier (or a file inspected on its own
-    that says it is one) skips the layout rules: a v1 fragment cannot opt out by setting the
-    marker key."""
+def _exempt_carrier(view: PackageView, artifact: ArtifactEntry, header: GGUFHeader) -> bool:
+    """Only the artifact a v2 manifest names as its carrier (when it names none, the one that
+    is the carrier by layout: shared/metadata.gguf without a data section), or a file
+    inspected on its own that says it is one, skips the layout rules: a package fragment
+    cannot opt out by setting the marker key."""
     if view.package_format == "v2":
-        return role == "shared.metadata"
+        if artifact.role == "shared.metadata":
+            return True
+        layout = view.unidentified_carrier()
+        return layout is not None and layout.path == artifact.path
     return view.standalone and is_metadata_carrier(header)
 
 

@@ -1,8 +1,12 @@
 """Tensor ownership across the package: each owned tensor in exactly one, the right, artifact.
 
-A layer file holds only ``blk.<its index>.*``; shared files hold no layer tensors; the metadata
-file holds none at all; embeddings, output and each layer hold the tensors their role requires.
-Projectors are not owned model tensors and are left out.
+Owned tensors are the layers', the embeddings', the final norm's and the output head's
+(`certify.gguf.names.tensor_role`). A layer file holds only ``blk.<its index>.*`` among them;
+shared files hold no layer tensors; the metadata file holds none at all; embeddings, output and
+each layer hold the tensors their role requires. Metadata-role tensors (rope_freqs.weight, ...)
+are owned by no artifact: the real v1 writer copies them into every fragment, so they are left
+out here and `metadata_tensor_copies` checks that the copies agree. Projectors are not owned
+model tensors and are left out.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from certify.gguf.fragments import (
     package_architecture,
     preview,
 )
-from certify.gguf.names import layer_of, required_tensors
+from certify.gguf.names import is_metadata_role, layer_of, required_tensors
 from certify.view import PackageView
 
 
@@ -35,8 +39,12 @@ def check_tensor_ownership(view: PackageView) -> Iterator[Finding]:
     yield from _required(frags)
 
 
+def _owned(frag: Fragment) -> list[str]:
+    return [n for n in frag.tensor_names() if not is_metadata_role(n)]
+
+
 def _placement(frag: Fragment) -> Iterator[Finding]:
-    names = frag.tensor_names()
+    names = _owned(frag)
     if frag.role == METADATA_ROLE:
         if names:
             yield finding("metadata_has_tensors", f"{frag.path} holds {len(names)} tensor(s): "
@@ -63,7 +71,7 @@ def _duplicates(frags: list[Fragment]) -> Iterator[Finding]:
     """One finding per set of artifacts sharing tensors, naming the tensors they share."""
     holders: dict[str, list[str]] = defaultdict(list)
     for frag in frags:
-        for name in dict.fromkeys(frag.tensor_names()):
+        for name in dict.fromkeys(_owned(frag)):
             holders[name].append(frag.path)
     shared_by: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for name, paths in holders.items():

@@ -219,21 +219,28 @@ def _window_bounds(where: str, sizes: dict[str, int]) -> Iterator[Finding]:
 
 
 def _extension_policy(where: str, policy: Any) -> Iterator[Finding]:
-    """max_tokens > 0; initial_tokens and tail_backoff_proposals non-negative when present."""
+    """max_tokens > 0; when present, 0 < initial_tokens <= max_tokens and
+    tail_backoff_proposals > 0 (package.md; mesh-llm rejects a zero or an initial_tokens above
+    max_tokens)."""
     if not isinstance(policy, dict):
         yield _f("invalid_extension_policy_tokens",
                  f"{where} must be an object with max_tokens > 0, found {type_name(policy)}")
         return
     yield from _unknown_keys(where, policy, EXTENSION_KEYS)
     max_tokens = policy.get("max_tokens")
-    if not (is_int(max_tokens) and max_tokens > 0):
+    max_ok = is_int(max_tokens) and max_tokens > 0
+    if not max_ok:
         yield _f("invalid_extension_policy_tokens",
                  f"{where}.max_tokens is {_describe(max_tokens)}; it must be an integer > 0")
     for name in ("initial_tokens", "tail_backoff_proposals"):
         value = policy.get(name)
-        if value is not None and not (is_int(value) and value >= 0):
+        if value is not None and not (is_int(value) and value > 0):
             yield _f("invalid_extension_policy_tokens",
-                     f"{where}.{name} is {_describe(value)}; it must be an integer >= 0")
+                     f"{where}.{name} is {_describe(value)}; it must be an integer > 0")
+    initial = policy.get("initial_tokens")
+    if max_ok and is_int(initial) and is_int(max_tokens) and initial > max_tokens:
+        yield _f("invalid_extension_policy_tokens",
+                 f"{where}.initial_tokens {initial} is above max_tokens {max_tokens}")
 
 
 # --- proposer fields (shared by proposers and inline strategies) ------------------------------

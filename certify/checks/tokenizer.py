@@ -75,7 +75,7 @@ def check_tokenizer(view: PackageView) -> Iterator[Finding]:
         if _element_type(tokens) == STRING and n_tokens:  # ids and rows need a vocabulary
             yield from _special_ids(ref, n_tokens)
             yield from _vocab_rows(cs, ref, n_tokens)
-    yield from capped(list(_hparams(cs)))
+    yield from capped(list(_hparams(cs, whole_directory=view.package_format == "v2")))
     yield from _block_count(view, cs)
 
 
@@ -248,12 +248,14 @@ def _expected_shapes(hp: _Hparams, tensor: TensorInfo) -> list[tuple[str, tuple[
     return out
 
 
-def _hparams(cs: list[Carrier]) -> Iterator[Finding]:
+def _hparams(cs: list[Carrier], *, whole_directory: bool) -> Iterator[Finding]:
     """One finding per (tensor pattern, expected, found), naming the files it occurs in. A v2
     carrier's directory lists every tensor, so it alone is checked (no second report from the
-    payload fragments)."""
+    payload fragments); a v1 metadata.gguf may hold metadata-role tensors (rope_freqs.weight)
+    but never the model's directory, so there every fragment is checked."""
     metadata = next((c for c in cs if c.is_metadata), None)
-    scope = [metadata] if metadata is not None and metadata.header.tensors else cs
+    scope = [metadata] if (whole_directory and metadata is not None
+                           and metadata.header.tensors) else cs
     groups: dict[tuple[str, str, tuple[int, ...], tuple[int, ...]],
                  list[tuple[str, str, str]]] = defaultdict(list)
     for carrier in scope:
@@ -281,7 +283,8 @@ def _block_count(view: PackageView, cs: list[Carrier]) -> Iterator[Finding]:
     if view.manifest is None:
         scopes = [cs]  # a single file or a split set: every header is part of one model
     else:
-        scopes = [[c] for c in cs if c.is_metadata and c.header.tensors]  # a v2 carrier
+        scopes = [[c] for c in cs if view.package_format == "v2" and c.is_metadata
+                  and c.header.tensors]  # a v2 carrier (v1's metadata.gguf is no directory)
     for scope in scopes:
         if not scope:
             continue

@@ -44,7 +44,9 @@ def v2_carrier(view: PackageView) -> Iterator[Finding]:
     found = _carrier(view)
     if found is None:
         entry = view.carrier_entry()
-        if entry is not None and isinstance(entry.path, str) and entry.path in view.files \
+        if entry is None:
+            yield _unidentified(view)
+        elif isinstance(entry.path, str) and entry.path in view.files \
                 and view.files[entry.path].kind == "file" and entry.path not in view.headers:
             yield finding("check_not_run", f"the metadata carrier {entry.path} was not read",
                           path=entry.path)
@@ -68,6 +70,17 @@ def v2_carrier(view: PackageView) -> Iterator[Finding]:
     catalog = view.tensor_catalog()
     for problem in catalog.problems if catalog is not None else []:
         yield finding("invalid_metadata_carrier", f"{path}: {problem}", path=path)
+
+
+def _unidentified(view: PackageView) -> Finding:
+    """No carrier named: the manifest checks say why; this says what could not be checked."""
+    layout = view.unidentified_carrier()
+    looks = (f"; {layout.path} is the carrier by its layout (no data section), so it was not "
+             "bounds-checked as a plain GGUF either") if layout is not None else ""
+    return finding("check_not_run", "the metadata carrier cannot be identified "
+                   "(source_model.metadata_artifact_id names no artifact): the tensor catalog "
+                   f"and its locators were not checked{looks}",
+                   path=layout.path if layout is not None else None)
 
 
 def _catalog(view: PackageView) -> TensorCatalog | None:
@@ -243,10 +256,13 @@ def v2_mesh_compatibility(view: PackageView) -> Iterator[Finding]:
     """Valid layouts mesh-llm's certifier still refuses ("unsupported artifact path")."""
     if view.package_format != "v2":
         return
+    layout = view.unidentified_carrier()
     for entry in view.artifacts():
         path = entry.path
         if entry.role in ("shared.metadata", "projector", "layer") or not isinstance(path, str):
             continue
+        if layout is not None and path == layout.path:
+            continue  # the carrier by layout: what is wrong is the manifest's metadata id
         if path not in MESH_SELECTABLE_SHARED:
             yield finding("mesh_certify_would_fail", f"{path}: mesh-llm's certifier selects only "
                           "shared/common.gguf, shared/embeddings.gguf and shared/output.gguf "

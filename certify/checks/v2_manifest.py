@@ -82,7 +82,7 @@ def unknown_keys(where: str, obj: dict[str, Any], known: frozenset[str]) -> Iter
     "unknown_manifest_field", "v1_field_in_v2_manifest", "inline_tensor_catalog",
     "unreleased_manifest_extension", "missing_value", "invalid_digest", "invalid_format",
     "too_few_layers", "invalid_manifest_field", "package_identity_mismatch",
-    "incompatible_skippy_abi_version", "skippy_abi_not_checked",
+    "skippy_abi_not_checked", "native_abi_differs", "check_not_run",
 ], formats=["v2"])
 def v2_manifest_root(view: PackageView) -> Iterator[Finding]:
     m = _v2(view)
@@ -136,30 +136,55 @@ def _package_id(m: dict[str, Any]) -> Iterator[Finding]:
         yield _f("invalid_digest", f"package_id {declared!r} is not 'sha256:' + 64 lower-case hex")
         return
     computed = compute_package_id(m)
-    if computed != declared:
+    if computed == declared:
+        return
+    extensions = branch_extensions(m)
+    if not extensions:
         yield _f("package_identity_mismatch", f"package_id is {declared} but the canonical "
                  f"manifest hashes to {computed}")
+    elif compute_package_id(m, branch=True) != declared:
+        # The branch's own writer hashes its extension in a form meshcert reproduces only as
+        # far as it knows the branch: never claim a mismatch that writer would not.
+        yield finding("check_not_run", f"package_id {declared} not checked: the manifest "
+                      f"carries the branch-only {', '.join(extensions)}, and neither the "
+                      "released canonical form nor meshcert's reproduction of the branch "
+                      "writer's form hashes to it", path=MANIFEST_NAME)
+
+
+def branch_extensions(m: dict[str, Any]) -> list[str]:
+    """The mesh-llm branch extensions the manifest carries (its unreleased_manifest_extension
+    findings name them)."""
+    gen = m.get("generation")
+    found = [k for k in sorted(UNRELEASED_ROOT_KEYS) if k in m]
+    if isinstance(gen, dict) and "request_defaults" in gen:
+        found.append("generation.request_defaults")
+    return found
 
 
 def _native_abi(raw: Any, runtime: str | None) -> Iterator[Finding]:
-    from certify.checks.manifest_fields import parse_abi
-
+    """A v2 `native_abi_version` is producer provenance (mesh-llm #1959): any non-blank text
+    is valid ("7" is what mesh-llm's own fixtures carry), and the runtime checks its own ABI
+    at load. With --runtime-abi, a producer ABI that differs from the runtime's, or that
+    cannot be compared with it, is worth a warning, never an error."""
     if _blank(raw):
         return  # missing_value, above
-    version = parse_abi(raw)
-    if version is None:
-        yield _f("incompatible_skippy_abi_version",
-                 f"native_abi_version {raw!r} is not major.minor[.patch]")
-    elif runtime is None:
+    if runtime is None:
         yield _f("skippy_abi_not_checked", f"native_abi_version {raw} is producer provenance; "
-                 "it was not checked against a runtime (no --runtime-abi given)")
-    else:
-        rt = parse_abi(runtime)
-        if rt is None:
-            yield _f("incompatible_skippy_abi_version", f"runtime ABI {runtime!r} is malformed")
-        elif version[0] != rt[0] or version[1] > rt[1]:
-            yield _f("incompatible_skippy_abi_version", f"package native ABI {raw} is not "
-                     f"accepted by runtime ABI {runtime} (same major, minor not above)")
+                 "it was not compared with a runtime (no --runtime-abi given)")
+        return
+    from certify.checks.manifest_fields import parse_abi
+
+    version, rt = parse_abi(raw), parse_abi(runtime)
+    if version is None or rt is None:
+        bad = f"native_abi_version {raw!r}" if version is None else f"runtime ABI {runtime!r}"
+        yield finding("native_abi_differs", f"{bad} is not major.minor[.patch], so the "
+                      f"producer ABI {raw} cannot be compared with runtime ABI {runtime}; the "
+                      "runtime checks its own ABI when it loads the package",
+                      path=MANIFEST_NAME)
+    elif version != rt:
+        yield finding("native_abi_differs", f"the package was written with native ABI {raw}, "
+                      f"the runtime is {runtime}: provenance only (the runtime checks its own "
+                      "ABI when it loads the package)", path=MANIFEST_NAME)
 
 
 @register("v2_source_model", order=11, codes=[

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from typing import Any
 
 ROOT_ORDER = ("schema_version", "package_id", "model_id", "source_model", "format",
@@ -35,6 +36,25 @@ STRATEGY_ORDER = {
 WINDOW_ORDER = ("default", "initial_window", "min_window", "max_window", "pipeline_depth")
 EXTENSION_ORDER = ("max_tokens", "initial_tokens", "tail_backoff_proposals")
 SPEC_ORDER = ("default", "proposers", "strategies")
+# generation.request_defaults: a mesh-llm branch extension (not in v0.76.1), declared there
+# before speculative_decoding in `Generation`; its f64 fields serialize as serde_json does
+REQUEST_DEFAULTS_ORDER = ("selection", "profiles")
+SELECTION_ORDER = ("default", "reasoning_enabled", "reasoning_disabled")
+PROFILE_ORDER = (
+    "max_tokens", "stop", "temperature", "top_p", "top_k", "min_p", "typical_p", "top_nsigma",
+    "presence_penalty", "frequency_penalty", "seed", "logit_bias", "repeat_penalty",
+    "repeat_last_n", "dynatemp_range", "dynatemp_exponent", "dry", "xtc", "mirostat_mode",
+    "mirostat_entropy", "mirostat_learning_rate", "samplers", "sampler_sequence", "ignore_eos",
+    "reasoning", "provenance")
+PROFILE_FLOATS = frozenset({
+    "temperature", "top_p", "min_p", "typical_p", "top_nsigma", "presence_penalty",
+    "frequency_penalty", "repeat_penalty", "dynatemp_range", "dynatemp_exponent",
+    "mirostat_entropy", "mirostat_learning_rate"})
+DRY_ORDER = ("multiplier", "base", "allowed_length", "penalty_last_n", "sequence_breakers")
+DRY_FLOATS = frozenset({"multiplier", "base"})
+XTC_ORDER = ("probability", "threshold")
+REASONING_ORDER = ("enabled", "format", "budget")
+PROVENANCE_ORDER = ("source_repo", "revision", "file", "section", "url")
 
 
 def _ordered(obj: Any, order: tuple[str, ...]) -> Any:
@@ -74,10 +94,56 @@ def _named_map(obj: Any, orders: dict[str, tuple[str, ...]], strategy: bool) -> 
     return {name: _entry(obj[name], orders, strategy) for name in sorted(obj)}
 
 
-def _generation(gen: Any) -> Any:
+class F64(float):
+    """A value serde_json holds as an f64: written as serde_json writes it (1 -> 1.0)."""
+
+
+def _f64(value: Any) -> Any:
+    is_number = isinstance(value, int | float) and not isinstance(value, bool)
+    return F64(value) if is_number else value
+
+
+def _floats(obj: Any, order: tuple[str, ...], floats: frozenset[str]) -> Any:
+    out = _ordered(obj, order)
+    if isinstance(out, dict):
+        out = {k: _f64(v) if k in floats else v for k, v in out.items()}
+    return out
+
+
+def _profile(obj: Any) -> Any:
+    out = _floats(obj, PROFILE_ORDER, PROFILE_FLOATS)
+    if not isinstance(out, dict):
+        return out
+    if isinstance(out.get("logit_bias"), dict):
+        bias = out["logit_bias"]
+        out["logit_bias"] = {k: _f64(bias[k]) for k in sorted(bias)}
+    for key, order, floats in (("dry", DRY_ORDER, DRY_FLOATS),
+                               ("xtc", XTC_ORDER, frozenset(XTC_ORDER)),
+                               ("reasoning", REASONING_ORDER, frozenset()),
+                               ("provenance", PROVENANCE_ORDER, frozenset())):
+        if key in out:
+            out[key] = _floats(out[key], order, floats)
+    return out
+
+
+def _request_defaults(obj: Any) -> Any:
+    out = _ordered(obj, REQUEST_DEFAULTS_ORDER)
+    if not isinstance(out, dict):
+        return out
+    if "selection" in out:
+        out["selection"] = _ordered(out["selection"], SELECTION_ORDER)
+    profiles = out.get("profiles")
+    if isinstance(profiles, dict):
+        out["profiles"] = {name: _profile(profiles[name]) for name in sorted(profiles)}
+    return out
+
+
+def _generation(gen: Any, branch: bool = False) -> Any:
     if not isinstance(gen, dict):
         return gen
     out: dict[str, Any] = {}
+    if branch and gen.get("request_defaults") is not None:
+        out["request_defaults"] = _request_defaults(gen["request_defaults"])
     spec = gen.get("speculative_decoding")
     if isinstance(spec, dict):
         canon: dict[str, Any] = {}
@@ -98,8 +164,11 @@ def _generation(gen: Any) -> Any:
     return out
 
 
-def canonical_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
-    """The manifest as mesh-llm hashes it: id blanked, time zeroed, lists sorted, keys ordered."""
+def canonical_manifest(manifest: dict[str, Any], *, branch: bool = False) -> dict[str, Any]:
+    """The manifest as mesh-llm hashes it: id blanked, time zeroed, lists sorted, keys ordered.
+
+    `branch`: as mesh-llm's branch writer that declares `generation.request_defaults` hashes
+    it (released mesh-llm has no such field, so by default it is left out)."""
     out: dict[str, Any] = {}
     for key in ROOT_ORDER:
         value = manifest.get(key)
@@ -136,16 +205,54 @@ def canonical_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
 
             value = [_ordered(s, SIDECAR_ORDER) for s in sorted(value, key=sidecar_key)]
         elif key == "generation":
-            value = _generation(value)
+            value = _generation(value, branch)
         out[key] = value
     return out
 
 
-def canonical_bytes(manifest: dict[str, Any]) -> bytes:
+def canonical_bytes(manifest: dict[str, Any], *, branch: bool = False) -> bytes:
     """Compact JSON, non-ASCII written as UTF-8 (as serde_json does)."""
-    return json.dumps(canonical_manifest(manifest), separators=(",", ":"),
-                      ensure_ascii=False).encode("utf-8")
+    return _dump(canonical_manifest(manifest, branch=branch)).encode("utf-8")
 
 
-def compute_package_id(manifest: dict[str, Any]) -> str:
-    return "sha256:" + hashlib.sha256(canonical_bytes(manifest)).hexdigest()
+def compute_package_id(manifest: dict[str, Any], *, branch: bool = False) -> str:
+    return "sha256:" + hashlib.sha256(canonical_bytes(manifest, branch=branch)).hexdigest()
+
+
+def _dump(value: Any) -> str:
+    """Compact JSON as serde_json writes it: F64 values in its float spelling."""
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_dump(str(k))}:{_dump(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_dump(v) for v in value) + "]"
+    if isinstance(value, F64):
+        return serde_f64(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def serde_f64(value: float) -> str:
+    """An f64 the way serde_json writes it (ryu's shortest digits, its fixed/scientific
+    choice: fixed for 1e-5 <= |x| < 1e16, always with a fraction; `1e-7`, `1.5e16`)."""
+    if not math.isfinite(value):
+        return "null"
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    sign = "-" if value < 0 else ""
+    mantissa, _, exp = repr(abs(value)).partition("e")  # repr: the shortest round-trip digits
+    whole, _, frac = mantissa.partition(".")
+    raw = whole + frac
+    digits = raw.lstrip("0")
+    kk = len(whole) + int(exp or 0) - (len(raw) - len(digits))  # 10^(kk-1) <= |x| < 10^kk
+    digits = digits.rstrip("0")
+    length, k = len(digits), kk - len(digits)
+    if k >= 0 and kk <= 16:
+        text = digits + "0" * k + ".0"
+    elif 0 < kk <= 16:
+        text = f"{digits[:kk]}.{digits[kk:]}"
+    elif -5 < kk <= 0:
+        text = "0." + "0" * -kk + digits
+    elif length == 1:
+        text = f"{digits}e{kk - 1}"
+    else:
+        text = f"{digits[0]}.{digits[1:]}e{kk - 1}"
+    return sign + text

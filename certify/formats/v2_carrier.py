@@ -27,6 +27,7 @@ TENSOR_SIZE = KEY_PREFIX + "tensor_size"
 TENSOR_ALIGNMENT = KEY_PREFIX + "tensor_alignment"
 LOCATOR_ARRAYS = (TENSOR_PART, TENSOR_OFFSET, TENSOR_SIZE, TENSOR_ALIGNMENT)
 SUPPORTED_LOCATOR_SCHEMA = 1
+CARRIER_PATH = "shared/metadata.gguf"  # where the v2 writer puts the carrier (id `metadata`)
 # keys the writer removes from the source metadata (and the builder ignores when comparing)
 SPLIT_KEYS = ("split.no", "split.count", "split.tensors.count")
 
@@ -72,6 +73,14 @@ def _uint(value: Any) -> int | None:
 
 def is_carrier(header: GGUFHeader) -> bool:
     return header.kv.get(METADATA_ONLY) is True
+
+
+def carrier_by_layout(path: Any, header: GGUFHeader) -> bool:
+    """The writer's carrier by where and what it is: `shared/metadata.gguf` with no data
+    section (the file ends where its data would start). Its own marker key is not asked: a
+    file cannot exempt itself from a check by claiming to be a carrier."""
+    return (path == CARRIER_PATH and header.file_size is not None
+            and header.file_size == header.data_offset)
 
 
 def rebuild_catalog(carrier: GGUFHeader, payload: list[ArtifactEntry]) -> TensorCatalog:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from typing import Literal
 
 from certify.gguf.constants import MODEL_ARCH_NAMES, MODEL_TENSOR_IDS, MODEL_TENSORS, TENSOR_NAMES
 
@@ -16,6 +17,7 @@ from certify.gguf.constants import MODEL_ARCH_NAMES, MODEL_TENSOR_IDS, MODEL_TEN
 TENSOR_SUFFIXES = (".weight", ".bias")
 
 _LAYER_PREFIX = re.compile(r"^blk\.(\d+)\.")
+_CACHE_LAYER = re.compile(r"^cache_.*_l(\d+)$")  # the writer's other per-layer name (cache_k_l3)
 _NUMBER_COMPONENT = re.compile(r"(?<=\.)\d+(?=\.)")
 
 # Required tensors per artifact role, each only when the architecture lists it at all.
@@ -36,6 +38,39 @@ GLM_DSA_INDEXER = ("indexer.k_norm", "indexer.proj", "indexer.attn_k", "indexer.
 GLM_DSA_INDEXER_KEYS = ("attention.indexer.head_count", "attention.indexer.key_length",
                         "attention.indexer.top_k")  # each prefixed with "<arch>."
 NEXTN_PREDICT_LAYERS_KEY = "nextn_predict_layers"  # "<arch>.nextn_predict_layers"
+
+
+# How mesh-llm's package writer routes a tensor by its name (writer.md): a layer's, the
+# embeddings', the output head's, the final norm's, or else the "metadata" role, which the v1
+# writer copies into every fragment (rope_freqs.weight, ...). Only the first four are owned.
+EMBEDDING_NAMES = frozenset({"token_embd.weight", "per_layer_token_embd.weight"})
+OUTPUT_NAMES = frozenset({"output.weight", "output.bias"})
+FINAL_NORM_NAMES = frozenset({"output_norm.weight", "output_norm.bias"})
+TensorRole = Literal["layer", "embedding", "output", "final_norm", "metadata"]
+
+
+def tensor_role(name: str) -> TensorRole:
+    """The writer's role for a tensor name (`blk.N.*` and `cache_*_lN` are layer N)."""
+    if layer_of(name) is not None or _CACHE_LAYER.match(name):
+        return "layer"
+    if name in EMBEDDING_NAMES:
+        return "embedding"
+    if name in OUTPUT_NAMES:
+        return "output"
+    if name in FINAL_NORM_NAMES:
+        return "final_norm"
+    return "metadata"
+
+
+def is_metadata_role(name: str) -> bool:
+    """True for a tensor no artifact owns: the v1 writer copies it into every fragment."""
+    return tensor_role(name) == "metadata"
+
+
+def writer_layer_of(name: str) -> int | None:
+    """The layer the writer routes a tensor to (``blk.<i>.*`` or ``cache_*_l<i>``)."""
+    match = _LAYER_PREFIX.match(name) or _CACHE_LAYER.match(name)
+    return int(match.group(1)) if match else None
 
 
 def layer_of(name: str) -> int | None:

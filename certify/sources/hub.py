@@ -17,9 +17,15 @@ import hashlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
+from certify.byte_source import TailCache
 from certify.findings import Finding, finding
 from certify.gguf.model import GGUFHeader, HeaderError
 from certify.gguf.reader import read_header
+from certify.gguf.tensor_digests import (
+    FragmentDigests,
+    digest_metadata_tensors,
+    metadata_role_tensors,
+)
 from certify.hub.api import HubApi
 from certify.hub.errors import HubError, Redactor
 from certify.hub.files import HubFiles, new_client
@@ -35,7 +41,7 @@ from certify.paths import unsafe_path_reason
 from certify.progress import NullProgress, ProgressObserver
 from certify.refs import PackageRef
 from certify.report import RefInfo
-from certify.sources.local import MAX_README_BYTES, README_NAME
+from certify.sources.local import MAX_README_BYTES, README_NAME, metadata_digest_paths
 from certify.view import CertOptions, PackageView
 
 
@@ -189,15 +195,25 @@ def _read_headers(view: PackageView, files: HubFiles, settings: HubSettings,
                   progress: ProgressObserver) -> None:
     paths = header_paths(view)
 
+    digests: dict[str, FragmentDigests] = {}
+    metadata_copies = view.package_format != "v2"  # v1 copies metadata-role tensors around
+
     def read(path: str) -> GGUFHeader | HeaderError | HubError:
-        source = HubRangeSource(files, path, view.files[path].size)
+        remote = HubRangeSource(files, path, view.files[path].size)
+        source = TailCache(remote)  # the bytes after the header come with its last block
         try:
             header = read_header(source)
+            if remote.failure is not None:
+                return remote.failure
+            if (metadata_copies and isinstance(header, GGUFHeader)
+                    and metadata_role_tensors(header)):
+                digests[path] = digest_metadata_tensors(source, header,
+                                                        errors=(HubError, OSError))
         except HubError as err:
             return err
         finally:
             progress.advance(1)
-        return source.failure or header
+        return header
 
     progress.begin("GGUF headers (HTTP ranges)", len(paths))
     try:
@@ -208,6 +224,7 @@ def _read_headers(view: PackageView, files: HubFiles, settings: HubSettings,
         progress.end()
     failures = [r for r in results.values() if isinstance(r, HubError)]
     view.headers = {p: r for p, r in results.items() if not isinstance(r, HubError)}
+    view.tensor_digests = {p: digests[p] for p in metadata_digest_paths(view) if p in digests}
     _record_failures(view, failures, what=f"GGUF header reads ({len(paths)} fragments)")
 
 

@@ -7,9 +7,15 @@ import stat
 from collections.abc import Callable
 from dataclasses import replace
 
+from certify.byte_source import LocalFileSource
 from certify.findings import finding
 from certify.gguf.model import GGUFHeader, HeaderError
 from certify.gguf.reader import read_header_file
+from certify.gguf.tensor_digests import (
+    FragmentDigests,
+    digest_metadata_tensors,
+    metadata_role_tensors,
+)
 from certify.hashing import Interrupted, VerifyCache, hash_files
 from certify.manifest_parse import (
     MANIFEST_NAME,
@@ -133,6 +139,7 @@ def load_local_package(
         data = _read_capped(readme, MAX_README_BYTES)
         view.readme_text = data[:MAX_README_BYTES].decode("utf-8", errors="replace")
     view.headers = read_local_headers(root, view)
+    view.tensor_digests = read_metadata_tensor_digests(root, view)
     if on_headers is not None:
         on_headers(view)
     if view.options.verify_sha256:
@@ -187,3 +194,34 @@ def read_local_headers(root: str, view: PackageView) -> dict[str, GGUFHeader | H
     return {rel: read_header_file(os.path.join(root, *rel.split("/")))
             for rel, fact in view.files.items()
             if fact.kind == "file" and rel.lower().endswith(".gguf")}
+
+
+def metadata_digest_paths(view: PackageView) -> list[str]:
+    """v1 fragments (projectors aside) whose header lists metadata-role tensors: the ones the
+    copies check compares (a v2 payload holds each tensor once)."""
+    if view.package_format == "v2":
+        return []
+    out: list[str] = []
+    for artifact in view.artifacts():
+        path = artifact.path
+        header = view.headers.get(path) if isinstance(path, str) else None
+        if (artifact.role != "projector" and isinstance(header, GGUFHeader)
+                and path not in out and metadata_role_tensors(header)):
+            out.append(path)
+    return out
+
+
+def read_metadata_tensor_digests(root: str, view: PackageView) -> dict[str, FragmentDigests]:
+    """Hash the (small) metadata-role tensors of every v1 fragment that has some."""
+    out: dict[str, FragmentDigests] = {}
+    for rel in metadata_digest_paths(view):
+        header = view.headers[rel]
+        assert isinstance(header, GGUFHeader)
+        try:
+            source = LocalFileSource(os.path.join(root, *rel.split("/")))
+        except OSError as exc:
+            why = f"cannot open the file: {exc.strerror or exc}"
+            out[rel] = FragmentDigests(unread={t.name: why for t in metadata_role_tensors(header)})
+            continue
+        out[rel] = digest_metadata_tensors(source, header)
+    return out

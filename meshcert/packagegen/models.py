@@ -58,9 +58,15 @@ def _tokenizer_kv(n_vocab: int) -> dict[str, Any]:
 
 
 def llama_spec(block_count: int = 4, n_embd: int = 64, n_ff: int = 128, n_vocab: int = 320,
-               n_head: int = 4) -> ModelSpec:
-    """A llama-style dense model (attention + SwiGLU FFN per block)."""
-    t: list[TensorSpec] = [TensorSpec("token_embd.weight", (n_embd, n_vocab))]
+               n_head: int = 4, rope_freqs: bool = False) -> ModelSpec:
+    """A llama-style dense model (attention + SwiGLU FFN per block). `rope_freqs` adds the
+    `rope_freqs.weight` every Llama 3.x GGUF with llama3 rope scaling carries, first, as
+    llama.cpp's converter writes it (a "metadata"-role tensor: neither layer, embedding,
+    output nor final norm)."""
+    t: list[TensorSpec] = []
+    if rope_freqs:
+        t.append(TensorSpec("rope_freqs.weight", (n_embd // n_head // 2,)))
+    t.append(TensorSpec("token_embd.weight", (n_embd, n_vocab)))
     for b in range(block_count):
         p = f"blk.{b}."
         t += [

@@ -6,9 +6,12 @@ gguf library's GGUFWriter, tensor bytes copied verbatim from the source. So test
 certify packages of real models, written the way a real converter writes GGUF.
 
 - v1 (`skippy-model-package write-package`): `shared/{metadata,embeddings,output}.gguf`,
-  `layers/layer-NNN.gguf` (3 digits, as published packages are), the writer's key order,
-  `source_model.path` = the absolute source path, `files[]` with `size_bytes`/`sha256` null
-  (a local input), `activation_width` and `created_at_unix_secs` always.
+  `layers/layer-NNN.gguf` (3 digits, as published packages are); every fragment repeats all
+  source KVs, then `general.alignment` and its `skippy.slice.*` keys, and holds its own
+  tensors plus every metadata-role tensor (rope_freqs.weight, ...), in source order; the
+  writer's manifest key order, `source_model.path` = the absolute source path, `files[]` with
+  `size_bytes`/`sha256` null (a local input), `activation_width` and `created_at_unix_secs`
+  always.
 - v2: `shared/metadata.gguf` (the carrier: metadata + the whole tensor directory + locator
   keys, no data), then either the current layout (`shared/common.gguf`, or
   `shared/common-partNN.gguf` past the part budget) or the earlier one
@@ -42,7 +45,7 @@ from certify.formats.v2_carrier import (
     TENSOR_SIZE,
 )
 from certify.gguf.model import GGUFHeader, TensorInfo
-from certify.gguf.names import layer_of
+from certify.gguf.names import layer_of, tensor_role, writer_layer_of
 from certify.gguf.reader import ReadLimits, read_header_with_limits
 from meshcert.packagegen.writer import sha256_of, write_manifest_and_card
 
@@ -51,6 +54,8 @@ Locator = tuple[int, int, int, int]  # (part, absolute offset, stored size, alig
 SKIPPY_ABI = "0.1.54"
 GENERATOR = "meshcert-packagegen 0.1.0"
 FULL_READ = ReadLimits(array_items=1 << 24, total_items=1 << 27)
+ALIGNMENT_KEY = "general.alignment"
+SLICE_PREFIX = "skippy.slice."
 # keys GGUFWriter writes itself (it is constructed with the architecture)
 WRITER_OWNED = frozenset({"general.architecture"})
 
@@ -115,15 +120,19 @@ def _write_fragment(path: Path, header: GGUFHeader, keys: list[str], tensors: li
                     source: Path, extra: list[tuple[str, Any, GGUFValueType,
                                                     GGUFValueType | None]] | None = None,
                     directory_only: bool = False, trim_padding: bool = False,
-                    memo: dict[tuple[int, int, bool], bytes] | None = None) -> None:
+                    memo: dict[tuple[int, int, bool], bytes] | None = None,
+                    prepend: list[tuple[str, np.ndarray]] | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     arch = header.architecture or "llama"
     writer = _MemoWriter(str(path), arch, memo if memo is not None else {})
+    writer.data_alignment = header.alignment  # the padding the general.alignment key promises
     for key in keys:
         if key not in WRITER_OWNED:
             _add_kv(writer, header, key)
     for key, value, vtype, sub in extra or []:
         writer.add_key_value(key, value, vtype, sub_type=sub)
+    for name, array in prepend or []:
+        writer.add_tensor(name, array)
     with open(source, "rb") as handle:
         for t in tensors:
             numpy_shape = tuple(reversed(t.shape))
@@ -155,6 +164,16 @@ def _write_fragment(path: Path, header: GGUFHeader, keys: list[str], tensors: li
         end = written.data_offset + next(
             w.offset for w in written.tensors if w.name == last.name) + last.n_bytes
         os.truncate(path, end)
+
+
+def with_extra_tensors(source: Path, out: Path, tensors: list[tuple[str, np.ndarray]]) -> Path:
+    """A copy of `source` with `tensors` (f32/f16 arrays) in front of its own, every KV and
+    tensor byte kept: how llama.cpp's converter emits a generated tensor such as Llama 3's
+    rope_freqs.weight, first in the file."""
+    header = read_source(source)
+    _write_fragment(out, header, list(header.kv), list(header.tensors), source,
+                    prepend=tensors)
+    return out
 
 
 def _partition(header: GGUFHeader) -> tuple[list[TensorInfo], list[TensorInfo],
@@ -202,27 +221,72 @@ def _by_budget(tensors: list[TensorInfo], budget: int | None) -> list[list[Tenso
 
 
 # --- v1 ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SliceSpec:
+    """What the v1 writer asks its native slice writer for, and records as skippy.slice.*."""
+
+    stage_index: int
+    layer_start: int
+    layer_end: int
+    include_embeddings: bool
+    include_output: bool
+
+    def selects(self, name: str) -> bool:
+        """The native writer's selection: the layers in range, embeddings / output and final
+        norm when included, and every metadata-role tensor, whatever the fragment."""
+        role = tensor_role(name)
+        if role == "layer":
+            layer = writer_layer_of(name)
+            return layer is not None and self.layer_start <= layer < self.layer_end
+        if role == "embedding":
+            return self.include_embeddings
+        if role in ("output", "final_norm"):
+            return self.include_output
+        return True
+
+    def keys(self) -> list[tuple[str, Any, GGUFValueType, GGUFValueType | None]]:
+        i32, flag = GGUFValueType.INT32, GGUFValueType.BOOL
+        return [(f"{SLICE_PREFIX}stage_index", self.stage_index, i32, None),
+                (f"{SLICE_PREFIX}layer_start", self.layer_start, i32, None),
+                (f"{SLICE_PREFIX}layer_end", self.layer_end, i32, None),
+                (f"{SLICE_PREFIX}include_embeddings", self.include_embeddings, flag, None),
+                (f"{SLICE_PREFIX}include_output", self.include_output, flag, None)]
+
+
+def v1_layout(layer_count: int) -> list[tuple[str, str, SliceSpec]]:
+    """(manifest key, path, slice) of every v1 fragment, in the writer's order."""
+    out = [("metadata", "shared/metadata.gguf", SliceSpec(0, 0, 0, False, False)),
+           ("embeddings", "shared/embeddings.gguf", SliceSpec(1, 0, 0, True, False)),
+           ("output", "shared/output.gguf",
+            SliceSpec(2, layer_count, layer_count, False, True))]
+    out += [(f"layer:{b}", f"layers/layer-{b:03d}.gguf", SliceSpec(1000 + b, b, b + 1, False,
+                                                                     False))
+            for b in range(layer_count)]
+    return out
+
+
 def split_v1(source: Path, out: Path, *, model_id: str, repo: str | None = None,
-             revision: str | None = None, readme: bool = True) -> SplitPackage:
-    """A v1 package exactly as `skippy-model-package write-package` writes one."""
+             revision: str | None = None, readme: bool = True,
+             keep_split_keys: bool = False) -> SplitPackage:
+    """A v1 package exactly as `skippy-model-package write-package` writes one: every fragment
+    repeats all source KVs, then `general.alignment` and the `skippy.slice.*` keys of its
+    slice; each holds its own tensors plus every metadata-role tensor (rope_freqs.weight, ...),
+    in source order. `keep_split_keys` leaves the source's split.* keys in, as older builds
+    did."""
     source = source.resolve()
     header = read_source(source)
-    keys = [k for k in header.kv if k not in SPLIT_KEYS]
-    base_keys = [k for k in keys if not k.startswith("tokenizer.")]
-    embeddings, output, other, layers = _partition(header)
+    keys = [k for k in header.kv if k != ALIGNMENT_KEY and (keep_split_keys
+                                                           or k not in SPLIT_KEYS)]
+    alignment = (ALIGNMENT_KEY, header.alignment, GGUFValueType.UINT32, None)
     count = _block_count(header)
-    layout: list[tuple[str, str, list[TensorInfo], list[str]]] = [
-        ("metadata", "shared/metadata.gguf", [], keys),
-        ("embeddings", "shared/embeddings.gguf", embeddings, base_keys),
-        ("output", "shared/output.gguf", output + other, base_keys),
-    ]
-    for b in range(count):
-        layout.append((f"layer:{b}", f"layers/layer-{b:03d}.gguf", layers.get(b, []), base_keys))
+    memo: dict[tuple[int, int, bool], bytes] = {}
     files: dict[str, Path] = {}
     entries: dict[str, dict[str, Any]] = {}
-    for key, rel, tensors, frag_keys in layout:
+    for key, rel, spec in v1_layout(count):
+        tensors = [t for t in header.tensors if spec.selects(t.name)]
         path = out / rel
-        _write_fragment(path, header, frag_keys, tensors, source)
+        _write_fragment(path, header, keys, tensors, source, extra=[alignment, *spec.keys()],
+                        memo=memo)
         files[rel] = path
         entries[key] = {"path": rel, "tensor_count": len(tensors),
                         "tensor_bytes": sum(t.n_bytes for t in tensors),

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from certify.report import CertReport
-from meshcert.packagegen.split import SplitPackage, split_v1, split_v2
-from tests.certify.v2_packages import refresh_artifact
+from meshcert.packagegen.split import SplitPackage, split_v1, split_v2, with_extra_tensors
+from tests.certify.v2_packages import flip_tensor_byte, refresh_artifact
 from tests.conftest import certify_dir
 from tests.support.real_models import gemma3_path, smollm2_path
 
@@ -69,4 +70,40 @@ def test_one_changed_tensor_byte_with_updated_hashes_is_caught_by_source(
     report = certify_dir(pkg.root, source_gguf=str(smollm2_path()))
     mismatches = [f for f in report.findings if f.code == "source_tensor_data_mismatch"]
     assert [f.path for f in mismatches] == ["layers/layer-00007.gguf"]
+    assert report.status == "failed"
+
+
+@pytest.fixture(scope="module")
+def smol_llama3_style(tmp_path_factory: pytest.TempPathFactory) -> SplitPackage:
+    """SmolLM2 with a Llama-3-style rope_freqs.weight added first (ones: rope unchanged),
+    split as the real v1 writer splits it: the tensor copied into every fragment."""
+    base = tmp_path_factory.mktemp("smol-rope")
+    head_dim = 64  # SmolLM2-135M: 576 wide, 9 heads
+    source = with_extra_tensors(smollm2_path(), base / "SmolLM2-rope.gguf",
+                                [("rope_freqs.weight", np.ones(head_dim // 2, np.float32))])
+    return split_v1(source, base / "v1", model_id=SMOL_ID,
+                    repo="HuggingFaceTB/SmolLM2-135M-Instruct", revision="main")
+
+
+def test_smollm2_with_a_metadata_role_tensor_in_every_fragment_passes(
+        smol_llama3_style: SplitPackage) -> None:
+    pkg = smol_llama3_style
+    assert pkg.manifest["shared"]["metadata"]["tensor_count"] == 1
+    assert all(entry["tensor_count"] >= 2 for entry in pkg.manifest["layers"])
+    assert _problems(certify_dir(pkg.root)) == []
+    against = certify_dir(pkg.root, source_gguf=str(pkg.source_path))
+    assert against.status == "passed", _problems(against)
+
+
+def test_smollm2_with_one_differing_rope_freqs_copy_fails(
+        smol_llama3_style: SplitPackage, tmp_path: Path) -> None:
+    import shutil
+
+    copy = SplitPackage(tmp_path / "v1", dict(smol_llama3_style.manifest),
+                        smol_llama3_style.source_path)
+    shutil.copytree(smol_llama3_style.root, copy.root)
+    flip_tensor_byte(copy, "layers/layer-017.gguf", "rope_freqs.weight")
+    report = certify_dir(copy.root)
+    assert [f.path for f in report.findings if f.code == "metadata_tensor_copies_differ"] == [
+        "layers/layer-017.gguf"]
     assert report.status == "failed"

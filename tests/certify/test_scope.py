@@ -101,3 +101,12 @@ def test_a_range_outside_the_package_fails_naming_it(pkg: SplitPackage) -> None:
         assert report.status == "failed"
         assert [c for c, _ in errors(report)] == ["invalid_scope"]
         assert report.digests == {}
+
+
+def test_a_stage_of_a_plan_with_more_stages_than_layers_is_refused(pkg: SplitPackage) -> None:
+    """No smaller plan is made up: stage 0 of a 9-stage plan does not exist for 5 layers."""
+    report = certify(pkg.root, parse_stage("0/9"))
+    [(code, _)] = errors(report)
+    assert code == "invalid_scope"
+    [message] = [f.message for f in report.findings if f.code == "invalid_scope"]
+    assert "cannot be split into 9 stages" in message

@@ -16,7 +16,7 @@ def test_certification_ranges_split_in_half() -> None:
 
 
 @pytest.mark.parametrize(("layers", "n", "sizes"), [
-    (94, 4, [24, 24, 23, 23]), (10, 3, [4, 3, 3]), (4, 4, [1, 1, 1, 1]), (3, 5, [1, 1, 1]),
+    (94, 4, [24, 24, 23, 23]), (10, 3, [4, 3, 3]), (4, 4, [1, 1, 1, 1]),
 ])
 def test_plan_stages_matches_the_package_tool(layers: int, n: int, sizes: list[int]) -> None:
     plan = plan_stages(layers, n)
@@ -47,3 +47,24 @@ def test_stage_zero_takes_the_first_mmproj(packages: PackageFactory) -> None:
     report = certify_dir(info.root)
     assert report.materialized_stages[0].parts[-1].role == "projector"
     assert all(p.role != "projector" for p in report.materialized_stages[1].parts)
+
+
+def test_no_plan_has_more_stages_than_layers() -> None:
+    """Never a smaller plan than asked for: mesh-llm's preflight refuses N > L."""
+    assert plan_stages(3, 5) == []
+
+
+def test_more_stages_than_layers_is_stage_count_exceeds_layer_count(
+        packages: PackageFactory) -> None:
+    info = packages.build("llama", layers=4)
+    report = certify_dir(info.root, stages=5)
+    [found] = [f for f in report.findings if f.code == "stage_count_exceeds_layer_count"]
+    assert found.severity == "error" and "--stages 5" in found.message and "4" in found.message
+    assert report.stage_plan == [] and report.status == "failed"
+
+
+def test_one_stage_per_layer_is_still_a_plan(packages: PackageFactory) -> None:
+    info = packages.build("llama", layers=4)
+    report = certify_dir(info.root, stages=4)
+    assert "stage_count_exceeds_layer_count" not in {f.code for f in report.findings}
+    assert len(report.stage_plan) == 4

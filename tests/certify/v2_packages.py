@@ -27,9 +27,9 @@ MODEL_ID = "meshcert/tiny-llama-GGUF:F32"
 
 
 def tiny_source(base: Path, kind: str = "llama", layers: int = 4,
-                drop: tuple[str, ...] = ()) -> Path:
-    spec = llama_spec(block_count=layers) if kind == "llama" else glm_dsa_spec(
-        block_count=layers)
+                drop: tuple[str, ...] = (), rope_freqs: bool = False) -> Path:
+    spec = llama_spec(block_count=layers, rope_freqs=rope_freqs) if kind == "llama" else \
+        glm_dsa_spec(block_count=layers)
     spec.tensors = [t for t in spec.tensors if t.name not in drop]
     return write_source_gguf(spec, base / "source" / spec.source_file)
 
@@ -41,10 +41,13 @@ def build_v2(base: Path, *, kind: str = "llama", layers: int = 4, layout: V2Layo
                     part_budget=part_budget, repo="meshcert/tiny-llama", revision="main")
 
 
-def build_v1(base: Path, *, kind: str = "llama", layers: int = 4) -> SplitPackage:
-    source = tiny_source(base, kind, layers)
+def build_v1(base: Path, *, kind: str = "llama", layers: int = 4, rope_freqs: bool = False,
+             keep_split_keys: bool = False) -> SplitPackage:
+    """A v1 package as skippy-model-package writes it (`rope_freqs`: with a metadata-role
+    tensor, copied into every fragment)."""
+    source = tiny_source(base, kind, layers, rope_freqs=rope_freqs)
     return split_v1(source, base / "pkg", model_id=MODEL_ID, repo="meshcert/tiny-llama",
-                    revision="main")
+                    revision="main", keep_split_keys=keep_split_keys)
 
 
 def sha256_file(path: Path) -> str:
@@ -77,6 +80,31 @@ def refresh_artifact(pkg: SplitPackage, rel: str) -> None:
                 entry["sha256"] = sha256_file(path)
 
     edit_manifest(pkg, fix)
+
+
+def refresh_v1_artifact(pkg: SplitPackage, rel: str) -> None:
+    """v1: make the manifest's artifact_bytes and sha256 for `rel` match the file again (as a
+    writer re-run would), so only the fragment's content is wrong."""
+    path = pkg.root / rel
+
+    def fix(m: dict[str, Any]) -> None:
+        for entry in [*m["shared"].values(), *m["layers"]]:
+            if entry["path"] == rel:
+                entry["artifact_bytes"] = path.stat().st_size
+                entry["sha256"] = sha256_file(path)
+
+    edit_manifest(pkg, fix)
+
+
+def flip_tensor_byte(pkg: SplitPackage, rel: str, name: str) -> None:
+    """v1: flip one bit of tensor `name`'s data in fragment `rel`, manifest updated to match."""
+    file = pkg.root / rel
+    header = read_source(file)
+    tensor = next(t for t in header.tensors if t.name == name)
+    data = bytearray(file.read_bytes())
+    data[header.data_offset + tensor.offset + 1] ^= 0x01
+    file.write_bytes(bytes(data))
+    refresh_v1_artifact(pkg, rel)
 
 
 def carrier_locators(pkg: SplitPackage) -> list[list[int]]:

@@ -71,6 +71,19 @@ def test_usage_errors_exit_2(packages: PackageFactory, args: list[str]) -> None:
     assert result.exit_code == 2, result.output
 
 
+def test_more_stages_than_layers_fails_without_a_smaller_plan(packages: PackageFactory,
+                                                              tmp_path: Path) -> None:
+    info = packages.build("llama", layers=4)
+    out = tmp_path / "cert.json"
+    result = certify(str(info.root), "--package-only", "--stages", "9", "--report-out",
+                     str(out))
+    assert result.exit_code == 1
+    report = json.loads(out.read_text())
+    assert "stage_count_exceeds_layer_count" in {f["code"] for f in report["findings"]}
+    assert report["stage_plan"] == []
+    assert "stage_count_exceeds_layer_count" in result.output
+
+
 def test_direct_gguf_is_rejected_with_a_report(tmp_path: Path) -> None:
     out = tmp_path / "cert.json"
     result = certify(str(tmp_path / "model.gguf"), "--package-only", "--report-out", str(out))

@@ -29,6 +29,12 @@ MutationKind = Literal[
     "body_garbage",  # any 200 answer's body replaced by random bytes of the same length
 ]
 
+# A slow loris is slow relative to the client's deadline, never by wall-clock luck: one byte
+# per TRICKLE_GAP_S is far below the slowest rate the client accepts (MIN_BYTES_PER_S), and the
+# gap is waited on the hub's stop event, a real wait (the fixtures patch time.sleep
+# process-wide to record the client's backoff, which made `time.sleep` here a no-op: the
+# "trickle" then sent every byte at full speed and a fast machine read it in time). A loaded
+# machine can only make the server slower, never the client's budget longer.
 TRICKLE_GAP_S = 0.05
 TRICKLE_MAX_S = 20.0
 
@@ -119,7 +125,8 @@ class FaultyHub(FakeHub):
                     return
                 handler.wfile.write(answer.body[i:i + 1])
                 handler.wfile.flush()
-                time.sleep(TRICKLE_GAP_S)
+                if self._stopping.wait(TRICKLE_GAP_S):
+                    return
         except OSError:
             return
 

@@ -26,6 +26,7 @@ Behaviour = Literal[
     "silent",  # read the request, never answer (until stopped)
 ]
 TRICKLE_S = 0.05
+SLOW_BODY_BYTES = 1024 * 1024  # the Content-Length a slow_body answer promises
 
 
 class RawServer:
@@ -118,14 +119,14 @@ class RawServer:
                 self._trickle(conn, b"a")
             elif behaviour == "slow_body":
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                             b"Content-Length: 1048576\r\n\r\n[")
+                             b"Content-Length: %d\r\n\r\n[" % SLOW_BODY_BYTES)
                 self._trickle(conn, b" ")
             elif behaviour == "huge_headers":
                 conn.sendall(b"HTTP/1.1 200 OK\r\nX-Huge: " + b"h" * (1024 * 1024) + b"\r\n"
                              b"Content-Length: 2\r\n\r\n{}")
                 self._stop.wait(5)
             elif behaviour == "silent":
-                self._stop.wait(60)
+                self._stop.wait()  # until the server stops: no deadline can be waited out
             conn.close()
         except OSError:
             conn.close()

@@ -108,9 +108,9 @@ def _closed_port(ctx: Ctx) -> str:
     return ctx.ref
 
 
-def _short_timeout(then: Inject) -> Inject:
+def _short_timeout(then: Inject, seconds: float | None = None) -> Inject:
     def inject(ctx: Ctx) -> str | None:
-        ctx.monkeypatch.setenv("MESHCERT_HUB_TIMEOUT", "0.3")
+        ctx.monkeypatch.setenv("MESHCERT_HUB_TIMEOUT", str(seconds or CLIENT_TIMEOUT_S))
         return then(ctx)
     return inject
 
@@ -136,6 +136,14 @@ def _range_ignored(hub: FaultyHub) -> int:
     return sum(1 for r in hub.requests("lfs") if r.range and r.status == 200)
 
 
+# Stalls are slow relative to the deadline the test sets (MESHCERT_HUB_TIMEOUT 0.3 s), not
+# to the machine's speed: a stalled answer comes only when the fake Hub stops, after the
+# certification, so however loaded the machine, the client cannot wait it out. A cell that
+# must recover from a stall gives the healthy answers after it a timeout a loaded machine
+# still meets (RECOVERY_TIMEOUT_S): its verdict must not depend on the load either.
+CLIENT_TIMEOUT_S = 0.3
+RECOVERY_TIMEOUT_S = 3.0
+STALL_S = 3600.0
 RETRY_AFTER = {"Retry-After": "3"}
 GATED = {"X-Error-Code": "GatedRepo", "X-Error-Message": "Access to model is restricted."}
 ENTRY_404 = {"X-Error-Code": "EntryNotFound", "X-Error-Message": "Entry not found"}
@@ -213,21 +221,24 @@ CELLS: list[HubCell] = [
     HubCell("refused", "connection refused", "HF_ENDPOINT -> a closed port on 127.0.0.1",
             _closed_port, "incomplete", UNREACHABLE, refused=True),
     HubCell("timeout-model-info", "Hub accepts then never answers the API",
-            "model_info delayed 5 s, client timeout 0.3 s, always",
-            _short_timeout(_fault("model_info", mode="delay", delay_s=5, times=None)),
+            "model_info stalled until the Hub stops, client timeout 0.3 s, always",
+            _short_timeout(_fault("model_info", mode="delay", delay_s=STALL_S, times=None)),
             "incomplete", UNREACHABLE),
     HubCell("timeout-manifest", "manifest download stalls",
-            "resolve of model-package.json delayed 5 s, client timeout 0.3 s, always",
-            _short_timeout(_fault("resolve", mode="delay", delay_s=5, times=None,
+            "resolve of model-package.json stalled until the Hub stops, client timeout "
+            "0.3 s, always",
+            _short_timeout(_fault("resolve", mode="delay", delay_s=STALL_S, times=None,
                                   path_contains=MANIFEST)), "incomplete", UNREACHABLE),
     HubCell("timeout-storage", "storage stalls",
-            "every storage GET delayed 5 s, client timeout 0.3 s",
-            _short_timeout(_fault("lfs", mode="delay", delay_s=5, times=None)),
+            "every storage GET stalled until the Hub stops, client timeout 0.3 s",
+            _short_timeout(_fault("lfs", mode="delay", delay_s=STALL_S, times=None)),
             "incomplete", UNREACHABLE),
     HubCell("timeout-once", "one stalled answer, then served",
-            "model_info and storage delayed 5 s once, client timeout 0.3 s",
-            _short_timeout(_faults(_fault("model_info", mode="delay", delay_s=5, times=1),
-                                   _fault("lfs", mode="delay", delay_s=5, times=1))),
+            "model_info and storage stalled once until the Hub stops, client timeout 3 s",
+            _short_timeout(_faults(_fault("model_info", mode="delay", delay_s=STALL_S,
+                                          times=1),
+                                   _fault("lfs", mode="delay", delay_s=STALL_S, times=1)),
+                           RECOVERY_TIMEOUT_S),
             "passed", None),
     HubCell("drop-model-info", "connection dropped before any answer",
             "model_info: connection closed without a response, always",
@@ -263,7 +274,8 @@ CELLS: list[HubCell] = [
             "asked for does arrive: the reader stops at the range's end, before the lie)",
             _mutate("lfs", "length_long"), "passed", None),
     HubCell("slow-loris-storage", "storage trickles every header read (slow loris)",
-            "every storage GET: headers, then one byte per 50 ms; client timeout 0.3 s",
+            "every storage GET: headers, then one byte per 50 ms (a real wait); client "
+            "timeout 0.3 s",
             _short_timeout(_mutate("lfs", "trickle")), "incomplete", UNREACHABLE),
     HubCell("length-short-storage", "fragment Content-Length half the body",
             "every storage GET: Content-Length = body / 2",
@@ -338,6 +350,25 @@ def test_hub_fault_matrix(cell: HubCell, hub: FaultyHub, package: PackageInfo,
         assert cell.code in found, report.findings
     if cell.sleeps is not None:
         assert hub.sleeps == list(cell.sleeps)
+
+
+def test_the_slow_faults_outlast_every_deadline_the_matrix_sets() -> None:
+    """Why the timing cells cannot pass on a fast machine nor on a loaded one: a stall lasts
+    until the Hub stops, and a trickled read of n bytes takes n gaps while the client's budget
+    for it is its timeout plus n bytes at the slowest rate it accepts: for any read of at
+    least the 24-byte GGUF preamble the trickle needs more than twice the budget. Load slows
+    the fake Hub down, never the client's budget up."""
+    from certify.gguf.reader import DEFAULT_LIMITS
+    from certify.hub.files import MIN_BYTES_PER_S
+    from tests.reliability.hub_faults import TRICKLE_GAP_S, TRICKLE_MAX_S
+
+    def budget(n: int) -> float:
+        return CLIENT_TIMEOUT_S + n / MIN_BYTES_PER_S
+
+    assert 1000 * (RECOVERY_TIMEOUT_S + budget(DEFAULT_LIMITS.initial_block)) < STALL_S
+    assert TRICKLE_GAP_S > 1 / MIN_BYTES_PER_S  # slower than any rate the client accepts
+    assert 2 * budget(24) < 24 * TRICKLE_GAP_S  # ... so for every n >= 24 as well
+    assert 10 * budget(DEFAULT_LIMITS.initial_block) < TRICKLE_MAX_S
 
 
 def test_the_matrix_covers_the_issue() -> None:

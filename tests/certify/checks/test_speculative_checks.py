@@ -278,3 +278,34 @@ def test_every_value_of_the_speculative_tree_may_be_garbage(packages: PackageFac
                     "generation": {**info.manifest["generation"], "speculative_decoding": variant}}
         found = run_named_checks(view, manifest, SPECULATIVE_CHECKS | {"generation_fields"})
         assert "internal_error" not in {f.code for f in found}, label
+
+
+# extension_policy as mesh-llm's package tests hold it (package.md): each of these passed once.
+EXTENSION = (*COMPOSITE, "extension_policy")
+
+
+def _extension_findings(packages: PackageFactory, **values: int) -> list[str]:
+    report = certify_glm(packages, spec(*EXTENSION, value={"max_tokens": 8, **values}))
+    assert report.status == "failed"
+    return [f.message for f in report.findings if f.code == "invalid_extension_policy_tokens"]
+
+
+def test_initial_tokens_above_max_tokens_is_invalid(packages: PackageFactory) -> None:
+    [message] = _extension_findings(packages, initial_tokens=9)
+    assert "initial_tokens 9 is above max_tokens 8" in message
+
+
+def test_zero_initial_tokens_is_invalid(packages: PackageFactory) -> None:
+    [message] = _extension_findings(packages, initial_tokens=0)
+    assert "initial_tokens is 0" in message and "> 0" in message
+
+
+def test_zero_tail_backoff_proposals_is_invalid(packages: PackageFactory) -> None:
+    [message] = _extension_findings(packages, tail_backoff_proposals=0)
+    assert "tail_backoff_proposals is 0" in message
+
+
+def test_initial_tokens_equal_to_max_tokens_is_valid(packages: PackageFactory) -> None:
+    report = certify_glm(packages, spec(*EXTENSION, value={
+        "max_tokens": 8, "initial_tokens": 8, "tail_backoff_proposals": 1}))
+    assert not speculative_findings(report)

@@ -247,3 +247,17 @@ def test_demo_source_models_audit_clean_as_single_files(tmp_path: Path, kind: st
     spec = llama_spec() if kind == "llama" else glm_dsa_spec()
     path = write_source_gguf(spec, tmp_path / "model.gguf")
     assert load_safety_findings(single_file_view(path)) == []
+
+
+def test_a_v1_metadata_gguf_with_rope_freqs_is_no_model_directory(tmp_path: Path) -> None:
+    """The real v1 writer copies rope_freqs.weight into metadata.gguf: that makes it hold a
+    tensor, not the model's directory, so the hparams are still checked on every fragment."""
+    from tests.certify.v2_packages import build_v1, refresh_v1_artifact
+
+    pkg = build_v1(tmp_path, rope_freqs=True)
+    for rel in pkg.files:
+        rewrite_gguf(pkg.root / rel, _arch(attention__head_count_kv=2))
+        refresh_v1_artifact(pkg, rel)
+    found = [f for f in certify_dir(pkg.root).findings if f.code == "hparam_shape_mismatch"]
+    assert sorted(f.message.split(" has ")[0] for f in found) == [
+        "blk.N.attn_k.weight", "blk.N.attn_v.weight"]

@@ -108,3 +108,40 @@ def test_glm_dsa_v2_is_held_to_the_architecture_contract(tmp_path: Path) -> None
     report = certify_dir(pkg.root)
     messages = [f.message for f in report.findings if f.code == "glm_dsa_contract_violation"]
     assert messages and "attn_k_b" in messages[0] and "1" in messages[0]
+
+
+def _composite(**extension: int) -> dict[str, Any]:
+    return {"default": "mtp-suffix",
+            "proposers": {"head": {"type": "native-mtp", "prediction_depth": 1,
+                                   "layer_indices": [3]}, "sfx": SUFFIX},
+            "strategies": {"mtp-suffix": {"type": "composite", "primary": "head",
+                                          "extender": "sfx",
+                                          "extension_policy": {"max_tokens": 8, **extension}}}}
+
+
+def _generation_messages(pkg: SplitPackage, tmp_path: Path, **extension: int) -> list[str]:
+    import shutil
+
+    root = tmp_path / "copy"
+    shutil.copytree(pkg.root, root)
+    clone = SplitPackage(root, copy.deepcopy(pkg.manifest), pkg.source_path)
+    edit_manifest(clone, _with(_composite(**extension)))
+    report = certify_dir(root)
+    assert report.status == "failed"
+    return [f.message for f in report.findings if f.code == "invalid_generation_value"]
+
+
+def test_v2_initial_tokens_above_max_tokens_is_invalid(glm_v2: SplitPackage,
+                                                       tmp_path: Path) -> None:
+    [message] = _generation_messages(glm_v2, tmp_path, initial_tokens=9)
+    assert "initial_tokens 9 is above max_tokens 8" in message
+
+
+def test_v2_zero_initial_tokens_is_invalid(glm_v2: SplitPackage, tmp_path: Path) -> None:
+    [message] = _generation_messages(glm_v2, tmp_path, initial_tokens=0)
+    assert "initial_tokens is 0" in message
+
+
+def test_v2_zero_tail_backoff_proposals_is_invalid(glm_v2: SplitPackage, tmp_path: Path) -> None:
+    [message] = _generation_messages(glm_v2, tmp_path, tail_backoff_proposals=0)
+    assert "tail_backoff_proposals is 0" in message

@@ -89,3 +89,57 @@ def test_non_ascii_is_written_as_utf8_like_serde_json() -> None:
 def test_odd_shapes_never_raise() -> None:
     assert compute_package_id({"artifact_catalog": [], "source_model": "x",
                                "generation": {"speculative_decoding": 3}}).startswith("sha256:")
+
+
+# generation.request_defaults as a mesh-llm branch declares it (values made up for the test)
+REQUEST_DEFAULTS: dict[str, Any] = {
+    "profiles": {
+        "plain": {"provenance": {"url": "https://example.org/card", "section": "Usage",
+                                 "file": "README.md", "revision": "c" * 40,
+                                 "source_repo": "org/model"},
+                  "temperature": 1, "top_k": 40, "min_p": 0.0, "top_p": 0.9,
+                  "logit_bias": {"7": -1, "12": 0.5},
+                  "reasoning": {"budget": 0, "enabled": "off"}},
+        "deep": {"temperature": 0.6, "max_tokens": 4096, "dry": {"multiplier": 1, "base": 1.75},
+                 "provenance": {"source_repo": "org/model", "revision": "c" * 40,
+                                "file": "README.md", "section": "Usage",
+                                "url": "https://example.org/card"}},
+    },
+    "selection": {"reasoning_disabled": "plain", "default": "deep"},
+}
+
+
+def _with_request_defaults() -> dict[str, Any]:
+    manifest = copy.deepcopy(MANIFEST)
+    manifest["generation"]["request_defaults"] = copy.deepcopy(REQUEST_DEFAULTS)
+    return manifest
+
+
+def test_released_mesh_llm_has_no_request_defaults_so_the_default_form_leaves_it_out() -> None:
+    assert canonical_bytes(_with_request_defaults()) == canonical_bytes(MANIFEST)
+
+
+def test_the_branch_form_hashes_request_defaults_first_in_its_declared_order() -> None:
+    text = canonical_bytes(_with_request_defaults(), branch=True).decode()
+    start = text.index('"generation":{') + len('"generation":{')
+    assert text[start:].startswith(
+        '"request_defaults":{"selection":{"default":"deep","reasoning_disabled":"plain"},'
+        '"profiles":{"deep":{"max_tokens":4096,"temperature":0.6,'
+        '"dry":{"multiplier":1.0,"base":1.75},"provenance":{"source_repo":"org/model",')
+    assert ('"plain":{"temperature":1.0,"top_p":0.9,"top_k":40,"min_p":0.0,'
+            '"logit_bias":{"12":0.5,"7":-1.0},"reasoning":{"enabled":"off","budget":0},'
+            '"provenance":{') in text
+    assert '},"speculative_decoding":{"default":"mtp"' in text
+
+
+def test_the_branch_form_is_the_released_one_without_request_defaults() -> None:
+    assert compute_package_id(MANIFEST, branch=True) == compute_package_id(MANIFEST)
+
+
+def test_floats_are_spelled_as_serde_json_spells_them() -> None:
+    from certify.formats.package_id import serde_f64
+
+    spelled = {1.0: "1.0", 0.95: "0.95", 1e-5: "0.00001", 1e-6: "1e-6", 1.5e-7: "1.5e-7",
+               1e15: "1000000000000000.0", 1e16: "1e16", 2.5e20: "2.5e20", -0.5: "-0.5",
+               0.1 + 0.2: "0.30000000000000004"}
+    assert {x: serde_f64(x) for x in spelled} == spelled

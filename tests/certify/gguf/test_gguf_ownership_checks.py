@@ -64,12 +64,22 @@ def test_tensor_in_two_artifacts(packages: PackageFactory) -> None:
     assert "shared/embeddings.gguf" in message and "shared/output.gguf" in message
 
 
-def test_metadata_with_tensors(packages: PackageFactory) -> None:
+def test_metadata_with_an_owned_tensor(packages: PackageFactory) -> None:
+    info = packages.build()
+    move_tensor(info, "output_norm.weight", "shared/output.gguf", "shared/metadata.gguf")
+    report = certify_dir(info.root)
+    [message] = [f.message for f in report.findings if f.code == "metadata_has_tensors"]
+    assert "output_norm.weight" in message
+
+
+def test_metadata_with_a_metadata_role_tensor_is_not_owning_it(packages: PackageFactory
+                                                                ) -> None:
+    """rope_freqs.weight is neither a layer's, the embeddings', the final norm's nor the
+    output's: the real v1 writer copies it into metadata.gguf (and every other fragment)."""
     info = packages.build()
     rewrite(info, "shared/metadata.gguf", lambda f: f.tensors.append(
         RawTensor("rope_freqs.weight", (16,), int(Q.F32), bytes(64))))
-    [message] = only(certify_dir(info.root), "metadata_has_tensors")
-    assert "rope_freqs.weight" in message
+    assert gguf_codes(certify_dir(info.root)) == set()
 
 
 def test_fragment_with_another_architecture(packages: PackageFactory) -> None:

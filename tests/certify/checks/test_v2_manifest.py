@@ -1,0 +1,114 @@
+"""Package v2 manifest rules that follow mesh-llm's own test suite and fixes: the producer
+ABI is provenance only (mesh-llm #1959)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from meshcert.packagegen.split import SplitPackage
+from tests.certify.v2_packages import build_v1, build_v2, edit_manifest
+from tests.conftest import certify_dir, codes
+
+
+@pytest.fixture
+def v2(tmp_path: Path) -> SplitPackage:
+    return build_v2(tmp_path)
+
+
+@pytest.mark.parametrize("producer", ["0.1.57", "0.2.0", "7"])
+def test_a_producer_abi_other_than_the_runtimes_passes_with_a_warning(
+        v2: SplitPackage, producer: str) -> None:
+    edit_manifest(v2, lambda m: m.update(native_abi_version=producer))
+    report = certify_dir(v2.root, runtime_abi="0.1.53")
+    assert report.status == "passed", [f.message for f in report.findings]
+    [found] = [f for f in report.findings if f.code == "native_abi_differs"]
+    assert found.severity == "warning"
+    assert producer in found.message and "0.1.53" in found.message
+    assert "incompatible_skippy_abi_version" not in codes(report)
+
+
+def test_the_runtimes_own_abi_gives_no_warning(v2: SplitPackage) -> None:
+    edit_manifest(v2, lambda m: m.update(native_abi_version="0.1.53"))
+    assert "native_abi_differs" not in codes(certify_dir(v2.root, runtime_abi="0.1.53"))
+
+
+def test_a_bare_producer_abi_is_valid_without_a_runtime(v2: SplitPackage) -> None:
+    """mesh-llm's own fixtures carry native_abi_version "7": only non-blank is required."""
+    edit_manifest(v2, lambda m: m.update(native_abi_version="7"))
+    report = certify_dir(v2.root)
+    assert report.status == "passed"
+    assert not {"native_abi_differs", "incompatible_skippy_abi_version"} & codes(report)
+
+
+def test_a_malformed_runtime_abi_cannot_be_compared_and_warns(v2: SplitPackage) -> None:
+    report = certify_dir(v2.root, runtime_abi="latest")
+    [found] = [f for f in report.findings if f.code == "native_abi_differs"]
+    assert "cannot be compared" in found.message and report.status == "passed"
+
+
+def test_a_blank_producer_abi_is_still_a_missing_value(v2: SplitPackage) -> None:
+    edit_manifest(v2, lambda m: m.update(native_abi_version="  "))
+    report = certify_dir(v2.root, runtime_abi="0.1.53")
+    assert "missing_value" in codes(report) and report.status == "failed"
+
+
+def test_v1_keeps_its_skippy_abi_rule(tmp_path: Path) -> None:
+    """v1: a higher minor than the runtime's is refused (and native_abi_differs is v2 only)."""
+    pkg = build_v1(tmp_path)
+    edit_manifest(pkg, lambda m: m.update(skippy_abi_version="0.2.0"))
+    report = certify_dir(pkg.root, runtime_abi="0.1.53")
+    assert "incompatible_skippy_abi_version" in codes(report)
+    assert "native_abi_differs" not in codes(report) and report.status == "failed"
+
+
+# --- a branch manifest: generation.request_defaults (package-v2.md, unreleased extensions) -----
+REQUEST_DEFAULTS = {
+    "selection": {"default": "chat"},
+    "profiles": {"chat": {"temperature": 0.7, "top_p": 0.8, "top_k": 20,
+                          "provenance": {"source_repo": "org/model", "revision": "a" * 40,
+                                         "file": "README.md", "section": "Best practices",
+                                         "url": "https://example.org/readme"}}},
+}
+
+
+def _branch(pkg: SplitPackage, package_id: str | None = None) -> None:
+    """Add request_defaults; id as the branch writer computes it unless one is given."""
+    from certify.formats.package_id import compute_package_id
+
+    def edit(m: dict) -> None:  # type: ignore[type-arg]
+        m.setdefault("generation", {})["request_defaults"] = REQUEST_DEFAULTS
+        m["package_id"] = package_id or compute_package_id(m, branch=True)
+
+    edit_manifest(pkg, edit, reid=False)
+
+
+def test_a_branch_writers_id_over_request_defaults_is_no_identity_mismatch(
+        v2: SplitPackage) -> None:
+    _branch(v2)
+    found = codes(certify_dir(v2.root))
+    assert "unreleased_manifest_extension" in found
+    assert not {"package_identity_mismatch", "check_not_run"} & found
+
+
+def test_an_id_in_the_released_form_is_no_identity_mismatch_either(v2: SplitPackage) -> None:
+    from certify.formats.package_id import compute_package_id
+
+    _branch(v2, package_id=compute_package_id(v2.manifest))  # request_defaults left out
+    assert "package_identity_mismatch" not in codes(certify_dir(v2.root))
+
+
+def test_a_branch_manifest_whose_id_matches_neither_form_is_not_checked(
+        v2: SplitPackage) -> None:
+    _branch(v2, package_id="sha256:" + "e" * 64)
+    report = certify_dir(v2.root)
+    assert "package_identity_mismatch" not in codes(report)
+    [found] = [f for f in report.findings if f.code == "check_not_run"]
+    assert "not checked" in found.message and "generation.request_defaults" in found.message
+    assert report.status == "failed"  # the extension itself is still an error
+
+
+def test_without_a_branch_extension_a_stale_id_is_still_a_mismatch(v2: SplitPackage) -> None:
+    edit_manifest(v2, lambda m: m.update(model_id="someone/else"), reid=False)
+    assert "package_identity_mismatch" in codes(certify_dir(v2.root))
