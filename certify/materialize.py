@@ -34,6 +34,7 @@ from certify.build_results import StageBuild
 from certify.byte_source import LocalFileSource
 from certify.formats.v2_carrier import KEY_PREFIX, SPLIT_KEYS
 from certify.gguf.model import ArraySummary, GGUFHeader
+from certify.gguf.names import is_metadata_role
 from certify.gguf.reader import ReadLimits, read_header_with_limits, tensor_nbytes
 from certify.manifest_model import ArtifactEntry, layer_count
 from certify.paths import unsafe_path_reason
@@ -94,7 +95,7 @@ def compose(view: PackageView, stage: StageRange, total_layers: int) -> StageCom
     if metadata is None:
         raise ComposeError("the package declares no metadata artifact")
     tensors = (_v2_tensors(view, parts) if view.package_format == "v2"
-               else _v1_tensors(view, parts))
+               else _first_metadata_copies(_v1_tensors(view, parts)))
     seen: set[str] = set()
     for t in tensors:
         if t.name in seen:
@@ -107,11 +108,27 @@ def compose(view: PackageView, stage: StageRange, total_layers: int) -> StageCom
     return StageComposition(kv_file=_local(view, metadata.path), tensors=tensors, parts=parts)
 
 
+def _first_metadata_copies(tensors: list[TensorCopy]) -> list[TensorCopy]:
+    """The real v1 writer copies every metadata-role tensor (rope_freqs.weight, ...) into
+    every fragment; a stage takes the first copy (metadata.gguf's), as mesh-llm's
+    write_gguf_from_parts does. The copies are byte-identical or the package fails
+    `metadata_tensor_copies_differ`. An owned tensor held twice is still an error."""
+    kept: set[str] = set()
+    out = []
+    for t in tensors:
+        if is_metadata_role(t.name):
+            if t.name in kept:
+                continue
+            kept.add(t.name)
+        out.append(t)
+    return out
+
+
 def _v1_tensors(view: PackageView, parts: list[ArtifactEntry]) -> list[TensorCopy]:
+    """Every part's tensors in the parts' order, metadata.gguf first (its metadata-role
+    tensors are the first copies)."""
     out: list[TensorCopy] = []
     for part in parts:
-        if part.role == "shared.metadata":
-            continue
         header = view.headers.get(part.path) if isinstance(part.path, str) else None
         if not isinstance(header, GGUFHeader):
             why = header.message if header is not None else "no GGUF header was read"

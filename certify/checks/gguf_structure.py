@@ -47,12 +47,12 @@ def check_gguf_structure(view: PackageView) -> Iterator[Finding]:
         yield from _encoding(header, path, layer)
         invalid = list(_tensor_validity(header, path, layer))
         yield from capped(invalid)
-        if invalid or _exempt_carrier(view, artifact, header):
+        if invalid or exempt_carrier(view, artifact, header):
             continue  # sizes unknown; or a v2 carrier, whose infos point into other files
         yield from layout_findings(header, path, layer)
 
 
-def _exempt_carrier(view: PackageView, artifact: ArtifactEntry, header: GGUFHeader) -> bool:
+def exempt_carrier(view: PackageView, artifact: ArtifactEntry, header: GGUFHeader) -> bool:
     """Only the artifact a v2 manifest names as its carrier (when it names none, the one that
     is the carrier by layout: shared/metadata.gguf without a data section), or a file
     inspected on its own that says it is one, skips the layout rules: a package fragment

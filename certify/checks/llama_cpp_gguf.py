@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from certify.checks import register
-from certify.checks.gguf_structure import is_metadata_carrier
+from certify.checks.gguf_structure import exempt_carrier
 from certify.findings import Finding, finding
 from certify.gguf.fragments import declared_headers
 from certify.gguf.model import GGUFHeader, HeaderError
@@ -34,9 +34,9 @@ def check_llama_cpp_gguf(view: PackageView) -> Iterator[Finding]:
             continue
         if isinstance(header, HeaderError) and header.code == "check_not_run":
             continue  # the file could not be read at all: already incomplete, not llama's call
-        if isinstance(header, GGUFHeader) and is_metadata_carrier(header) \
+        if isinstance(header, GGUFHeader) and exempt_carrier(view, artifact, header) \
                 and _only_offset_rule(verdict):
-            continue
+            continue  # the carrier by the manifest's role (a fragment's marker exempts nothing)
         yield finding("llama_cpp_gguf_rejected", f"{path}: llama.cpp's GGUF parser refuses the "
                       f"file: {reason(verdict)}", path=path, layer_index=artifact.layer_index)
 

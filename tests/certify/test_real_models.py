@@ -107,3 +107,20 @@ def test_smollm2_with_one_differing_rope_freqs_copy_fails(
     assert [f.path for f in report.findings if f.code == "metadata_tensor_copies_differ"] == [
         "layers/layer-017.gguf"]
     assert report.status == "failed"
+
+
+def test_smollm2_with_a_metadata_role_tensor_materializes_and_keeps_parity(
+        smol_llama3_style: SplitPackage, tmp_path: Path) -> None:
+    """The stages take metadata.gguf's copy once, and the model reassembled from the
+    package computes what the source (with its rope_freqs.weight) computes."""
+    from certify.service import CertRequest, certify_package
+    from certify.workers.parity import ParityRequest
+
+    pkg = smol_llama3_style
+    report = certify_package(CertRequest(
+        model=str(pkg.root), materialize=True, materialize_dir=str(tmp_path / "stages"),
+        parity=ParityRequest(source=str(pkg.source_path), prompts=["The capital of France is"],
+                             tokens=4, temp_dir=str(tmp_path))))
+    assert report.status == "passed", _problems(report)
+    parity = next(g for g in report.runtime_gates if g.name == "split_parity")
+    assert parity.status == "passed"

@@ -184,3 +184,23 @@ def test_a_v1_fragment_cannot_opt_out_of_the_layout_rules_with_the_carrier_marke
     report = certify_dir(info.root)
     assert "gguf_tensor_data_not_dense" in {f.code for f in report.findings}
     assert report.status == "failed"
+
+
+@needs_llama
+def test_llama_cpps_refusal_of_a_fragment_with_the_carrier_marker_is_still_reported(
+        packages: PackageFactory) -> None:
+    """llama.cpp refuses the gap ("has offset ..., expected ..."): that refusal is waived only
+    for the manifest's carrier, never for a fragment that sets the marker key itself."""
+    from tests.certify.gguf import ggufbuild
+
+    info = packages.build("llama")
+    rel = ggufbuild.layer_rel(1)
+
+    def hide(fragment: ggufbuild.GGUFFile) -> None:
+        fragment.set("skippy.package.metadata_only", 7, True)
+        fragment.tensors[0].offset = 1 << 20
+
+    ggufbuild.rewrite(info, rel, hide)
+    report = certify_dir(info.root)
+    rejected = [f for f in report.findings if f.code == "llama_cpp_gguf_rejected"]
+    assert [f.path for f in rejected] == [rel] and "has offset" in rejected[0].message
