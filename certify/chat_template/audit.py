@@ -107,8 +107,8 @@ def judge_render(outcome: RenderOutcome, conversations: tuple[Conversation, ...]
         elif status != "ok":
             problem = (RENDER_ERROR, f"does not render: {error}") if required else None
         elif not result.get("same"):
-            problem = (RENDER_ERROR, "renders differently each time (the output must be "
-                       "reproducible)")
+            problem = (RENDER_ERROR, "renders differently each time, or draws on chance "
+                       "(jinja2's random filter): the output must be reproducible")
         elif conversation is not None and required:
             missing += _missing_texts(name, str(result.get("output")), conversation)
         if problem is not None:

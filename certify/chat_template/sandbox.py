@@ -21,7 +21,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from jinja2 import nodes
+from jinja2 import nodes, pass_context
 from jinja2.exceptions import SecurityError, TemplateError
 from jinja2.ext import Extension, loopcontrols
 from jinja2.parser import Parser
@@ -92,6 +92,32 @@ def _tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None,
                       sort_keys=sort_keys)
 
 
+class ChanceRecord:
+    """Whether a render drew on chance (jinja2's `random` filter): comparing two renders
+    misses a random choice whenever both draws agree (1 in 6 for six items), so every draw
+    is recorded and a render that made one is not reproducible, whatever the two outputs."""
+
+    def __init__(self) -> None:
+        self.draws = 0
+
+    def random(self, _context: Any, value: Any) -> Any:
+        import random
+
+        self.draws += 1
+        try:
+            return random.choice(value)
+        except IndexError:  # jinja2's filter gives Undefined for an empty sequence
+            return ""
+
+
+CHANCE = ChanceRecord()
+
+
+@pass_context  # as jinja2's own random filter: the compiler never folds it into a constant
+def _random_filter(context: Any, value: Any) -> Any:
+    return CHANCE.random(context, value)
+
+
 def make_environment() -> BoundedSandbox:
     """The sandboxed environment used to parse and (in the worker only) render templates."""
     env = BoundedSandbox(trim_blocks=True, lstrip_blocks=True,
@@ -100,4 +126,5 @@ def make_environment() -> BoundedSandbox:
                                                 "strftime_now": _strftime_now}
     env.globals.update(globals_)
     env.filters["tojson"] = _tojson
+    env.filters["random"] = _random_filter
     return env

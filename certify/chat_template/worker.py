@@ -31,7 +31,12 @@ from jinja2.exceptions import SecurityError
 # imported before the request is read, so a prestarted worker has them warm
 from certify.chat_template.audit import audit_template
 from certify.chat_template.render import RenderLimits, RenderOutcome, outcome_from_reply
-from certify.chat_template.sandbox import ResourceLimitError, TemplateRefusal, make_environment
+from certify.chat_template.sandbox import (
+    CHANCE,
+    ResourceLimitError,
+    TemplateRefusal,
+    make_environment,
+)
 
 MAX_STUBS = 4
 _UNDEFINED_NAME = re.compile(r"UndefinedError: '(\w+)' is undefined")
@@ -94,6 +99,7 @@ def _render_once(template: Template, name: str, context: dict[str, Any],
                  max_output: int) -> dict[str, Any]:
     result: dict[str, Any] = {"name": name, "status": "ok", "output": None, "same": True,
                               "error": None, "line": None}
+    draws = CHANCE.draws
     try:
         first = _render_bounded(template, context, max_output)
         second = _render_bounded(template, context, max_output) if first is not None else None
@@ -110,7 +116,7 @@ def _render_once(template: Template, name: str, context: dict[str, Any],
     if first is None or second is None:
         return result | {"status": "too_large",
                          "error": f"output grew past {max_output} characters"}
-    return result | {"output": first, "same": first == second}
+    return result | {"output": first, "same": first == second and CHANCE.draws == draws}
 
 
 def render_reply(source: str, conversations: list[dict[str, Any]],

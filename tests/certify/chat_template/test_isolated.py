@@ -21,7 +21,7 @@ def test_the_worker_finds_exactly_what_the_audit_here_finds(name: str) -> None:
     template = CASES[name]
     if name == "hostile:nondeterministic":  # which conversations differ is up to chance
         assert {i.code for i in audit_isolated(template)} == {
-            i.code for i in audit_template(template)}
+            i.code for i in audit_template(template)} == {RENDER_ERROR}
         return
     assert audit_isolated(template) == audit_template(template)
 
@@ -38,3 +38,11 @@ def test_a_worker_killed_before_it_answers_loses_no_static_finding() -> None:
     issues = audit_isolated(hidden, RenderLimits(timeout_seconds=0.001))
     assert [i.code for i in issues] == [HIDDEN_INSTRUCTION, RENDER_ERROR], issues
     assert "did not finish" in issues[1].message, issues[1]
+
+
+def test_a_random_draw_is_caught_even_when_both_renders_agree() -> None:
+    """Two renders of a one-in-six choice agree one time in six; drawing at all is the fault."""
+    always_same = LOOP + "{{ ['a']|random }}"
+    issues = audit_isolated(always_same)
+    assert [i.code for i in issues] == [RENDER_ERROR]
+    assert "draws on chance" in issues[0].message
