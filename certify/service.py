@@ -21,6 +21,7 @@ from certify.workers import prestart_workers
 __all__ = ["CertRequest", "RuntimeRequest", "certify_package", "load_view"]
 
 if TYPE_CHECKING:
+    from certify.gguf.source_facts import SourceFacts
     from certify.parity import ParityRequest
 
 
@@ -34,6 +35,9 @@ class CertRequest:
     materialize: bool = False  # build the certification stage GGUFs (certify.materialize)
     materialize_dir: str | None = None  # default: the user cache dir
     parity: ParityRequest | None = None  # reassemble and compare with this source GGUF
+    # --source facts already gathered (a writer that hashed the source and the package's
+    # tensors while writing them): used instead of reading and hashing source_gguf again
+    source_facts: SourceFacts | None = None
 
 
 def _empty_view(ref: PackageRef | None, text: str, options: CertOptions) -> PackageView:
@@ -93,7 +97,7 @@ def certify_package(request: CertRequest, progress: ProgressObserver | None = No
         from certify.sources.source_gguf import attach_source
 
         try:
-            attach_source(view, request.source_gguf)
+            attach_source(view, request.source_gguf, known=request.source_facts)
         except Exception as exc:  # containment, as above
             _contain(view, f"reading --source {request.source_gguf} failed", exc, api_key)
     _load_as_node(request, view, progress, api_key)
