@@ -27,7 +27,7 @@ from certify.formats.v2_carrier import (
 )
 from certify.gguf.model import GGUFHeader
 from splitter import wire
-from splitter.plan import (
+from splitter.artifact import (
     ALIGNMENT_KEY,
     CARRIER_ID,
     CARRIER_PATH,

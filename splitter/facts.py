@@ -14,7 +14,7 @@ from pathlib import Path
 
 from certify.gguf.source_facts import SourceFacts, SourceShard, SourceTensor
 from certify.hashing import VerifyCache
-from splitter.plan import PackagePlan
+from splitter.artifact import PackagePlan
 from splitter.stream import StreamState
 
 

@@ -15,8 +15,8 @@ import sys
 import threading
 from pathlib import Path
 
+from splitter.artifact import Artifact
 from splitter.errors import Aborted, Interrupted
-from splitter.plan import Artifact
 from splitter.stream import Hook, signature
 
 PATH_ENV = "SKIPPY_PACKAGE_ARTIFACT_PATH"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from certify.formats.package_id import compute_package_id
-from splitter.plan import Artifact, PackagePlan
+from splitter.artifact import Artifact, PackagePlan
 from splitter.stream import StreamState
 
 SKIPPY_ABI = "0.1.54"  # the ABI the current mesh-llm writers stamp (Skippy 0.1.53/0.1.54)

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Protocol
 
 from certify.gguf.model import GGUFHeader
+from splitter.artifact import Artifact
 from splitter.errors import Aborted, Interrupted
-from splitter.plan import Artifact
 from splitter.source import ByteReader, SourceTensor
 from splitter.verify import verify_written
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from certify.byte_source import LocalFileSource
 from certify.gguf.model import GGUFHeader
 from certify.gguf.reader import read_header_and_bytes
+from splitter.artifact import Artifact
 from splitter.errors import Aborted
-from splitter.plan import Artifact
 
 
 def verify_written(path: Path, artifact: Artifact) -> GGUFHeader | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from meshcert.cli import demo_cmd, evidence_cmd, models_cmd, report_cmd
+from meshcert.cli import demo_cmd, evidence_cmd, models_cmd, package_cmd, report_cmd
 from meshcert.cli.fast_exit import exit_without_teardown, status_of
 
 _SETTINGS: dict[str, Any] = dict(
@@ -21,7 +21,8 @@ _SETTINGS: dict[str, Any] = dict(
     # pygments) than the rest of `meshcert --help` together, and plain text reads at 80 columns.
     rich_markup_mode=None,
 )
-GROUPS = {"models": models_cmd.app, "report": report_cmd.app, "evidence": evidence_cmd.app}
+GROUPS = {"models": models_cmd.app, "report": report_cmd.app, "evidence": evidence_cmd.app,
+          "package": package_cmd.app}
 
 app = typer.Typer(**_SETTINGS)
 for _name, _group in GROUPS.items():
