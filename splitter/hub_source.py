@@ -24,11 +24,11 @@ from certify.hub.settings import HubSettings
 from certify.hub.stats import TransferCounter
 from splitter.errors import Aborted, Refusal
 from splitter.source import (
-    ProjectorFile,
     SourceFile,
     SourceModel,
     assemble,
     read_file_header,
+    read_projector,
     shard_locations,
 )
 
@@ -169,8 +169,13 @@ def load_hub(text: str, projectors: list[str] | None = None,
             if path not in by_path:
                 raise Refusal("usage", f"projector {path} is not in {coordinate.repo}")
             remote = by_path[path]
-            extra.append(ProjectorFile(PurePosixPath(path).name, path, remote.size or 0,
-                                       remote.lfs_sha256))
+            try:
+                extra.append(read_projector(PurePosixPath(path).name, path,
+                                            HubRangeSource(files, path, remote.size),
+                                            remote.size or 0, remote.lfs_sha256))
+            except HubError as err:
+                raise Refusal("hub_error", f"reading the header of {path}: {err.message}"
+                              ) from None
         model = assemble("hub", shard_files,
                          lambda location: HubReader(files, location,
                                                     by_path[location].size or 0),

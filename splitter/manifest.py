@@ -57,7 +57,9 @@ def build_manifest(plan: PackagePlan, identity: Identity, state: StreamState
 
 
 def _v1_entry(a: Artifact, state: StreamState) -> dict[str, Any]:
-    return {"path": a.path, "tensor_count": len(a.placements), "tensor_bytes": a.tensor_bytes,
+    count, nbytes = ((a.projector.tensor_count, a.projector.tensor_bytes) if a.projector
+                     else (len(a.placements), a.tensor_bytes))
+    return {"path": a.path, "tensor_count": count, "tensor_bytes": nbytes,
             "artifact_bytes": a.size, "sha256": _artifact_sha(state, a)}
 
 

@@ -77,7 +77,7 @@ class SourceFile:
     location: str  # a local absolute path, or the file's path in the Hub repo
     size: int
     header: GGUFHeader
-    raw_header: bytes  # [0, header_end)
+    raw_header: bytes  # the file's first bytes, as the header read fetched them (>= header)
     attested_sha256: str | None = None  # the Hub's LFS sha256, checked against the stream
 
 
@@ -98,10 +98,25 @@ class SourceTensor:
 
 @dataclass(frozen=True)
 class ProjectorFile:
+    """A projector, copied verbatim (its header was read to check it is a GGUF)."""
+
     name: str
     location: str
     size: int
+    tensor_count: int
+    tensor_bytes: int
     attested_sha256: str | None = None
+    prefix: bytes = field(default=b"", repr=False)  # the bytes the header read fetched
+
+
+def read_projector(name: str, location: str, source: ByteSource, size: int,
+                   attested_sha256: str | None = None) -> ProjectorFile:
+    header, prefix = read_header_and_bytes(source)
+    if not isinstance(header, GGUFHeader):
+        raise Refusal("bad_source", f"projector {name}: not a readable GGUF header: "
+                      f"{header.message}")
+    return ProjectorFile(name, location, size, len(header.tensors),
+                         sum(t.n_bytes for t in header.tensors), attested_sha256, prefix)
 
 
 @dataclass
@@ -212,8 +227,12 @@ def load_local(path: str, projectors: list[str] | None = None) -> SourceModel:
         location = os.path.abspath(item)
         if not os.path.isfile(location):
             raise Refusal("usage", f"projector {item}: no such file")
-        extra.append(ProjectorFile(os.path.basename(location), location,
-                                   os.path.getsize(location)))
+        reader = LocalReader(location)
+        try:
+            extra.append(read_projector(os.path.basename(location), location, reader,
+                                        reader.size))
+        finally:
+            reader.close()
     return assemble("local", files, LocalReader, extra)
 
 

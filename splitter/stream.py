@@ -255,8 +255,7 @@ class Finisher:
                 done = len(self._state.artifacts)
             self._progress.artifact_done(target.artifact.path, done, self._total)
         except BaseException as exc:
-            self.failure = exc
-            self._cancel.set()
+            self.failure = exc  # the stream sees it at its next chunk and stops
             raise
 
     def wait(self) -> None:
@@ -299,10 +298,26 @@ class _Stage(threading.Thread):
             self._outbox.put(item)
 
 
-def stream_file(reader: ByteReader, shard: int, tensors: list[SourceTensor],
+def fill(reader: ByteReader, prefix: bytes, position: int, buffer: memoryview) -> int:
+    """Bytes from `position` into `buffer`: from `prefix` (what the header read already
+    fetched: never fetched twice) while it lasts, then from the reader."""
+    want = min(len(buffer), reader.size - position)
+    if position < len(prefix):
+        n = min(want, len(prefix) - position)
+        buffer[:n] = prefix[position:position + n]
+    else:
+        n = reader.readinto(position, buffer[:want])
+    if n <= 0 or (position >= len(prefix) and n != want):
+        raise Aborted("source_changed", f"the source ended at {position + max(n, 0)} bytes, "
+                      f"{reader.size} were expected")
+    return n
+
+
+def stream_file(reader: ByteReader, prefix: bytes, shard: int, tensors: list[SourceTensor],
                 destinations: dict[str, list[tuple[Target, int]]], state: StreamState,
                 finisher: Finisher, progress: WriteProgress, cancel: threading.Event) -> str:
-    """Read one source file front to back; returns its SHA-256."""
+    """Read one source file front to back (its first bytes from `prefix`); returns its
+    SHA-256."""
     buffers = [bytearray(CHUNK) for _ in range(BUFFERS)]
     views = [memoryview(b) for b in buffers]
     free: queue.Queue[tuple[int, int, int] | None] = queue.Queue()
@@ -359,16 +374,12 @@ def stream_file(reader: ByteReader, shard: int, tensors: list[SourceTensor],
     position = 0
     try:
         while position < reader.size:
-            if cancel.is_set() or stop.is_set():
+            if cancel.is_set() or stop.is_set() or finisher.failure is not None:
                 break
             item = free.get()
             assert item is not None
             index = item[0]
-            want = min(CHUNK, reader.size - position)
-            n = reader.readinto(position, views[index][:want])
-            if n != want:
-                raise Aborted("source_changed", f"the source ended at {position + n} bytes, "
-                              f"{reader.size} were expected")
+            n = fill(reader, prefix, position, views[index])
             queues[0].put((index, position, n))
             position += n
     except BaseException:
@@ -381,13 +392,15 @@ def stream_file(reader: ByteReader, shard: int, tensors: list[SourceTensor],
                 stage.join(0.2)
     if errors:
         raise errors[0]
+    if finisher.failure is not None:
+        raise finisher.failure
     if cancel.is_set():
         raise Interrupted()
     state.source_sha256[shard] = whole.hexdigest()
     return state.source_sha256[shard]
 
 
-def copy_file(reader: ByteReader, target: Target, progress: WriteProgress,
+def copy_file(reader: ByteReader, prefix: bytes, target: Target, progress: WriteProgress,
               cancel: threading.Event) -> str:
     """A verbatim copy (a projector), hashed once: the digest is the source's and the copy's
     (returned before the target is finished, so the caller can compare it with the Hub's)."""
@@ -396,10 +409,7 @@ def copy_file(reader: ByteReader, target: Target, progress: WriteProgress,
     while position < reader.size:
         if cancel.is_set():
             raise Interrupted()
-        want = min(CHUNK, reader.size - position)
-        n = reader.readinto(position, buffer[:want])
-        if n != want:
-            raise Aborted("source_changed", f"{target.artifact.path}: its source ended early")
+        n = fill(reader, prefix, position, buffer)
         target.copy_in(buffer[:n], position)
         position += n
         progress.advance(n)

@@ -31,8 +31,8 @@ def verify_written(path: Path, artifact: Artifact) -> GGUFHeader | None:
     if not isinstance(header, GGUFHeader):
         raise Aborted("verification_failed", f"{artifact.path} does not re-open as GGUF: "
                       f"{header.message}")
-    planned = b"".join(artifact.header_pieces())
-    if raw != planned[:len(raw)] or header.data_offset != artifact.data_offset:
+    planned = b"".join(artifact.header_pieces())  # [0, data_offset)
+    if raw[:len(planned)] != planned[:len(raw)] or header.data_offset != artifact.data_offset:
         raise Aborted("verification_failed", f"{artifact.path}: the header read back differs "
                       "from the planned one")
     if artifact.directory is None:

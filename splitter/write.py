@@ -289,8 +289,8 @@ def _stream_parts(prepared: Prepared, state: StreamState, finisher: Finisher,
         reader = plan.source.opener(f.location)
         try:
             tensors = [t for t in plan.source.tensors if t.shard == shard]
-            digest = stream_file(reader, shard, tensors, destinations, state, finisher,
-                                 progress, cancel)
+            digest = stream_file(reader, f.raw_header, shard, tensors, destinations, state,
+                                 finisher, progress, cancel)
         finally:
             reader.close()
         if f.attested_sha256 and digest != f.attested_sha256:
@@ -327,7 +327,7 @@ def _copy_projectors(prepared: Prepared, finisher: Finisher, targets: list[Targe
         targets.append(target)
         reader = prepared.plan.source.opener(a.projector.location)
         try:
-            digest = copy_file(reader, target, progress, cancel)
+            digest = copy_file(reader, a.projector.prefix, target, progress, cancel)
         finally:
             reader.close()
         attested = a.projector.attested_sha256

@@ -119,15 +119,16 @@ def read_header_with_limits(source: ByteSource, limits: ReadLimits) -> GGUFHeade
 
 def read_header_and_bytes(source: ByteSource, limits: ReadLimits = DEFAULT_LIMITS
                           ) -> tuple[GGUFHeader | HeaderError, bytes]:
-    """The header and its raw bytes ``[0, header_end)`` from the same single read, for a
-    writer that copies metadata entries verbatim (``GGUFHeader.kv_spans`` locates each one);
-    no bytes when the header could not be read."""
+    """The header and every byte the read fetched (the file's first bytes, at least up to
+    ``header_end``), for a writer that copies metadata entries verbatim
+    (``GGUFHeader.kv_spans`` locates each one) and would not fetch those bytes twice; no bytes
+    when the header could not be read."""
     parser = _Parser(source, limits)
     try:
         header = parser.parse()
     except _Stop as stop:
         return stop.error, b""
-    return header, bytes(parser.raw(header.header_end))
+    return header, parser.raw()
 
 
 def tensor_nbytes(shape: tuple[int, ...], ggml_type: int) -> int:
@@ -227,9 +228,9 @@ class _Parser:
             raise _Stop("gguf_truncated", f"{what} at offset {at} needs {end} bytes but the file "
                         f"ends at {len(self._buf)}", at)
 
-    def raw(self, end: int) -> memoryview:
-        """The buffered bytes [0, end) (the parse has read at least that far)."""
-        return memoryview(self._buf)[:end]
+    def raw(self) -> bytes:
+        """Every byte read so far: the file's prefix [0, len)."""
+        return bytes(self._buf)
 
     # --- primitives -----------------------------------------------------------------------
     def _unpack(self, fmt: str, size: int, what: str) -> Any:

@@ -55,21 +55,28 @@ def _tensor_data(t: TensorSpec, rng: np.random.Generator) -> tuple[np.ndarray, Q
 
 
 def _write_gguf(path: Path, arch: str, kv: dict[str, Any], tensors: list[TensorSpec],
-                seed: int) -> None:
+                seed: int, split_max_tensors: int = 0) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    writer = GGUFWriter(str(path), arch)
+    writer = GGUFWriter(str(path), arch, split_max_tensors=split_max_tensors)
     for key, value in kv.items():
         if key == "general.architecture":
             continue
         add_kv(writer, key, value)
+    for t in tensors:  # the directory first, then each tensor's data as it is generated
+        shape = tuple(reversed(t.shape))
+        raw_dtype = None if t.ggml_type in _FLOAT_DTYPES else t.ggml_type
+        if raw_dtype is not None:  # a quantized tensor is described by its byte shape
+            block, type_size = GGML_QUANT_SIZES[t.ggml_type]
+            shape = (*shape[:-1], shape[-1] // block * type_size)
+        dtype = np.dtype(_FLOAT_DTYPES.get(t.ggml_type, np.uint8))
+        writer.add_tensor_info(t.name, shape, dtype, tensor_nbytes(t), raw_dtype=raw_dtype)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
     for t in tensors:
         # one generator per tensor name: a tensor has the same bytes in the source and package
         rng = np.random.default_rng([seed, zlib.crc32(t.name.encode())])
-        data, raw_dtype = _tensor_data(t, rng)
-        writer.add_tensor(t.name, data, raw_dtype=raw_dtype)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
+        writer.write_tensor_data(_tensor_data(t, rng)[0])
     writer.close()
 
 
@@ -103,11 +110,17 @@ def _base_kv(spec: ModelSpec) -> dict[str, Any]:
             **{k: v for k, v in spec.kv.items() if not k.startswith("tokenizer.")}}
 
 
-def write_source_gguf(spec: ModelSpec, path: Path, seed: int = 7) -> Path:
-    """The unsplit source model as one GGUF file (same tensors and data as the package)."""
+def write_source_gguf(spec: ModelSpec, path: Path, seed: int = 7,
+                      split_max_tensors: int = 0) -> Path:
+    """The source model as one GGUF file (same tensors and data as the package), or, with
+    `split_max_tensors`, as a split set the way gguf-py splits (`<stem>-0000i-of-0000N.gguf`,
+    split.* keys in every shard); returns the (first) file."""
     kv = {"general.name": spec.name, **spec.kv}
-    _write_gguf(path, spec.arch, kv, spec.tensors, seed)
-    return path
+    _write_gguf(path, spec.arch, kv, spec.tensors, seed, split_max_tensors)
+    if not split_max_tensors:
+        return path
+    shards = sorted(path.parent.glob(f"{path.stem}-00001-of-*.gguf"))
+    return shards[0]
 
 
 def _partition(spec: ModelSpec) -> dict[str, list[TensorSpec]]:

@@ -303,7 +303,8 @@ def test_a_source_of_unknown_size_learns_it_from_a_short_read() -> None:
 
 def test_each_kv_entry_span_holds_its_exact_wire_bytes() -> None:
     """A writer copying entries verbatim: each span is key + type + value as written, the spans
-    tile the metadata section, and read_header_and_bytes hands back the bytes they index."""
+    tile the metadata section, and read_header_and_bytes hands back the bytes they index: all
+    it fetched, so the header's bytes need not be fetched again."""
     from certify.gguf.reader import read_header_and_bytes
 
     f = small_file(kvs=[KV("general.architecture", V.STRING, "llama"),
@@ -312,9 +313,11 @@ def test_each_kv_entry_span_holds_its_exact_wire_bytes() -> None:
                            sub_type=V.STRING),
                         KV("llama.block_count", V.UINT32, 9)])  # a duplicate: first one wins
     data = f.to_bytes()
-    header, raw = read_header_and_bytes(CountingSource(data))
+    source = CountingSource(data)
+    header, raw = read_header_and_bytes(source)
     header = ok(header)
-    assert raw == data[:header.header_end]
+    assert len(raw) >= header.header_end and raw == data[:len(raw)]
+    assert len(raw) == sum(length for _, length in source.reads)
     assert list(header.kv_spans) == ["general.architecture", "llama.block_count",
                                      "tokenizer.ggml.tokens"]
     spans = list(header.kv_spans.values())
