@@ -10,6 +10,7 @@ exit aborts the write; so does a hook that changes (or removes) the file, seen a
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -30,21 +31,35 @@ def _stderr_fd() -> int | None:
         return None
 
 
+def _stop_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 def after_artifact_hook(command: str, cancel: threading.Event) -> Hook:
     def run(artifact: Artifact, path: Path) -> None:
         env = dict(os.environ, **{PATH_ENV: str(path), RELATIVE_ENV: artifact.path})
         before = signature(path)
         out = _stderr_fd()
+        # its own process group: on Ctrl-C the whole hook (the shell and what it started)
+        # is stopped by the writer, not left running
         proc = subprocess.Popen(command, shell=True, env=env, stdin=subprocess.DEVNULL,
-                                stdout=out if out is not None else subprocess.DEVNULL)
+                                stdout=out if out is not None else subprocess.DEVNULL,
+                                start_new_session=True)
         while True:
             try:
                 status = proc.wait(timeout=0.1)
                 break
             except subprocess.TimeoutExpired:
                 if cancel.is_set():
-                    proc.terminate()
-                    proc.wait()
+                    _stop_group(proc)
                     raise Interrupted() from None
         if status != 0:
             raise Aborted("hook_failed", f"--after-artifact-command exited with status "
