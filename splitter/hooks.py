@@ -9,6 +9,7 @@ exit aborts the write; so does a hook that changes (or removes) the file, seen a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -32,10 +33,8 @@ def _stderr_fd() -> int | None:
 
 
 def _stop_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
