@@ -21,9 +21,12 @@ if TYPE_CHECKING:
 
 
 def certify_written(result: WriteResult, progress: ProgressObserver | None = None,
-                    parity: ParityRequest | None = None) -> CertReport:
+                    parity: ParityRequest | None = None,
+                    materialize_dir: str | None = None) -> CertReport:
     """The certification report of `result.root`; the model card's result line is set to
-    the report's status when it is not the `passed` it was written with."""
+    the report's status when it is not the `passed` it was written with. With `parity`, the
+    stages are also materialized (in `materialize_dir`) and the model reassembled from the
+    package is run beside its source under llama.cpp (`--materialize --parity`)."""
     with tempfile.TemporaryDirectory(prefix="meshcert-digests-") as tmp:
         cache = Path(tmp) / "digests.json"
         write_verify_cache(cache, result.root, result.state)
@@ -31,7 +34,8 @@ def certify_written(result: WriteResult, progress: ProgressObserver | None = Non
         request = CertRequest(model=str(result.root), options=CertOptions(verify_sha256=True),
                               verify_cache=str(cache), source_gguf=ref,
                               source_facts=source_facts(result.plan, result.state, ref),
-                              parity=parity)
+                              parity=parity, materialize=parity is not None,
+                              materialize_dir=materialize_dir)
         report = certify_package(request, progress)
     if result.card is not None and report.status != "passed":
         write_atomic(result.root / README_NAME, with_result(result.card, report.status))
