@@ -27,6 +27,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from certify.atomic import write_atomic
 from splitter.card import render_card
@@ -356,6 +357,18 @@ def _check_unchanged(root: Path, state: StreamState, source: SourceModel,
         if signature(Path(location)) != sig:
             raise Aborted("source_changed", f"the source file {location} changed while it was "
                           "being written out; the write is aborted (no manifest)")
+
+
+def write_file(source: str | os.PathLike[str], out_dir: str | os.PathLike[str],
+               **fields: Any) -> WriteResult:
+    """Prepare and write in one call, the source audit off unless asked (for callers that
+    split models they made or already trust: the demo, benches, the test fixtures)."""
+    fields.setdefault("inspect", False)
+    prepared = prepare(WriteRequest(os.fspath(source), os.fspath(out_dir), **fields))
+    try:
+        return write(prepared)
+    finally:
+        prepared.source.close()
 
 
 def _write_bytes_atomic(path: Path, data: bytes) -> None:

@@ -28,8 +28,8 @@ from certify.service import CertRequest, certify_package
 from certify.sources.local import load_local_package
 from certify.view import CertOptions
 from meshcert.cli import app
-from meshcert.packagegen.split import split_v1, split_v2
 from tests.support.real_models import gemma3_path, smollm2_path
+from tests.support.splits import split_v1, split_v2
 
 pytestmark = pytest.mark.slow
 PROMPTS = ["The capital of France is"]

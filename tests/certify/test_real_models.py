@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from certify.report import CertReport
-from meshcert.packagegen.split import SplitPackage, split_v1, split_v2
 from tests.certify.v2_packages import refresh_artifact
 from tests.conftest import certify_dir
 from tests.support.real_models import gemma3_path, smollm2_path
+from tests.support.splits import SplitPackage, split_v1, split_v2
 
 pytestmark = pytest.mark.slow
 SMOL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF:Q4_1"

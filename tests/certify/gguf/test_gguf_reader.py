@@ -65,7 +65,7 @@ def small_file(**changes: object) -> GGUFFile:
 def test_reads_a_real_layer_fragment(tmp_path: Path) -> None:
     spec = glm_dsa_spec()
     info = write_package(spec, tmp_path / "pkg")
-    header = ok(read_header_file(info.root / "layers/layer-00003.gguf"))
+    header = ok(read_header_file(info.root / "layers/layer-003.gguf"))
     expected = [t for t in spec.tensors if t.name.startswith("blk.3.")]
     assert header.version == 3
     assert header.architecture == "glm-dsa"
@@ -75,7 +75,7 @@ def test_reads_a_real_layer_fragment(tmp_path: Path) -> None:
         [(t.name, t.shape, int(t.ggml_type)) for t in expected]
     assert [t.n_bytes for t in header.tensors] == [nbytes(t.shape, t.ggml_type) for t in expected]
     assert header.alignment == 32 and header.data_offset % 32 == 0
-    assert header.file_size == (info.root / "layers/layer-00003.gguf").stat().st_size
+    assert header.file_size == (info.root / "layers/layer-003.gguf").stat().st_size
     assert header.duplicate_keys == [] and header.duplicate_tensors == []
 
 
