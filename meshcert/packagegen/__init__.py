@@ -1,4 +1,6 @@
-"""Write real (tiny) layer packages with the gguf library: the demo, tests and benches use it."""
+"""Synthetic (tiny or multi-GB) source models written with the gguf library, and
+`write_package`, which splits one with the splitter into the v1 package the demo, tests and
+benches certify."""
 
 from meshcert.packagegen.models import (
     ModelSpec,
