@@ -1,14 +1,15 @@
 """Tensor bytes from the source into the artifacts, hashed on the way, in bounded memory.
 
 Each source file is read once, front to back, in CHUNK-sized reads into a small pool of reused
-buffers, and each chunk passes three stages, each on its own thread (hashlib and the positional
+buffers, and each chunk passes four stages, each on its own thread (hashlib and the positional
 reads and writes release the GIL, so the stages overlap on separate cores):
 
 1. the source file's SHA-256;
 2. each tensor's SHA-256 (the digest both sides of certification's `--source` comparison use);
-3. delivery: the tensor's bytes `pwrite`n to every artifact that stores it (v1 metadata-role
-   tensors go to every fragment), and each artifact's SHA-256 taken over the bytes in file
-   order as long as they arrive in that order (header, padding and tensors).
+3. the tensor's bytes `pwrite`n to every artifact that stores it (v1 metadata-role tensors go
+   to every fragment);
+4. each artifact's SHA-256, taken over the bytes in file order as long as they arrive in that
+   order (header, padding and tensors).
 
 When an artifact's tensors arrive out of order (v2 sorts by name; a source rarely is), its
 digest is finished by reading the file back from the first byte not yet hashed, on the
@@ -44,7 +45,7 @@ from splitter.verify import verify_written
 # kernel time where 1 MiB chunks cost 0.6-0.8 s (the three stages then read a chunk while it
 # is still in cache), for the same user time
 CHUNK = 1 << 20
-BUFFERS = 8  # chunks in flight: one per stage plus slack (8 MiB)
+BUFFERS = 10  # chunks in flight: one per stage plus slack (10 MiB)
 
 
 class WriteProgress(Protocol):
@@ -146,12 +147,17 @@ class Target:
         if base + cursor < self.artifact.size:
             self._put(bytes(self.artifact.size - base - cursor), base + cursor)
 
-    def deliver(self, index: int, within: int, data: memoryview) -> bool:
-        """Bytes [within, within+len) of placement `index`; True once the artifact is whole."""
+    def write(self, index: int, within: int, data: memoryview) -> None:
+        """Bytes [within, within+len) of placement `index`, into the file."""
+        p = self.artifact.placements[index]
+        self._put(data, self.artifact.data_offset + p.offset + within)
+
+    def account(self, index: int, within: int, data: memoryview) -> bool:
+        """The same bytes, once written: into the digest while they come in file order;
+        True once the artifact is whole."""
         p = self.artifact.placements[index]
         start = self.artifact.data_offset + p.offset
         at = start + within
-        self._put(data, at)
         if self.in_order:
             if index != self.expect:
                 self.in_order = False
@@ -326,7 +332,7 @@ def stream_file(reader: ByteReader, prefix: bytes, shard: int, tensors: list[Sou
     free: queue.Queue[tuple[int, int, int] | None] = queue.Queue()
     for i in range(BUFFERS):
         free.put((i, 0, 0))
-    queues: list[queue.Queue[tuple[int, int, int] | None]] = [queue.Queue() for _ in range(3)]
+    queues: list[queue.Queue[tuple[int, int, int] | None]] = [queue.Queue() for _ in range(4)]
     errors: list[BaseException] = []
     whole = hashlib.sha256()
     digests = {t.name: hashlib.sha256() for t in tensors}
@@ -347,7 +353,7 @@ def stream_file(reader: ByteReader, prefix: bytes, shard: int, tensors: list[Sou
             i += 1
         return out
 
-    hash_cursor, deliver_cursor = [0], [0]
+    hash_cursor, write_cursor, account_cursor = [0], [0], [0]
 
     def hash_file(index: int, position: int, n: int) -> None:
         whole.update(views[index][:n])
@@ -359,19 +365,27 @@ def stream_file(reader: ByteReader, prefix: bytes, shard: int, tensors: list[Sou
             if high == t.start + t.n_bytes:
                 state.tensor_sha256[t.name] = digests.pop(t.name).hexdigest()
 
-    def deliver(index: int, position: int, n: int) -> None:
+    def write(index: int, position: int, n: int) -> None:
         view = views[index]
-        for t, low, high in overlapping(position, n, deliver_cursor):
+        for t, low, high in overlapping(position, n, write_cursor):
             piece = view[low - position:high - position]
             for target, k in destinations.get(t.name, ()):
-                if target.deliver(k, low - t.start, piece):
+                target.write(k, low - t.start, piece)
+
+    def account(index: int, position: int, n: int) -> None:
+        view = views[index]
+        for t, low, high in overlapping(position, n, account_cursor):
+            piece = view[low - position:high - position]
+            for target, k in destinations.get(t.name, ()):
+                if target.account(k, low - t.start, piece):
                     finisher.submit(target)
         progress.advance(n)
 
     stop = threading.Event()
     stages = [_Stage("splitter-sha-file", hash_file, queues[0], queues[1], errors, stop),
               _Stage("splitter-sha-tensors", hash_tensors, queues[1], queues[2], errors, stop),
-              _Stage("splitter-deliver", deliver, queues[2], free, errors, stop)]
+              _Stage("splitter-write", write, queues[2], queues[3], errors, stop),
+              _Stage("splitter-sha-artifacts", account, queues[3], free, errors, stop)]
     for stage in stages:
         stage.start()
     position = 0
