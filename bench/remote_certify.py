@@ -46,7 +46,7 @@ prepare_process_env()  # before huggingface_hub is imported
 from certify.service import CertRequest, certify_package  # noqa: E402
 from certify.view import CertOptions  # noqa: E402
 from meshcert.packagegen import llama_spec, write_package, write_source_gguf  # noqa: E402
-from meshcert.packagegen.split import split_v2  # noqa: E402
+from splitter.write import write_file  # noqa: E402
 from tests.support.hub_server import FakeHub  # noqa: E402
 
 
@@ -130,7 +130,7 @@ def _write(fmt: str, work: Path, layers: int, n_embd: int, n_ff: int) -> Path:
     if fmt == "v1":
         return write_package(spec, work / f"pkg-{layers}-v1").root
     source = write_source_gguf(spec, work / f"src-{layers}" / spec.source_file)
-    root = split_v2(source, work / f"pkg-{layers}-v2", model_id=spec.model_id).root
+    root = write_file(source, work / f"pkg-{layers}-v2", model_id=spec.model_id).root
     shutil.rmtree(source.parent)
     return root
 

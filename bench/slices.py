@@ -27,7 +27,7 @@ from certify.scope import parse_stage
 from certify.service import CertRequest, certify_package
 from certify.view import CertOptions
 from meshcert.packagegen import llama_spec, write_source_gguf
-from meshcert.packagegen.split import SplitPackage, split_v1, split_v2
+from tests.support.splits import SplitPackage, split_v1, split_v2
 
 
 def package_bytes(pkg: SplitPackage) -> int:

@@ -23,6 +23,7 @@ __all__ = ["CertRequest", "RuntimeRequest", "certify_package", "certify_with_vie
 _COMMIT = re.compile(r"^[0-9a-fA-F]{40}$")
 
 if TYPE_CHECKING:
+    from certify.gguf.source_facts import SourceFacts
     from certify.hub.gate import RequestGate
     from certify.workers.parity import ParityRequest
 
@@ -42,6 +43,9 @@ class CertRequest:
     # HF Jobs volume); the files are read and hashed locally, the report names the Hub ref
     mounted_from: str | None = None
     hub_gate: RequestGate | None = None  # shared by several hf:// runs (a catalog's packages)
+    # --source facts already gathered (a writer that hashed the source and the package's
+    # tensors while writing them): used instead of reading and hashing source_gguf again
+    source_facts: SourceFacts | None = None
 
 
 def _empty_view(ref: PackageRef | None, text: str, options: CertOptions) -> PackageView:
@@ -111,7 +115,7 @@ def certify_with_view(request: CertRequest, progress: ProgressObserver | None = 
         from certify.sources.source_gguf import attach_source
 
         try:
-            attach_source(view, request.source_gguf)
+            attach_source(view, request.source_gguf, known=request.source_facts)
         except Exception as exc:  # containment, as above
             _contain(view, f"reading --source {request.source_gguf} failed", exc, api_key)
     _load_as_node(request, view, progress, api_key)

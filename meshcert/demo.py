@@ -14,8 +14,8 @@ from certify.workers.parity import ParityRequest
 from evidence.report import EvidenceReport
 from evidence.service import write_example_evidence
 from meshcert.packagegen import glm_dsa_spec, llama_spec, write_package
-from meshcert.packagegen.split import split_v2
 from reports.outputs import write_reports
+from splitter.write import write_file
 
 
 @dataclass
@@ -52,8 +52,8 @@ def run_demo(out_dir: str | Path) -> DemoResult:
     result.outputs["certification report (HTML)"] = write_reports(
         report, html=out / "cert.html")["html"]
     assert info.source_path is not None
-    split_v2(info.source_path, v2_dir, model_id=spec.model_id, repo=spec.source_repo,
-             revision="main")
+    write_file(info.source_path, v2_dir, model_id=spec.model_id, source_repo=spec.source_repo,
+               source_revision="main")  # what `meshcert package write` writes
     v2_report = certify_package(CertRequest(model=str(v2_dir),
                                             options=CertOptions(verify_sha256=True, stages=2)))
     result.v2_package_dir, result.v2_report = v2_dir, v2_report

@@ -3,8 +3,9 @@ back through a circle.
 
 Every import statement counts, at module level and inside functions alike (a function-level
 import is still a dependency, it only runs later). Imports under `if TYPE_CHECKING:` never run
-and are left out. The layers, lowest first: certify (the engine), evidence, reports, publish
-(uploads to the Hub), meshcert (the CLI). A layer may import its own layer and the layers below it.
+and are left out. The layers, lowest first: certify (the engine), splitter (the package writer,
+on top of the engine), evidence, reports, publish (uploads to the Hub), hubjobs (HF Jobs), meshcert
+(the CLI). A layer may import its own layer and the layers below it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ("certify", "evidence", "reports", "splitter", "publish", "hubjobs", "meshcert")
+LAYERS = ("certify", "splitter", "evidence", "reports", "publish", "hubjobs", "meshcert")
 
 
 def module_name(path: Path) -> str:

@@ -44,6 +44,9 @@ class GGUFHeader:
     empty_keys: list[int] = field(default_factory=list)  # indexes of metadata entries
     invalid_utf8: list[str] = field(default_factory=list)  # where: "key of entry 3", ...
     invalid_bools: list[str] = field(default_factory=list)  # keys holding a byte not 0 or 1
+    # where each key's entry (key, value type, value) lies in the file: [start, end) offsets
+    # (the first entry of a duplicated key), so a writer can copy entries as raw bytes
+    kv_spans: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def architecture(self) -> str | None:

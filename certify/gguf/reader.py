@@ -114,11 +114,21 @@ def read_header_file(path: str | os.PathLike[str]) -> GGUFHeader | HeaderError:
 
 def read_header_with_limits(source: ByteSource, limits: ReadLimits) -> GGUFHeader | HeaderError:
     """Read the header under explicit limits (tests shrink them; callers use read_header)."""
+    return read_header_and_bytes(source, limits)[0]
+
+
+def read_header_and_bytes(source: ByteSource, limits: ReadLimits = DEFAULT_LIMITS
+                          ) -> tuple[GGUFHeader | HeaderError, bytes]:
+    """The header and every byte the read fetched (the file's first bytes, at least up to
+    ``header_end``), for a writer that copies metadata entries verbatim
+    (``GGUFHeader.kv_spans`` locates each one) and would not fetch those bytes twice; no bytes
+    when the header could not be read."""
     parser = _Parser(source, limits)
     try:
-        return parser.parse()
+        header = parser.parse()
     except _Stop as stop:
-        return stop.error
+        return stop.error, b""
+    return header, parser.raw()
 
 
 def tensor_nbytes(shape: tuple[int, ...], ggml_type: int) -> int:
@@ -218,6 +228,10 @@ class _Parser:
             raise _Stop("gguf_truncated", f"{what} at offset {at} needs {end} bytes but the file "
                         f"ends at {len(self._buf)}", at)
 
+    def raw(self) -> bytes:
+        """Every byte read so far: the file's prefix [0, len)."""
+        return bytes(self._buf)
+
     # --- primitives -----------------------------------------------------------------------
     def _unpack(self, fmt: str, size: int, what: str) -> Any:
         at = self._pos
@@ -262,7 +276,7 @@ class _Parser:
         if tensor_count > self._limits.max_tensor_count:
             raise _Stop("gguf_invalid_header", f"tensor count {tensor_count} is over the limit "
                         f"of {self._limits.max_tensor_count}", 8)
-        kv, kv_types, duplicate_keys = self._kv_pairs(kv_count)
+        kv, kv_types, duplicate_keys, kv_spans = self._kv_pairs(kv_count)
         alignment = self._alignment(kv, kv_types)
         tensors, duplicate_tensors = self._tensor_infos(tensor_count)
         data_offset = -(-self._pos // alignment) * alignment
@@ -272,7 +286,7 @@ class _Parser:
                           kv_types=kv_types, array_types=self._array_types,
                           byte_order=self._order, header_end=self._pos,
                           empty_keys=self._empty_keys, invalid_utf8=self._invalid_utf8,
-                          invalid_bools=self._invalid_bools)
+                          invalid_bools=self._invalid_bools, kv_spans=kv_spans)
 
     def _preamble(self) -> int:
         try:
@@ -296,9 +310,11 @@ class _Parser:
             self._order, raw = ">", swapped  # a big-endian file
         return int(raw)
 
-    def _kv_pairs(self, count: int) -> tuple[dict[str, Any], dict[str, int], list[str]]:
+    def _kv_pairs(self, count: int) -> tuple[dict[str, Any], dict[str, int], list[str],
+                                             dict[str, tuple[int, int]]]:
         kv: dict[str, Any] = {}
         kv_types: dict[str, int] = {}
+        spans: dict[str, tuple[int, int]] = {}
         duplicates: list[str] = []
         for index in range(count):
             at = self._pos
@@ -312,7 +328,8 @@ class _Parser:
             else:
                 kv[key] = value
                 kv_types[key] = value_type
-        return kv, kv_types, duplicates
+                spans[key] = (at, self._pos)
+        return kv, kv_types, duplicates, spans
 
     def _note_index(self, index: int) -> None:
         if len(self._empty_keys) < _MAX_RECORDED:

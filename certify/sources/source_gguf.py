@@ -30,9 +30,11 @@ SPLIT_NAME = re.compile(r"^(?P<stem>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gg
 Ranges = Mapping[str, tuple[int, int]]  # key -> (absolute start, length)
 
 
-def attach_source(view: PackageView, path: str) -> None:
-    """Read and hash the source model (and the package's tensor bytes); never raises."""
-    facts = collect_source_facts(path, view)
+def attach_source(view: PackageView, path: str, known: SourceFacts | None = None) -> None:
+    """Read and hash the source model (and the package's tensor bytes); never raises.
+    `known`: facts a writer gathered while streaming the source into this package (the
+    source files' sizes and digests, every tensor's digest on both sides), used as they are."""
+    facts = known if known is not None else collect_source_facts(path, view)
     view.source_facts[SOURCE_FACTS_KEY] = facts
     if facts.shards:
         view.source_header = facts.shards[0].header

@@ -1,11 +1,263 @@
-"""`meshcert package ...`: making and publishing layer packages."""
+"""`meshcert package write` and `meshcert package plan`: make a layer package, certified
+(`package publish` lives in meshcert/cli/publish_cmd.py).
+
+Exit statuses of `write` (issue 22): 0 written and certified passed; 1 written but
+certification failed; 2 refused (usage, bad or hostile input, existing manifest, missing
+sibling, no disk: nothing written or changed) or aborted by the hook (no manifest); 3
+certification incomplete; 130 interrupted (no manifest; `--resume` continues).
+"""
 
 from __future__ import annotations
 
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Annotated
+
 import typer
 
-from meshcert.cli import publish_cmd
+from meshcert.cli.exit_codes import EXIT_CODES
 
-app = typer.Typer(help="Write and publish layer packages.", no_args_is_help=True,
+if TYPE_CHECKING:
+    from splitter.write import WriteResult
+
+app = typer.Typer(help="Write, plan and publish layer packages.", no_args_is_help=True,
                   rich_markup_mode=None)
+
+EXIT_REFUSED, EXIT_INTERRUPTED = 2, 130
+DEFAULT_MAX = 8 << 30
+
+
+class LineProgress:
+    """Bytes, artifacts, rate and ETA on stderr: rewritten in place on a terminal, a line
+    every few seconds otherwise. Also a certification ProgressObserver."""
+
+    def __init__(self, every_s: float | None = None) -> None:
+        self._tty = sys.stderr.isatty()
+        self._every = every_s if every_s is not None else (0.2 if self._tty else 5.0)
+        self._lock = threading.Lock()
+        self._label, self._total, self._done = "", 0, 0
+        self._artifacts, self._artifacts_total = 0, 0
+        self._started = self._shown = 0.0
+
+    def begin(self, label: str, total: int | None) -> None:
+        with self._lock:
+            self._label, self._total, self._done = label, total or 0, 0
+            self._artifacts = self._artifacts_total = 0
+            self._started = self._shown = time.monotonic()
+
+    def advance(self, amount: int) -> None:
+        with self._lock:
+            self._done += amount
+            self._maybe_show()
+
+    def artifact_done(self, path: str, done: int, total: int) -> None:
+        with self._lock:
+            self._artifacts, self._artifacts_total = done, total
+            self._maybe_show()
+
+    def end(self) -> None:
+        with self._lock:
+            if not self._total:
+                return  # nothing was to be done (e.g. every digest already known)
+            self._show()
+            if self._tty:
+                sys.stderr.write("\n")
+                sys.stderr.flush()
+
+    def _maybe_show(self) -> None:
+        if time.monotonic() - self._shown >= self._every:
+            self._show()
+
+    def _show(self) -> None:
+        self._shown = now = time.monotonic()
+        elapsed = max(now - self._started, 1e-9)
+        rate = self._done / elapsed
+        line = f"{self._label}: {self._done / 1e9:.2f}/{self._total / 1e9:.2f} GB"
+        if self._artifacts_total:
+            line += f", {self._artifacts}/{self._artifacts_total} artifacts"
+        line += f", {rate / 1e9:.2f} GB/s"
+        if rate > 0 and self._total > self._done:
+            line += f", ETA {(self._total - self._done) / rate:.0f} s"
+        sys.stderr.write(("\r" + line + "\x1b[K") if self._tty else line + "\n")
+        sys.stderr.flush()
+
+
+def _fail(code: int, text: str) -> typer.Exit:
+    typer.echo(text, err=True)
+    return typer.Exit(code)
+
+
+@app.command("write")
+def write(
+    source: Annotated[str, typer.Argument(
+        metavar="SOURCE", help="A GGUF file, the first shard of a split set "
+        "(*-00001-of-0000N.gguf), org/repo[@rev]:QUANT or hf://org/repo@rev/path.gguf.")],
+    out_dir: Annotated[str, typer.Option("--out-dir", help="Where the package is written.")],
+    model_id: Annotated[str | None, typer.Option(
+        help="Model coordinate for the manifest (required for a local SOURCE).")] = None,
+    source_repo: Annotated[str | None, typer.Option(
+        help="Source repo recorded in source_model.repo.")] = None,
+    source_revision: Annotated[str | None, typer.Option(
+        help="Source revision recorded in source_model.revision.")] = None,
+    source_file: Annotated[str | None, typer.Option(
+        help="Primary file name recorded in source_model.primary_file.")] = None,
+    projector: Annotated[list[str] | None, typer.Option(
+        "--projector", help="A multimodal projector GGUF (repeatable; for a Hub SOURCE a "
+        "repo path; default there: every mmproj* file).")] = None,
+    after_artifact_command: Annotated[str | None, typer.Option(
+        help="Shell command run after each artifact (SKIPPY_PACKAGE_ARTIFACT_PATH, "
+        "SKIPPY_PACKAGE_ARTIFACT_RELATIVE_PATH); a non-zero exit aborts.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="v2 (default) or v1.")] = "v2",
+    max_artifact_bytes: Annotated[int, typer.Option(
+        help="v2: cut a group larger than this into -partNN files.")] = DEFAULT_MAX,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Continue into an out-dir with artifacts: re-verify each one, "
+        "rewrite any that fails.")] = False,
+    report_out: Annotated[str | None, typer.Option(
+        "--report-out", help="Write the package's cert.json here.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print cert.json on stdout.")
+                        ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary.")
+                     ] = False,
+) -> None:
+    """Split SOURCE into a layer package, verify it, certify it; exit 0 passed, 1 failed,
+    2 refused, 3 incomplete, 130 interrupted."""
+    from splitter.errors import Aborted, Interrupted, Refusal
+    from splitter.write import WriteRequest, prepare
+    from splitter.write import write as write_package
+
+    if fmt not in ("v2", "v1"):
+        raise typer.BadParameter("must be v2 or v1", param_hint="--format")
+    if max_artifact_bytes <= 0:
+        raise typer.BadParameter("must be > 0", param_hint="--max-artifact-bytes")
+    request = WriteRequest(source=source, out_dir=out_dir, fmt="v1" if fmt == "v1" else "v2",
+                           model_id=model_id, source_repo=source_repo,
+                           source_revision=source_revision, source_file=source_file,
+                           projectors=list(projector or []),
+                           after_artifact_command=after_artifact_command,
+                           max_artifact_bytes=max_artifact_bytes, resume=resume)
+    progress = None if (quiet or json_out) else LineProgress()
+    started = time.monotonic()
+    prepared = None
+    try:
+        prepared = prepare(request)
+        result = write_package(prepared, progress)
+    except Refusal as err:
+        raise _fail(EXIT_REFUSED, f"refused ({err.code}): {err.message}") from None
+    except Aborted as err:
+        raise _fail(EXIT_REFUSED, f"aborted ({err.code}): {err.message}; the artifacts "
+                    "written so far are kept (--resume re-verifies them)") from None
+    except (Interrupted, KeyboardInterrupt):
+        raise _fail(EXIT_INTERRUPTED, "interrupted: no manifest written; run again with "
+                    "--resume to continue") from None
+    finally:
+        if prepared is not None:
+            prepared.source.close()
+    seconds = time.monotonic() - started
+    _certify_and_deliver(result, seconds, progress, report_out, json_out, quiet)
+
+
+def _certify_and_deliver(result: WriteResult, seconds: float, progress: LineProgress | None,
+                         report_out: str | None, json_out: bool, quiet: bool) -> None:
+    from certify.atomic import write_atomic
+    from certify.progress import NullProgress
+    from splitter.certify_step import certify_written
+
+    try:
+        report = certify_written(result, progress or NullProgress())
+    except KeyboardInterrupt:
+        raise _fail(EXIT_INTERRUPTED, "interrupted while certifying: the package is written "
+                    f"({result.root}); certify it with `meshcert models certify "
+                    f"{result.root} --package-only`") from None
+    try:
+        if report_out:
+            write_atomic(report_out, report.to_json())
+    except OSError as exc:
+        raise _fail(EXIT_CODES["incomplete"], f"error: cannot write {report_out}: "
+                    f"{exc.strerror or exc}") from None
+    if json_out:
+        from meshcert.cli.pipe import write_or_drop
+
+        write_or_drop(sys.stdout, report.to_json())
+    elif not quiet:
+        total = result.plan.total_bytes
+        lines = [f"wrote {len(result.state.artifacts)} artifacts ({total / 1e9:.2f} GB, "
+                 f"{result.plan.format}) to {result.root} in {seconds:.1f} s "
+                 f"({result.plan.source.total_bytes / max(seconds, 1e-9) / 1e9:.2f} GB/s "
+                 "of source)"]
+        if result.plan.format == "v2":
+            lines.append(f"package_id: {result.manifest['package_id']}")
+        if result.reverified:
+            lines.append(f"re-verified {len(result.reverified)} existing artifact(s)")
+        for path in result.rewritten:
+            lines.append(f"rewritten (failed verification): {path}")
+        lines.append(f"certification: {report.status} ({len(report.findings)} finding(s))")
+        for f in report.findings:
+            if f.severity == "error":
+                lines.append(f"  error {f.code}: {f.message}")
+        if report_out:
+            lines.append(f"report: {report_out}")
+        typer.echo("\n".join(lines))
+    elif report.status != "passed":
+        for f in report.findings:
+            if f.severity == "error":
+                typer.echo(f"error {f.code}: {f.message}", err=True)
+    raise typer.Exit(EXIT_CODES[report.status])
+
+
+@app.command("plan")
+def plan(
+    source: Annotated[str, typer.Argument(metavar="SOURCE", help="As for `package write`.")],
+    stages: Annotated[int, typer.Option(help="Nodes to split the layers over.")],
+    fmt: Annotated[str, typer.Option("--format", help="v2 (default) or v1.")] = "v2",
+    max_artifact_bytes: Annotated[int, typer.Option(
+        help="v2: cut a group larger than this into -partNN files.")] = DEFAULT_MAX,
+    projector: Annotated[list[str] | None, typer.Option(
+        "--projector", help="A projector GGUF (repeatable).")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the plan as JSON "
+                                           "(docs/package-plan.schema.json).")] = False,
+) -> None:
+    """From the header alone: the artifacts `package write` would write and what each of
+    N nodes would fetch; exit 0, or 2 when the source is refused."""
+    from splitter.errors import Refusal
+    from splitter.plan import plan_package
+    from splitter.plan_report import plan_report
+    from splitter.write import WriteRequest, open_source
+
+    if fmt not in ("v2", "v1"):
+        raise typer.BadParameter("must be v2 or v1", param_hint="--format")
+    if stages <= 0:
+        raise typer.BadParameter("must be > 0", param_hint="--stages")
+    if max_artifact_bytes <= 0:
+        raise typer.BadParameter("must be > 0", param_hint="--max-artifact-bytes")
+    try:
+        model = open_source(WriteRequest(source=source, out_dir=".",
+                                         projectors=list(projector or [])))
+        try:
+            planned = plan_package(model, "v1" if fmt == "v1" else "v2",
+                                   max_artifact_bytes=max_artifact_bytes)
+        finally:
+            model.close()
+    except Refusal as err:
+        raise _fail(EXIT_REFUSED, f"refused ({err.code}): {err.message}") from None
+    report = plan_report(planned, stages, source=source, max_artifact_bytes=max_artifact_bytes)
+    if json_out:
+        from meshcert.cli.pipe import write_or_drop
+
+        write_or_drop(sys.stdout, report.model_dump_json(indent=2) + "\n")
+        return
+    width = max(len(a.path) for a in report.artifacts)
+    lines = [f"{report.format} package of {source}: {len(report.artifacts)} artifacts, "
+             f"{report.total_bytes:,} bytes, {report.layer_count} layers"]
+    lines += [f"  {a.path:<{width}}  {a.byte_size:>15,}" for a in report.artifacts]
+    lines.append(f"{stages} stage(s):")
+    for s in report.stages:
+        lines.append(f"  {s.stage_id}: layers {s.layer_start}..{s.layer_end - 1}, "
+                     f"{len(s.artifacts)} artifacts, {s.byte_size:,} bytes")
+    typer.echo("\n".join(lines))
+
+
+from meshcert.cli import publish_cmd  # noqa: E402  (its command joins this group)
+
 app.command("publish")(publish_cmd.publish)

@@ -1,9 +1,18 @@
-"""Write real (tiny) layer packages with the gguf library: the demo, tests and benches use it."""
+"""Synthetic (tiny or multi-GB) source models written with the gguf library, and
+`write_package`, which splits one with the splitter into the v1 package the demo, tests and
+benches certify."""
 
-from meshcert.packagegen.models import ModelSpec, TensorSpec, glm_dsa_spec, llama_spec
+from meshcert.packagegen.models import (
+    ModelSpec,
+    TensorSpec,
+    glm_dsa_spec,
+    llama_spec,
+    mmproj_spec,
+    moe_mtp_spec,
+)
 from meshcert.packagegen.writer import PackageInfo, write_package, write_source_gguf
 
 __all__ = [
-    "ModelSpec", "TensorSpec", "glm_dsa_spec", "llama_spec", "PackageInfo", "write_package",
-    "write_source_gguf",
+    "ModelSpec", "TensorSpec", "glm_dsa_spec", "llama_spec", "mmproj_spec", "moe_mtp_spec",
+    "PackageInfo", "write_package", "write_source_gguf",
 ]

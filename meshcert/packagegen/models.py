@@ -169,3 +169,44 @@ def glm_dsa_spec(block_count: int = 4, n_embd: int = 64, n_expert: int = 8, n_us
     return ModelSpec(a, "tiny-glm-dsa", block_count, n_embd, n_vocab, t, kv,
                      nextn_layers=(nextn,), model_id="meshcert/tiny-glm-dsa-GGUF:Q3_K",
                      source_repo="meshcert/tiny-glm-dsa", source_file="tiny-glm-dsa-Q3_K.gguf")
+
+
+def moe_mtp_spec(block_count: int = 4, n_embd: int = 64, n_vocab: int = 320) -> ModelSpec:
+    """The GLM-DSA-style MoE model with its NextN/MTP last block, plus a metadata-role tensor
+    (`rope_freqs.weight`, as Llama 3 rope scaling adds): every routing case of the writers."""
+    spec = glm_dsa_spec(block_count=block_count, n_embd=n_embd, n_vocab=n_vocab)
+    head_dim = 16
+    spec.tensors.insert(1, TensorSpec("rope_freqs.weight", (head_dim // 2,)))
+    spec.name = "tiny-moe-mtp"
+    spec.model_id = "meshcert/tiny-moe-mtp-GGUF:Q3_K"
+    spec.source_repo = "meshcert/tiny-moe-mtp"
+    spec.source_file = "tiny-moe-mtp-Q3_K.gguf"
+    return spec
+
+
+def mmproj_spec(n_embd: int = 64, image_size: int = 32, patch: int = 8,
+                width: int = 32) -> ModelSpec:
+    """A multimodal projector (a CLIP-style vision tower and its projection), as the
+    `mmproj-*.gguf` files next to a model's quants."""
+    t = [TensorSpec("v.patch_embd.weight", (patch, patch, 3, width), Q.F16),
+         TensorSpec("v.position_embd.weight", (width, (image_size // patch) ** 2)),
+         TensorSpec("v.blk.0.attn_q.weight", (width, width), Q.F16),
+         TensorSpec("v.blk.0.ln1.weight", (width,)),
+         TensorSpec("v.post_ln.weight", (width,)),
+         TensorSpec("mm.0.weight", (width, n_embd), Q.F16),
+         TensorSpec("mm.0.bias", (n_embd,))]
+    kv: dict[str, Any] = {
+        "general.type": "mmproj",
+        "clip.has_vision_encoder": True,
+        "clip.projector_type": "mlp",
+        "clip.vision.image_size": image_size,
+        "clip.vision.patch_size": patch,
+        "clip.vision.embedding_length": width,
+        "clip.vision.feed_forward_length": 2 * width,
+        "clip.vision.projection_dim": n_embd,
+        "clip.vision.block_count": 1,
+        "clip.vision.attention.head_count": 2,
+        "clip.vision.attention.layer_norm_epsilon": 1e-6,
+    }
+    return ModelSpec("clip", "tiny-mmproj", 1, width, 0, t, kv,
+                     source_file="mmproj-tiny-F16.gguf")

@@ -1,7 +1,8 @@
 """Split a tiny model into a real layer package: GGUF fragments, manifest, README.
 
-Fragments are written with gguf.GGUFWriter, so they are what a real converter produces; sizes
-and SHA-256 in the manifest are measured from the written files.
+The source model is written with gguf.GGUFWriter, as a real converter writes one, and split by
+the splitter (what `meshcert package write` runs), so fixtures are what a real writer writes;
+sizes and SHA-256 in the manifest are measured from the written files.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
+import tempfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,21 +56,28 @@ def _tensor_data(t: TensorSpec, rng: np.random.Generator) -> tuple[np.ndarray, Q
 
 
 def _write_gguf(path: Path, arch: str, kv: dict[str, Any], tensors: list[TensorSpec],
-                seed: int) -> None:
+                seed: int, split_max_tensors: int = 0) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    writer = GGUFWriter(str(path), arch)
+    writer = GGUFWriter(str(path), arch, split_max_tensors=split_max_tensors)
     for key, value in kv.items():
         if key == "general.architecture":
             continue
         add_kv(writer, key, value)
+    for t in tensors:  # the directory first, then each tensor's data as it is generated
+        shape = tuple(reversed(t.shape))
+        raw_dtype = None if t.ggml_type in _FLOAT_DTYPES else t.ggml_type
+        if raw_dtype is not None:  # a quantized tensor is described by its byte shape
+            block, type_size = GGML_QUANT_SIZES[t.ggml_type]
+            shape = (*shape[:-1], shape[-1] // block * type_size)
+        dtype = np.dtype(_FLOAT_DTYPES.get(t.ggml_type, np.uint8))
+        writer.add_tensor_info(t.name, shape, dtype, tensor_nbytes(t), raw_dtype=raw_dtype)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
     for t in tensors:
         # one generator per tensor name: a tensor has the same bytes in the source and package
         rng = np.random.default_rng([seed, zlib.crc32(t.name.encode())])
-        data, raw_dtype = _tensor_data(t, rng)
-        writer.add_tensor(t.name, data, raw_dtype=raw_dtype)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
+        writer.write_tensor_data(_tensor_data(t, rng)[0])
     writer.close()
 
 
@@ -97,31 +105,17 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _base_kv(spec: ModelSpec) -> dict[str, Any]:
-    """Keys every fragment repeats so each one stays loadable (no tokenizer arrays)."""
-    return {"general.name": spec.name,
-            **{k: v for k, v in spec.kv.items() if not k.startswith("tokenizer.")}}
-
-
-def write_source_gguf(spec: ModelSpec, path: Path, seed: int = 7) -> Path:
-    """The unsplit source model as one GGUF file (same tensors and data as the package)."""
+def write_source_gguf(spec: ModelSpec, path: Path, seed: int = 7,
+                      split_max_tensors: int = 0) -> Path:
+    """The source model as one GGUF file (same tensors and data as the package), or, with
+    `split_max_tensors`, as a split set the way gguf-py splits (`<stem>-0000i-of-0000N.gguf`,
+    split.* keys in every shard); returns the (first) file."""
     kv = {"general.name": spec.name, **spec.kv}
-    _write_gguf(path, spec.arch, kv, spec.tensors, seed)
-    return path
-
-
-def _partition(spec: ModelSpec) -> dict[str, list[TensorSpec]]:
-    parts: dict[str, list[TensorSpec]] = {"metadata": [], "embeddings": [], "output": []}
-    for b in range(spec.block_count):
-        parts[f"layer:{b}"] = []
-    for t in spec.tensors:
-        if t.name.startswith("blk."):
-            parts[f"layer:{int(t.name.split('.')[1])}"].append(t)
-        elif t.name.startswith("token_embd"):
-            parts["embeddings"].append(t)
-        else:
-            parts["output"].append(t)
-    return parts
+    _write_gguf(path, spec.arch, kv, spec.tensors, seed, split_max_tensors)
+    if not split_max_tensors:
+        return path
+    shards = sorted(path.parent.glob(f"{path.stem}-00001-of-*.gguf"))
+    return shards[0]
 
 
 def default_generation(spec: ModelSpec) -> dict[str, Any] | None:
@@ -204,64 +198,34 @@ def write_package(
     seed: int = 7,
     mutate_manifest: Callable[[dict[str, Any]], None] | None = None,
 ) -> PackageInfo:
-    """Write spec as a layer package under `root` (and the unsplit source under source_dir).
+    """Write spec's source GGUF (under source_dir, else a temporary folder) and split it with
+    the splitter (`meshcert package write --format v1`) into a layer package under `root`.
 
     `generation=True` declares the defaults for the architecture; a dict declares that dict;
-    None/False declares none. `mutate_manifest` edits the manifest before it is written.
+    None/False declares none. `mutate_manifest` edits the manifest before it is written again
+    (with its model card).
     """
+    from splitter.write import write_file
+
     out = Path(root)
-    out.mkdir(parents=True, exist_ok=True)
-    base_kv = _base_kv(spec)
-    layout: list[tuple[str, str, list[TensorSpec], dict[str, Any]]] = []
-    parts = _partition(spec)
-    layout.append(("metadata", "shared/metadata.gguf", [], {"general.name": spec.name,
-                                                            **spec.kv}))
-    layout.append(("embeddings", "shared/embeddings.gguf", parts["embeddings"], base_kv))
-    layout.append(("output", "shared/output.gguf", parts["output"], base_kv))
-    for b in range(spec.block_count):
-        layout.append((f"layer:{b}", f"layers/layer-{b:05d}.gguf", parts[f"layer:{b}"], base_kv))
-    entries: dict[str, dict[str, Any]] = {}
-    files: dict[str, Path] = {}
-    for key, rel, tensors, kv in layout:
-        path = out / rel
-        _write_gguf(path, spec.arch, kv, tensors, seed)
-        files[rel] = path
-        entries[key] = {
-            "path": rel, "tensor_count": len(tensors),
-            "tensor_bytes": sum(tensor_nbytes(t) for t in tensors),
-            "artifact_bytes": path.stat().st_size, "sha256": sha256_of(path),
-        }
-    source_path: Path | None = None
-    source_entry: dict[str, Any] = {"path": spec.source_file, "sha256": "0" * 64,
-                                    "repo": spec.source_repo, "revision": "main"}
-    if source_dir is not None:
-        source_path = write_source_gguf(spec, Path(source_dir) / spec.source_file, seed)
-        sha = sha256_of(source_path)
-        source_entry |= {"sha256": sha, "primary_file": spec.source_file,
-                         "files": [{"path": spec.source_file,
-                                    "size_bytes": source_path.stat().st_size, "sha256": sha}]}
-    else:
-        source_entry["sha256"] = hashlib.sha256(spec.source_file.encode()).hexdigest()
+    with tempfile.TemporaryDirectory(prefix="meshcert-source-") as tmp:
+        folder = Path(source_dir) if source_dir is not None else Path(tmp)
+        source = write_source_gguf(spec, folder / spec.source_file, seed)
+        result = write_file(source, out, fmt="v1", model_id=spec.model_id,
+                            source_repo=spec.source_repo or None, source_revision="main",
+                            abi_version=ABI_VERSION, readme=False)
+    manifest = dict(result.manifest)
     gen = default_generation(spec) if generation is True else (generation or None)
-    manifest: dict[str, Any] = {
-        "schema_version": 1,
-        "format": "layer-package",
-        "model_id": spec.model_id,
-        "source_model": source_entry,
-        "layer_count": spec.block_count,
-        "activation_width": spec.n_embd,
-        "shared": {k: entries[k] for k in ("metadata", "embeddings", "output")},
-        "layers": [{"layer_index": b, **entries[f"layer:{b}"]} for b in range(spec.block_count)],
-        "projectors": [],
-        "skippy_abi_version": ABI_VERSION,
-        "created_at_unix_secs": int(time.time()),
-    }
+    manifest.pop("generation", None)  # the writer's own MTP defaults give way to these
     if gen:
-        manifest["generation"] = gen
+        items = list(manifest.items())
+        at = list(manifest).index("activation_width") + 1  # where the real writer puts it
+        manifest = dict([*items[:at], ("generation", gen), *items[at:]])
     if mutate_manifest is not None:
         mutate_manifest(manifest)
     write_manifest_and_card(out, manifest, render_readme if readme else None)
-    return PackageInfo(out, manifest, spec, source_path, files)
+    files = {a.path: out / a.path for a in result.plan.all_artifacts()}
+    return PackageInfo(out, manifest, spec, source if source_dir is not None else None, files)
 
 
 def write_manifest_and_card(out: Path, manifest: dict[str, Any],

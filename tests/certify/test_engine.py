@@ -33,7 +33,7 @@ def test_crashing_check_makes_the_report_incomplete_not_passed(packages: Package
 
 def test_crash_plus_real_error_is_failed(packages: PackageFactory) -> None:
     info = packages.build("llama")
-    (info.root / "layers" / "layer-00001.gguf").unlink()
+    (info.root / "layers" / "layer-001.gguf").unlink()
     view = load_local_package(str(info.root), display_ref="x", options=CertOptions())
     checks = [*all_checks(), Check("exploding", frozenset(), _boom, 999)]
     report = build_report(view, input_text="x", started_at=utc_now(), checks=checks)

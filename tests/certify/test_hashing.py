@@ -76,7 +76,7 @@ def test_cache_misses_after_content_changes(packages: PackageFactory, tmp_path: 
     info = packages.build("llama")
     cache = tmp_path / "c.json"
     certify_dir(info.root, verify_cache=str(cache))
-    target = info.root / "layers" / "layer-00001.gguf"
+    target = info.root / "layers" / "layer-001.gguf"
     data = bytearray(target.read_bytes())
     data[-1] ^= 1
     stat = target.stat()

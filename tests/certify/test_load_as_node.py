@@ -28,8 +28,8 @@ from certify.view import CertOptions
 from certify.workers.llama_reopen import reopen
 from certify.workers.parity import ParityRequest, run_parity
 from meshcert.cli import app
-from meshcert.packagegen.split import split_v1, split_v2
 from tests.support.real_models import gemma3_path, smollm2_path
+from tests.support.splits import split_v1, split_v2
 
 pytestmark = pytest.mark.slow
 PROMPTS = ["The capital of France is"]

@@ -13,8 +13,8 @@ from certify.report import CertReport
 from certify.scope import parse_stage
 from certify.service import CertRequest, certify_package
 from certify.view import CertOptions
-from meshcert.packagegen.split import SplitPackage
 from tests.certify.test_scope import build, certify, errors, layer_file
+from tests.support.splits import SplitPackage
 
 N = 3
 

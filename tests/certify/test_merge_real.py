@@ -7,10 +7,10 @@ import pytest
 
 from certify.merge import Slice, merge_slices
 from certify.scope import parse_stage
-from meshcert.packagegen.split import SplitPackage, split_v1, split_v2
 from tests.certify.test_merge import verdict
 from tests.certify.test_scope import certify, errors
 from tests.support.real_models import smollm2_path
+from tests.support.splits import SplitPackage, split_v1, split_v2
 
 pytestmark = pytest.mark.slow
 N = 4  # 30 layers: stages of 8, 8, 7, 7

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from certify.report import CertReport
-from meshcert.packagegen.split import SplitPackage, split_v1, split_v2, with_extra_tensors
 from tests.certify.v2_packages import flip_tensor_byte, refresh_artifact
 from tests.conftest import certify_dir
 from tests.support.real_models import gemma3_path, smollm2_path
+from tests.support.splits import SplitPackage, split_v1, split_v2, with_extra_tensors
 
 pytestmark = pytest.mark.slow
 SMOL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF:Q4_1"

@@ -31,8 +31,8 @@ def test_materialized_stages_in_report(packages: PackageFactory) -> None:
     assert (s0.stage_id, s0.layer_start, s0.layer_end) == ("cert-stage-0", 0, 3)
     assert (s1.stage_id, s1.layer_start, s1.layer_end) == ("cert-stage-1", 3, 6)
     assert [p.path for p in s0.parts] == ["shared/metadata.gguf", "shared/embeddings.gguf",
-                                          "layers/layer-00000.gguf", "layers/layer-00001.gguf",
-                                          "layers/layer-00002.gguf"]
+                                          "layers/layer-000.gguf", "layers/layer-001.gguf",
+                                          "layers/layer-002.gguf"]
     assert s1.parts[-1].path == "shared/output.gguf"
     assert s0.selected_part_count == s0.verified_artifacts == 5
     assert s0.materialized_bytes == sum(p.artifact_bytes or 0 for p in s0.parts)

@@ -1,5 +1,6 @@
 """Real package-v2 fixtures for tests: a tiny source model written with the gguf library and
-split by meshcert's packagegen, plus the edits that break one v2 rule at a time."""
+split by the splitter (`meshcert package write`), plus the edits that break one v2 rule at a
+time."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from typing import Any
 from certify.formats.package_id import compute_package_id
 from certify.formats.v2_carrier import LOCATOR_ARRAYS
 from meshcert.packagegen import glm_dsa_spec, llama_spec, write_source_gguf
-from meshcert.packagegen.split import (
+from splitter.plan import V2Layout
+from tests.support.splits import (
     Locator,
     SplitPackage,
-    V2Layout,
     read_source,
     split_v1,
     split_v2,
@@ -41,13 +42,13 @@ def build_v2(base: Path, *, kind: str = "llama", layers: int = 4, layout: V2Layo
                     part_budget=part_budget, repo="meshcert/tiny-llama", revision="main")
 
 
-def build_v1(base: Path, *, kind: str = "llama", layers: int = 4, rope_freqs: bool = False,
-             keep_split_keys: bool = False) -> SplitPackage:
+def build_v1(base: Path, *, kind: str = "llama", layers: int = 4, rope_freqs: bool = False
+             ) -> SplitPackage:
     """A v1 package as skippy-model-package writes it (`rope_freqs`: with a metadata-role
     tensor, copied into every fragment)."""
     source = tiny_source(base, kind, layers, rope_freqs=rope_freqs)
     return split_v1(source, base / "pkg", model_id=MODEL_ID, repo="meshcert/tiny-llama",
-                    revision="main", keep_split_keys=keep_split_keys)
+                    revision="main")
 
 
 def sha256_file(path: Path) -> str:
@@ -128,8 +129,7 @@ def rewrite_carrier(pkg: SplitPackage, edit: Callable[[list[list[int]]], Any] | 
     if edit is not None:
         edit(rows)
     locators: list[Locator] = [(r[0], r[1], r[2], r[3]) for r in rows]
-    assert pkg.header is not None
     part_count = options.pop("part_count", current.kv["skippy.package.part_count"])
-    write_carrier(carrier, pkg.header, pkg.source_path, list(current.tensors), locators,
+    write_carrier(carrier, pkg.source_path, list(current.tensors), locators,
                   part_count=part_count, **options)
     refresh_artifact(pkg, "shared/metadata.gguf")

@@ -19,10 +19,10 @@ from certify.report import CertReport
 from certify.service import CertRequest, certify_package
 from meshcert.cli import app
 from meshcert.packagegen import llama_spec, write_source_gguf
-from meshcert.packagegen.split import split_v2
 from tests.hubjobs.conftest import TOKEN
 from tests.support.hub_jobs import jobs_supported
 from tests.support.hub_server import FakeHub
+from tests.support.splits import split_v2
 
 pytestmark = pytest.mark.skipif(not jobs_supported(), reason="jobs need root and unshare(1)")
 REPO = "alice/tiny-llama-layers"

@@ -203,7 +203,7 @@ def test_a_reader_that_leaves_early_leaves_the_verdict_as_the_exit_status(
 
     root = write_package(llama_spec(), tmp_path / "pkg", source_dir=None).root
     if broken:
-        layer = root / "layers" / "layer-00000.gguf"
+        layer = root / "layers" / "layer-000.gguf"
         data = bytearray(layer.read_bytes())
         data[-1] ^= 0xFF
         layer.write_bytes(bytes(data))

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from meshcert.packagegen import llama_spec, write_package, write_source_gguf
-from meshcert.packagegen.split import split_v2
 from publish.card import render_card, total_bytes
 from tests.conftest import certify_dir
+from tests.support.splits import split_v2
 
 
 def _publish_card(root: Path, manifest: dict[str, object], **kwargs: object) -> str:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.packagegen.split import split_v1, split_v2
 from publish.service import PublishRequest, publish_package
 from tests.publish.test_service import CATALOG, assert_no_manifest_before_its_artifacts
 from tests.support.hub_server import FakeHub
 from tests.support.real_models import SMOLLM2, model_path
+from tests.support.splits import split_v1, split_v2
 
 pytestmark = pytest.mark.slow
 

@@ -72,7 +72,7 @@ def test_publish_in_batched_lfs_commits_with_the_manifest_last(hub: FakeHub,
 def test_a_package_that_does_not_certify_is_refused_before_any_upload(
         hub: FakeHub, tmp_path: Path) -> None:
     info = _package(tmp_path)
-    (info.root / "layers" / "layer-00002.gguf").write_bytes(b"GGUF broken")
+    (info.root / "layers" / "layer-002.gguf").write_bytes(b"GGUF broken")
     result = _publish(info.root)
     assert result.status == "refused" and "does not certify passed" in result.message
     assert result.local_report is not None and result.local_report.status == "failed"
@@ -110,7 +110,7 @@ def test_retry_after_on_a_commit_is_honoured(hub: FakeHub, tmp_path: Path) -> No
 def test_a_file_changed_after_certification_is_never_sent(hub: FakeHub, tmp_path: Path
                                                           ) -> None:
     info = _package(tmp_path)
-    layer = info.root / "layers" / "layer-00001.gguf"
+    layer = info.root / "layers" / "layer-001.gguf"
 
     def tamper(message: str) -> None:
         if message.startswith("target "):  # certified; nothing uploaded yet
@@ -118,7 +118,7 @@ def test_a_file_changed_after_certification_is_never_sent(hub: FakeHub, tmp_path
 
     result = publish_package(PublishRequest(str(info.root), TARGET), progress=tamper)
     assert result.status == "failed" and "changed after it was certified" in result.message
-    assert "layers/layer-00001.gguf" not in hub.paths_at(TARGET, "main")
+    assert "layers/layer-001.gguf" not in hub.paths_at(TARGET, "main")
 
 
 def test_republishing_another_package_never_shows_a_mismatched_manifest(

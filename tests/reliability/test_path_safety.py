@@ -32,7 +32,7 @@ from tests.conftest import PackageFactory, certify_dir, codes
 from tests.reliability.hub_faults import FaultyHub
 from tests.support.hub_packages import REPO, build_package, certify_ref
 
-LAYER = "layers/layer-00001.gguf"
+LAYER = "layers/layer-001.gguf"
 
 # (path written into the manifest, what it is)
 WINDOWS_AND_ESCAPING_PATHS = [
@@ -155,7 +155,7 @@ def test_a_symlinked_parent_directory_leaving_the_package(packages: PackageFacto
     report = certify_dir(info.root)
     _not_passed_with(report, "artifact_not_file")
     flagged = {f.path for f in report.findings if f.code == "artifact_not_file"}
-    assert flagged == {f"layers/layer-{i:05d}.gguf" for i in range(4)}
+    assert flagged == {f"layers/layer-{i:03d}.gguf" for i in range(4)}
     assert all("outside the package" in f.message for f in report.findings
                if f.code == "artifact_not_file")
 

@@ -22,8 +22,9 @@ from typing import Any
 
 from certify.formats.package_id import compute_package_id
 from meshcert.packagegen import llama_spec, write_source_gguf
-from meshcert.packagegen.split import model_card, split_v1, split_v2
 from meshcert.packagegen.writer import write_manifest_and_card
+from splitter.card import render_card
+from tests.support.splits import split_v1, split_v2
 
 MANIFEST = "model-package.json"
 SOURCE_REPO = "meshcert/tiny-llama"
@@ -109,7 +110,8 @@ def edit_manifest(root: Path, edit: Callable[[dict[str, Any]], Any]) -> None:
     edit(manifest)
     if manifest.get("schema_version") == 2:
         manifest["package_id"] = compute_package_id(manifest)
-    write_manifest_and_card(root, manifest, model_card)
+    write_manifest_and_card(root, manifest,
+                            lambda m, sha: render_card(m, sha, width=None))
 
 
 def artifact_count(root: Path) -> int:

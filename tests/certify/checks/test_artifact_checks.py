@@ -51,7 +51,7 @@ def _edit_layer(key: str, value: Any):
     (_edit_layer("artifact_bytes", 123), "artifact_size_mismatch"),
     (_edit_layer("sha256", "0" * 64), "artifact_sha256_mismatch"),
     (_edit_layer("path", "layers/nowhere.gguf"), "missing_artifact"),
-    (_edit_layer("path", "layers/layer-00000.gguf"), "duplicate_artifact_path"),
+    (_edit_layer("path", "layers/layer-000.gguf"), "duplicate_artifact_path"),
 ])
 def test_artifact_entry_problems(packages: PackageFactory, edit, code: str) -> None:
     info = packages.build("llama")
@@ -76,18 +76,18 @@ def test_sha256_is_compared_case_insensitively(packages: PackageFactory) -> None
 
 def test_tampered_byte_of_same_size_is_caught(packages: PackageFactory) -> None:
     info = packages.build("llama")
-    target = info.root / "layers" / "layer-00002.gguf"
+    target = info.root / "layers" / "layer-002.gguf"
     data = bytearray(target.read_bytes())
     data[-1] ^= 0xFF
     target.write_bytes(bytes(data))
     report = certify_dir(info.root)
     hit = next(f for f in report.findings if f.code == "artifact_sha256_mismatch")
-    assert hit.path == "layers/layer-00002.gguf" and hit.layer_index == 2
+    assert hit.path == "layers/layer-002.gguf" and hit.layer_index == 2
 
 
 def test_no_verify_sha256_skips_hashing_but_keeps_sizes(packages: PackageFactory) -> None:
     info = packages.build("llama")
-    target = info.root / "layers" / "layer-00002.gguf"
+    target = info.root / "layers" / "layer-002.gguf"
     data = bytearray(target.read_bytes())
     data[-1] ^= 0xFF
     target.write_bytes(bytes(data))
@@ -100,7 +100,7 @@ def test_no_verify_sha256_skips_hashing_but_keeps_sizes(packages: PackageFactory
 
 def test_directory_instead_of_file(packages: PackageFactory) -> None:
     info = packages.build("llama")
-    target = info.root / "layers" / "layer-00001.gguf"
+    target = info.root / "layers" / "layer-001.gguf"
     target.unlink()
     target.mkdir()
     assert "artifact_not_file" in codes(certify_dir(info.root))
@@ -108,7 +108,7 @@ def test_directory_instead_of_file(packages: PackageFactory) -> None:
 
 def test_symlink_leaving_the_package(packages: PackageFactory, tmp_path: Path) -> None:
     info = packages.build("llama")
-    target = info.root / "layers" / "layer-00001.gguf"
+    target = info.root / "layers" / "layer-001.gguf"
     outside = tmp_path / "elsewhere.gguf"
     outside.write_bytes(target.read_bytes())
     target.unlink()
@@ -120,7 +120,7 @@ def test_symlink_leaving_the_package(packages: PackageFactory, tmp_path: Path) -
 
 def test_symlink_inside_the_package_is_fine(packages: PackageFactory) -> None:
     info = packages.build("llama")
-    target = info.root / "layers" / "layer-00001.gguf"
+    target = info.root / "layers" / "layer-001.gguf"
     (info.root / "blobs").mkdir()
     real = info.root / "blobs" / "l1"
     target.rename(real)
@@ -130,7 +130,7 @@ def test_symlink_inside_the_package_is_fine(packages: PackageFactory) -> None:
 
 def test_fifo_is_not_a_file(packages: PackageFactory) -> None:
     info = packages.build("llama")
-    target = info.root / "layers" / "layer-00001.gguf"
+    target = info.root / "layers" / "layer-001.gguf"
     target.unlink()
     os.mkfifo(target)
     report = certify_dir(info.root)  # must not block reading the FIFO
@@ -139,7 +139,7 @@ def test_fifo_is_not_a_file(packages: PackageFactory) -> None:
 
 def test_hard_link_is_flagged(packages: PackageFactory, tmp_path: Path) -> None:
     info = packages.build("llama")
-    os.link(info.root / "layers" / "layer-00001.gguf", tmp_path / "shared-storage.gguf")
+    os.link(info.root / "layers" / "layer-001.gguf", tmp_path / "shared-storage.gguf")
     report = certify_dir(info.root)
     assert "artifact_hard_link" in codes(report)
     assert report.status == "passed"  # a warning, not an error
@@ -155,7 +155,7 @@ def test_unreadable_file_is_a_finding(packages: PackageFactory) -> None:
 
     info = packages.build("llama")
     view = load_local_package(str(info.root), display_ref="x", options=CertOptions())
-    path = "layers/layer-00001.gguf"
+    path = "layers/layer-001.gguf"
     view.files[path] = replace(view.files[path], sha256=None,
                                sha256_error="PermissionError: Permission denied")
     found = list(artifact_files(view))

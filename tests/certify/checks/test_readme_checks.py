@@ -119,7 +119,8 @@ def test_projectors_are_named_with_their_checksums(packages: PackageFactory) -> 
     info = packages.build("llama")
     projector = {"kind": "mmproj", "path": "projectors/mmproj-tiny.gguf", "tensor_count": 1,
                  "tensor_bytes": 4, "artifact_bytes": 64, "sha256": "ab" * 32}
-    packages.edit_manifest(info, lambda m: m["projectors"].append(projector))
+    # the writer omits an empty projectors list (package-v2.md): one is added here
+    packages.edit_manifest(info, lambda m: m.setdefault("projectors", []).append(projector))
     rerender_readme(info)
     assert not readme_findings(certify_dir(info.root))
     rewrite_readme(info, drop_line("- Projector:"))

@@ -21,7 +21,7 @@ from tests.certify.checks.gguf_edits import (
 )
 from tests.conftest import PackageFactory, certify_dir, codes
 
-LAYER = "layers/layer-00002.gguf"
+LAYER = "layers/layer-002.gguf"
 BIG = 4352  # long arrays: compared through the reader's digest
 
 
@@ -82,13 +82,13 @@ def test_a_copy_that_differs_fails_certify(packages: PackageFactory, name: str) 
 
 def test_a_patched_token_in_a_long_vocabulary_is_found(tmp_path: Path) -> None:
     info = write_package(llama_spec(n_vocab=BIG), tmp_path / "pkg", source_dir=tmp_path / "src")
-    edit_package(info, _with_tokenizer(info), ["layers/layer-00000.gguf"])
+    edit_package(info, _with_tokenizer(info), ["layers/layer-000.gguf"])
     edit_package(info, _with_tokenizer(info, _token_patched), [LAYER])
     messages = _copies_differ(info)
     assert len(messages) == 1
     assert messages[0].startswith("tokenizer.ggml.tokens differs from the reference copy (an "
                                   f"array of {BIG} items")
-    assert LAYER in messages[0] and "layer-00000" not in messages[0]
+    assert LAYER in messages[0] and "layer-000" not in messages[0]
 
 
 def test_a_split_sets_later_shard_is_compared_with_the_first(tmp_path: Path) -> None:

@@ -16,13 +16,15 @@ def test_a_writer_made_v1_package_passes_with_nothing_to_warn(tmp_path: Path) ->
                                   "layer_count", "activation_width"]
     assert manifest["layers"][0]["path"] == "layers/layer-000.gguf"  # 3 digits, as published
     assert Path(manifest["source_model"]["path"]).is_absolute()
+    size = pkg.source_path.stat().st_size  # real values where mesh-llm's writer puts null
     assert manifest["source_model"]["files"] == [
-        {"path": pkg.source_path.name, "size_bytes": None, "sha256": None}]
+        {"path": pkg.source_path.name, "size_bytes": size,
+         "sha256": manifest["source_model"]["sha256"]}]
     report = certify_dir(pkg.root)
     assert report.status == "passed"
     assert [f.code for f in report.findings if f.severity != "info"] == []
     assert report.package_format == "v1" and report.package_id is None
-    assert report.source_model_bytes is None  # a size is unknown, as mesh-llm reports it
+    assert report.source_model_bytes == size  # null sizes: the reproduction test below
 
 
 def test_the_writers_speculative_shape_passes(tmp_path: Path) -> None:

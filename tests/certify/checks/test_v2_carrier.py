@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from gguf import GGUFValueType
 
-from meshcert.packagegen.split import SplitPackage
 from tests.certify.checks.gguf_edits import KV, Typed, rewrite_gguf
 from tests.certify.v2_packages import build_v2, edit_manifest, refresh_artifact
 from tests.conftest import certify_dir, codes
+from tests.support.splits import SplitPackage
 
 NOISE = {"gguf_tensor_out_of_bounds", "gguf_tensor_overlap", "gguf_tensor_data_not_dense",
          "gguf_truncated", "mesh_certify_would_fail"}

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from meshcert.packagegen.split import SplitPackage
 from tests.certify.v2_packages import build_v2, edit_manifest
 from tests.conftest import certify_dir
+from tests.support.splits import SplitPackage
 
 WINDOW = {"default": "fixed", "initial_window": 1, "min_window": 1, "max_window": 1}
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.packagegen.split import SplitPackage
 from tests.certify.v2_packages import build_v1, build_v2, edit_manifest
 from tests.conftest import certify_dir, codes
+from tests.support.splits import SplitPackage
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from certify.report import CertReport
-from meshcert.packagegen.split import SplitPackage
 from tests.certify.v2_packages import (
     build_v2,
     edit_manifest,
@@ -21,6 +20,7 @@ from tests.certify.v2_packages import (
     tensor_index,
 )
 from tests.conftest import certify_dir
+from tests.support.splits import SplitPackage
 
 
 def codes(report: CertReport) -> set[str]:
@@ -267,15 +267,14 @@ def test_a_tensor_listed_twice_in_the_carrier_is_a_duplicate(v2: SplitPackage) -
 def test_a_zero_dimension_in_the_carrier_directory_is_invalid(v2: SplitPackage) -> None:
     from dataclasses import replace
 
-    from meshcert.packagegen.split import read_source, write_carrier
     from tests.certify.v2_packages import carrier_locators
+    from tests.support.splits import read_source, write_carrier
 
     carrier = v2.root / "shared/metadata.gguf"
     directory = list(read_source(carrier).tensors)
     directory[0] = replace(directory[0], shape=(0, *directory[0].shape[1:]))
     rows = carrier_locators(v2)
-    assert v2.header is not None
-    write_carrier(carrier, v2.header, v2.source_path, directory,
+    write_carrier(carrier, v2.source_path, directory,
                   [(r[0], r[1], r[2], r[3]) for r in rows],
                   part_count=len(v2.manifest["artifact_catalog"]["entries"]) - 1)
     refresh_artifact(v2, "shared/metadata.gguf")

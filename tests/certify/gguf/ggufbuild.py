@@ -151,7 +151,7 @@ def load(path: Path) -> GGUFFile:
     tensors = [RawTensor(t.name, tuple(int(d) for d in t.shape), int(t.tensor_type),
                          bytes(reader.data[t.data_offset:t.data_offset + t.n_bytes]))
                for t in reader.tensors]
-    return GGUFFile(kvs, tensors, alignment=reader.alignment)
+    return GGUFFile(kvs, tensors, alignment=int(reader.alignment))
 
 
 def nbytes(shape: tuple[int, ...], ggml_type: int) -> int:
@@ -165,7 +165,7 @@ def nbytes(shape: tuple[int, ...], ggml_type: int) -> int:
 # --- package breakers -------------------------------------------------------------------------
 
 def manifest_entry(manifest: dict[str, Any], rel: str) -> dict[str, Any]:
-    entries = [*manifest["shared"].values(), *manifest["layers"], *manifest["projectors"]]
+    entries = [*manifest["shared"].values(), *manifest["layers"], *manifest.get("projectors", [])]
     return next(e for e in entries if e["path"] == rel)
 
 
@@ -227,4 +227,4 @@ def drop_tensors(info: PackageInfo, rel: str, keep: Callable[[str], bool]) -> No
 
 
 def layer_rel(index: int) -> str:
-    return f"layers/layer-{index:05d}.gguf"
+    return f"layers/layer-{index:03d}.gguf"  # the v1 writer names layers with 3 digits

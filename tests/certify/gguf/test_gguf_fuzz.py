@@ -26,7 +26,7 @@ HEADER_CODES = {"gguf_bad_magic", "gguf_unsupported_version", "gguf_truncated",
 @pytest.fixture(scope="module")
 def fragment(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     info = write_package(glm_dsa_spec(), tmp_path_factory.mktemp("fuzz") / "pkg")
-    return (info.root / "layers/layer-00003.gguf").read_bytes()
+    return (info.root / "layers/layer-003.gguf").read_bytes()
 
 
 @pytest.fixture(scope="module")

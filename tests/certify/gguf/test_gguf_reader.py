@@ -65,7 +65,7 @@ def small_file(**changes: object) -> GGUFFile:
 def test_reads_a_real_layer_fragment(tmp_path: Path) -> None:
     spec = glm_dsa_spec()
     info = write_package(spec, tmp_path / "pkg")
-    header = ok(read_header_file(info.root / "layers/layer-00003.gguf"))
+    header = ok(read_header_file(info.root / "layers/layer-003.gguf"))
     expected = [t for t in spec.tensors if t.name.startswith("blk.3.")]
     assert header.version == 3
     assert header.architecture == "glm-dsa"
@@ -75,7 +75,7 @@ def test_reads_a_real_layer_fragment(tmp_path: Path) -> None:
         [(t.name, t.shape, int(t.ggml_type)) for t in expected]
     assert [t.n_bytes for t in header.tensors] == [nbytes(t.shape, t.ggml_type) for t in expected]
     assert header.alignment == 32 and header.data_offset % 32 == 0
-    assert header.file_size == (info.root / "layers/layer-00003.gguf").stat().st_size
+    assert header.file_size == (info.root / "layers/layer-003.gguf").stat().st_size
     assert header.duplicate_keys == [] and header.duplicate_tensors == []
 
 
@@ -299,3 +299,37 @@ def test_a_source_of_unknown_size_learns_it_from_a_short_read() -> None:
     assert header.file_size == len(data)
     e = err(read_header(CountingSource(data[:50], know_size=False)))
     assert e.code == "gguf_truncated"
+
+
+def test_each_kv_entry_span_holds_its_exact_wire_bytes() -> None:
+    """A writer copying entries verbatim: each span is key + type + value as written, the spans
+    tile the metadata section, and read_header_and_bytes hands back the bytes they index: all
+    it fetched, so the header's bytes need not be fetched again."""
+    from certify.gguf.reader import read_header_and_bytes
+
+    f = small_file(kvs=[KV("general.architecture", V.STRING, "llama"),
+                        KV("llama.block_count", V.UINT16, 2),
+                        KV("tokenizer.ggml.tokens", V.ARRAY, [f"t{i}" for i in range(5000)],
+                           sub_type=V.STRING),
+                        KV("llama.block_count", V.UINT32, 9)])  # a duplicate: first one wins
+    data = f.to_bytes()
+    source = CountingSource(data)
+    header, raw = read_header_and_bytes(source)
+    header = ok(header)
+    assert len(raw) >= header.header_end and raw == data[:len(raw)]
+    assert len(raw) == sum(length for _, length in source.reads)
+    assert list(header.kv_spans) == ["general.architecture", "llama.block_count",
+                                     "tokenizer.ggml.tokens"]
+    spans = list(header.kv_spans.values())
+    assert spans[0][0] == 24 and all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))
+    start, end = header.kv_spans["llama.block_count"]
+    key = b"llama.block_count"
+    assert raw[start:end] == struct.pack("<Q", len(key)) + key + struct.pack("<IH", V.UINT16, 2)
+    assert isinstance(header.kv["tokenizer.ggml.tokens"], ArraySummary)  # bytes kept all the same
+
+
+def test_read_header_and_bytes_gives_no_bytes_for_a_bad_header() -> None:
+    from certify.gguf.reader import read_header_and_bytes
+
+    header, raw = read_header_and_bytes(CountingSource(b"NOPE" + bytes(60)))
+    assert err(header).code == "gguf_bad_magic" and raw == b""

@@ -152,7 +152,7 @@ def test_declared_alignment_is_the_one_checked(packages: PackageFactory) -> None
 
     def realign(f: GGUFFile) -> None:
         f.alignment = 64
-        f.kvs.append(KV("general.alignment", V.UINT32, 64))
+        f.set("general.alignment", V.UINT32, 64)  # fragments declare one: changed in place
         f.tensors[0].offset = 0
         f.tensors[1].offset = len(f.tensors[0].data) + 32  # a multiple of 32, not of 64
 

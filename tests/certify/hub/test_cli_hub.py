@@ -49,7 +49,7 @@ def test_branch_ref_fails_unless_allowed(hub: FakeHub, sha: str, tmp_path: Path)
 
 
 def test_verify_sha256_flag_streams(hub: FakeHub, sha: str, tmp_path: Path) -> None:
-    hub.tamper(REPO, sha, "layers/layer-00000.gguf")
+    hub.tamper(REPO, sha, "layers/layer-000.gguf")
     out = str(tmp_path / "cert.json")
     code, report = _certify(f"hf://{REPO}@{sha}", "--package-only", "--verify-sha256",
                             "--report-out", out)

@@ -54,18 +54,18 @@ def test_size_mismatch_same_findings(hub: FakeHub, tmp_path: Path) -> None:
         artifact_bytes=m["layers"][2]["artifact_bytes"] + 1))
     local, remote = _both(hub, info)
     assert finding_keys(remote) == finding_keys(local)
-    assert ("artifact_size_mismatch", "error", "layers/layer-00002.gguf", 2) in finding_keys(
+    assert ("artifact_size_mismatch", "error", "layers/layer-002.gguf", 2) in finding_keys(
         remote)
     assert remote.status == "failed"
 
 
 def test_undeclared_gguf_same_findings(hub: FakeHub, tmp_path: Path) -> None:
     info = build_package(tmp_path)
-    (info.root / "layers" / "layer-00099.gguf").write_bytes(
-        (info.root / "layers" / "layer-00000.gguf").read_bytes())
+    (info.root / "layers" / "layer-099.gguf").write_bytes(
+        (info.root / "layers" / "layer-000.gguf").read_bytes())
     local, remote = _both(hub, info)
     assert finding_keys(remote) == finding_keys(local)
-    assert ("undeclared_artifact", "warning", "layers/layer-00099.gguf", None) in finding_keys(
+    assert ("undeclared_artifact", "warning", "layers/layer-099.gguf", None) in finding_keys(
         remote)
 
 
@@ -73,7 +73,7 @@ def test_bad_fragment_same_findings(hub: FakeHub, tmp_path: Path) -> None:
     """A fragment that is not GGUF at all, with a manifest that matches its bytes: only the
     header read can tell, locally from disk and remotely from HTTP ranges."""
     info = build_package(tmp_path)
-    bad = info.root / "layers" / "layer-00001.gguf"
+    bad = info.root / "layers" / "layer-001.gguf"
     bad.write_bytes(b"NOPE" + bad.read_bytes()[4:])
     import hashlib
 
@@ -92,7 +92,7 @@ def test_content_mismatch_same_findings_with_streamed_hashes(hub: FakeHub,
     _rewrite_manifest(info, lambda m: m["layers"][3].update(sha256="ab" * 32))
     local, streamed = _both(hub, info, verify_sha256=True)
     assert finding_keys(streamed) == finding_keys(local)
-    assert ("artifact_sha256_mismatch", "error", "layers/layer-00003.gguf", 3) in finding_keys(
+    assert ("artifact_sha256_mismatch", "error", "layers/layer-003.gguf", 3) in finding_keys(
         local)
     attested = certify_ref(f"hf://{REPO}@{streamed.ref.resolved_commit}")  # type: ignore[union-attr]
     expected = [("hub_sha256_mismatch", *k[1:]) if k[0] == "artifact_sha256_mismatch" else k
@@ -102,9 +102,9 @@ def test_content_mismatch_same_findings_with_streamed_hashes(hub: FakeHub,
 
 def test_missing_file_adds_only_the_hub_code(hub: FakeHub, tmp_path: Path) -> None:
     info = build_package(tmp_path)
-    (info.root / "layers" / "layer-00002.gguf").unlink()
+    (info.root / "layers" / "layer-002.gguf").unlink()
     local, remote = _both(hub, info)
     extra = [k for k in finding_keys(remote) if k not in finding_keys(local)]
-    assert extra == [("hub_artifact_missing", "error", "layers/layer-00002.gguf", 2)]
+    assert extra == [("hub_artifact_missing", "error", "layers/layer-002.gguf", 2)]
     assert [k for k in finding_keys(local) if k not in finding_keys(remote)] == []
     assert "missing_artifact" in {f.code for f in remote.findings}

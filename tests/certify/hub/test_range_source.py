@@ -123,7 +123,7 @@ def test_gguf_header_over_http_equals_the_local_read(hub: FakeHub, tmp_path: Pat
     reader = HubFiles(HubSettings(endpoint=hub.url), repo="ns/pkg", commit=sha,
                       counter=TransferCounter(), redact=Redactor())
     try:
-        for rel in ("shared/metadata.gguf", "layers/layer-00001.gguf"):
+        for rel in ("shared/metadata.gguf", "layers/layer-001.gguf"):
             path = info.root / rel
             remote = read_header(HubRangeSource(reader, rel, path.stat().st_size))
             assert remote == read_header_file(path)

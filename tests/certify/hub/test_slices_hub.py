@@ -45,7 +45,7 @@ def test_a_slice_downloads_and_hashes_only_its_own_parts(hub: FakeHub, sha: str)
     assert report.scope is not None
     selected = set(report.scope.artifacts)
     assert selected == {"shared/metadata.gguf", "shared/output.gguf",
-                        "layers/layer-00002.gguf", "layers/layer-00003.gguf"}
+                        "layers/layer-002.gguf", "layers/layer-003.gguf"}
     touched = _touched(hub, sha)
     assert set(touched) == selected  # no byte of layers 0-1 or the embeddings was fetched
     assert all(whole == 1 for whole, _ in touched.values())

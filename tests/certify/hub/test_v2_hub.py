@@ -56,7 +56,7 @@ def test_a_stale_package_id_is_caught_over_the_hub(hub: FakeHub, tmp_path: Path)
 @pytest.mark.slow
 def test_real_smollm2_v2_package_passes_over_the_hub_streamed(hub: FakeHub,
                                                               tmp_path: Path) -> None:
-    from meshcert.packagegen.split import split_v2
+    from tests.support.splits import split_v2
 
     pkg = split_v2(smollm2_path(), tmp_path / "smol-v2",
                    model_id="HuggingFaceTB/SmolLM2-135M-Instruct-GGUF:Q4_1",

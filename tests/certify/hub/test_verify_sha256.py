@@ -14,7 +14,7 @@ from certify.view import CertOptions
 from tests.support.hub_packages import REPO, build_package, certify_ref
 from tests.support.hub_server import FakeHub
 
-TAMPERED = "layers/layer-00001.gguf"
+TAMPERED = "layers/layer-001.gguf"
 
 
 @pytest.fixture

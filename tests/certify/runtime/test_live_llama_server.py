@@ -24,10 +24,10 @@ from certify.report import RuntimeGate
 from certify.sources.local import load_local_package
 from certify.stages import StageRange
 from certify.view import CertOptions
-from meshcert.packagegen.split import split_v1
 from tests.certify.runtime.conftest import free_port, run_against
 from tests.support.real_models import smollm2_path
 from tests.support.server_process import stop, wait_until_ready
+from tests.support.splits import split_v1
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]
 READY_TIMEOUT_S = 180.0

@@ -21,8 +21,8 @@ from certify.service import CertRequest, certify_package
 from certify.workers.llama_gguf import spare_worker
 from certify.workers.parity import ParityRequest
 from meshcert.packagegen import llama_spec, write_source_gguf
-from meshcert.packagegen.split import split_v1, split_v2
 from tests.certify.workers import standin_llama
+from tests.support.splits import split_v1, split_v2
 
 MODEL_ID = "meshcert/tiny-llama-GGUF:F32"
 HOW = {"segv": "killed by SIGSEGV", "abort": "killed by SIGABRT",

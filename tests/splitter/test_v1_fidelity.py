@@ -1,4 +1,4 @@
-"""The v1 writer reproduction writes fragments the way skippy-model-package does (writer.md):
+"""The splitter writes v1 fragments the way skippy-model-package does (writer.md):
 all source KVs, then general.alignment and the skippy.slice.* keys; each fragment's own tensors
 plus every metadata-role tensor, in source order."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from certify.gguf.reader import read_header_file
-from meshcert.packagegen.split import read_source, split_v1, with_extra_tensors
 from tests.certify.v2_packages import MODEL_ID, build_v1, tiny_source
+from tests.support.splits import read_source, split_v1, with_extra_tensors
 
 ROPE = "rope_freqs.weight"
 

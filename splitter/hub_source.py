@@ -1,0 +1,189 @@
+"""A Hub source: `org/repo[@rev]:QUANT` or `hf://org/repo[@rev]/path.gguf`, read in place.
+
+The revision is resolved to a commit first (one `model_info(files_metadata=True)`, which also
+lists every file with its size and LFS sha256), and every byte is then read at that commit with
+HTTP range requests through certify's Hub client (`certify.hub.files.HubFiles`): the headers
+once, the tensor data once, front to back, straight into the artifacts. Nothing is downloaded
+whole and no copy of the source lands on disk. `QUANT` selects the GGUF file (or split set)
+whose path names it; files whose base name starts with `mmproj` are projectors, never quants.
+Every Hub failure becomes a Refusal (before writing) or an Aborted write (while streaming).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from certify.hub.api import HubApi
+from certify.hub.errors import HubError, Redactor
+from certify.hub.files import HubFiles
+from certify.hub.listing import RemoteFile
+from certify.hub.range_source import HubRangeSource
+from certify.hub.settings import HubSettings
+from certify.hub.stats import TransferCounter
+from splitter.errors import Aborted, Refusal
+from splitter.source import (
+    SourceFile,
+    SourceModel,
+    assemble,
+    read_file_header,
+    read_projector,
+    shard_locations,
+)
+
+_REPO = r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*"
+HF_FILE = re.compile(rf"^hf://(?P<repo>{_REPO})(?:@(?P<rev>[^/]+))?/(?P<path>.+\.gguf)$")
+QUANT = re.compile(rf"^(?P<repo>{_REPO})(?:@(?P<rev>[^:@]+))?:(?P<quant>[A-Za-z0-9][\w.-]*)$")
+SHARD_SUFFIX = re.compile(r"-\d{5}-of-\d{5}$")
+
+
+@dataclass(frozen=True)
+class Coordinate:
+    repo: str
+    revision: str | None
+    quant: str | None = None
+    path: str | None = None
+
+
+def parse_coordinate(text: str) -> Coordinate | None:
+    if (m := HF_FILE.match(text)) is not None:
+        return Coordinate(m["repo"], m["rev"], path=m["path"])
+    if (m := QUANT.match(text)) is not None:
+        return Coordinate(m["repo"], m["rev"], quant=m["quant"])
+    return None
+
+
+def default_model_id(text: str) -> str | None:
+    """`org/repo:QUANT` as given, or `org/repo:<file stem>` for an hf:// file."""
+    c = parse_coordinate(text)
+    if c is None:
+        return None
+    if c.quant is not None:
+        return f"{c.repo}:{c.quant}"
+    stem = PurePosixPath(c.path or "").name.removesuffix(".gguf")
+    return f"{c.repo}:{SHARD_SUFFIX.sub('', stem)}"
+
+
+def is_projector(path: str) -> bool:
+    name = PurePosixPath(path).name.lower()
+    return name.startswith("mmproj") and name.endswith(".gguf")
+
+
+def pick_quant(listing: list[RemoteFile], quant: str) -> str:
+    """The one GGUF (or first shard of the one split set) whose path names `quant`."""
+    token = re.compile(rf"(?<![A-Za-z0-9]){re.escape(quant)}(?![A-Za-z0-9])", re.IGNORECASE)
+    found = sorted(f.path for f in listing
+                   if f.path.lower().endswith(".gguf") and not is_projector(f.path)
+                   and token.search(f.path))
+    sets: dict[str, list[str]] = {}
+    for path in found:
+        stem = SHARD_SUFFIX.sub("", path.removesuffix(".gguf"))
+        sets.setdefault(stem, []).append(path)
+    if not sets:
+        raise Refusal("usage", f"no GGUF file of the repository names {quant!r}")
+    if len(sets) > 1:
+        raise Refusal("usage", f"{quant!r} names more than one model file: "
+                      f"{', '.join(sorted(sets))}; give hf://<repo>@<rev>/<file>.gguf")
+    return next(iter(sets.values()))[0]
+
+
+class HubReader:
+    """Positional reads of one repo file through HTTP ranges (one request per read)."""
+
+    def __init__(self, files: HubFiles, path: str, size: int) -> None:
+        self._files, self._path, self._size = files, path, size
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def readinto(self, offset: int, buffer: memoryview) -> int:
+        try:
+            data = self._files.read_range(self._path, offset, min(len(buffer),
+                                                                  self._size - offset))
+        except HubError as err:
+            raise Aborted("hub_error", f"reading {self._path} from the Hub: "
+                          f"{err.message}") from None
+        buffer[:len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        return None
+
+
+def _token() -> str | None:
+    try:
+        from huggingface_hub.utils import get_token
+
+        return get_token()
+    except Exception:  # no token store
+        return None
+
+
+def load_hub(text: str, projectors: list[str] | None = None,
+             settings: HubSettings | None = None) -> SourceModel:
+    coordinate = parse_coordinate(text)
+    if coordinate is None:
+        raise Refusal("usage", f"{text!r} is not org/repo[@rev]:QUANT nor "
+                      "hf://org/repo@rev/path.gguf")
+    settings = settings or HubSettings.from_env()
+    counter = TransferCounter()
+    redact = Redactor([_token()])
+    api = HubApi(settings, counter=counter, redact=redact)
+    try:
+        resolved = api.resolve(coordinate.repo, coordinate.revision)
+        listing = resolved.files if resolved.files is not None else api.tree(coordinate.repo,
+                                                                             resolved.commit)
+    except HubError as err:
+        raise Refusal("hub_error", f"{coordinate.repo}: {err.message}") from None
+    by_path = {f.path: f for f in listing}
+    first = coordinate.path or pick_quant(listing, coordinate.quant or "")
+    if first not in by_path:
+        raise Refusal("usage", f"{first} is not in {coordinate.repo} at {resolved.commit}")
+    folder = str(PurePosixPath(first).parent)
+    shards = shard_locations(PurePosixPath(first).name)
+    names = shards[0] if shards else [PurePosixPath(first).name]
+    paths = [n if folder == "." else f"{folder}/{n}" for n in names]
+    missing = [p for p in paths if p not in by_path]
+    if missing:
+        raise Refusal("missing_sibling", f"missing sibling shard(s) of {first} in "
+                      f"{coordinate.repo}@{resolved.commit}: {', '.join(missing)}")
+    files = HubFiles(settings, repo=coordinate.repo, commit=resolved.commit, counter=counter,
+                     redact=redact)
+    try:
+        shard_files: list[SourceFile] = []
+        for path in paths:
+            remote = by_path[path]
+            size = remote.size or 0
+            source = HubRangeSource(files, path, size)
+            try:
+                shard_files.append(read_file_header(PurePosixPath(path).name, path, source,
+                                                    size, remote.lfs_sha256))
+            except HubError as err:
+                raise Refusal("hub_error", f"reading the header of {path}: {err.message}"
+                              ) from None
+        wanted = projectors if projectors else sorted(p for p in by_path if is_projector(p))
+        extra = []
+        for path in wanted:
+            if path not in by_path:
+                raise Refusal("usage", f"projector {path} is not in {coordinate.repo}")
+            remote = by_path[path]
+            try:
+                extra.append(read_projector(PurePosixPath(path).name, path,
+                                            HubRangeSource(files, path, remote.size),
+                                            remote.size or 0, remote.lfs_sha256))
+            except HubError as err:
+                raise Refusal("hub_error", f"reading the header of {path}: {err.message}"
+                              ) from None
+        model = assemble("hub", shard_files,
+                         lambda location: HubReader(files, location,
+                                                    by_path[location].size or 0),
+                         extra, repo=coordinate.repo, revision=resolved.commit,
+                         requested_revision=coordinate.revision)
+    except BaseException:
+        files.close()
+        raise
+    model.closer = files.close
+    model.transfer = counter
+    return model
