@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from certify.checks import all_checks
 from certify.formats.package_id import compute_package_id
 from certify.formats.v2_carrier import rebuild_catalog
 from certify.formats.v2_layout import payload_entries, v2_artifact_entries
@@ -25,12 +24,6 @@ from splitter.stream import NullWriteProgress
 from splitter.write import WriteRequest, WriteResult, prepare, write
 from tests.conftest import certify_dir
 from tests.splitter.builders import MODEL_ID, header, moe_sources, tiny_source, write_package
-
-# issue 21: v1 metadata-role tensors in every fragment; until certify has that rule, the
-# v1 packages that carry one (rope_freqs.weight) fail its v1 ownership check
-HAS_METADATA_ROLE_RULE = any("metadata_tensor_copies_differ" in c.codes for c in all_checks())
-needs_issue_21 = pytest.mark.xfail(not HAS_METADATA_ROLE_RULE, strict=True,
-                                   reason="certify lacks issue 21's metadata-role rule")
 
 
 def problems(report: CertReport) -> list[str]:
@@ -156,7 +149,6 @@ def test_the_moe_mtp_model_as_v1_copies_rope_freqs_into_every_fragment(tmp_path:
     assert result.manifest["projectors"][0]["tensor_count"] == 7
 
 
-@needs_issue_21
 def test_the_moe_mtp_model_as_v1_certifies(tmp_path: Path) -> None:
     model, projector = moe_sources(tmp_path)
     assert_certifies(write_package(model, tmp_path / "pkg", fmt="v1",
