@@ -114,12 +114,22 @@ class Refused(StopRetrying):
     """The request cannot be honoured; nothing was (or will be) uploaded."""
 
 
-class _Failed(StopRetrying):
+class Failed(StopRetrying):
     """The Hub's state forbids going on (a definite answer, not an outage)."""
 
 
 def refusal(request: PublishRequest) -> str | None:
     """What is wrong with the request itself, if anything (checked before certifying)."""
+    problem = refusal_of_target(request)
+    if problem is not None:
+        return problem
+    if not os.path.isfile(os.path.join(request.package_dir, MANIFEST)):
+        return f"{request.package_dir!r} is not a package directory (no {MANIFEST})"
+    return None
+
+
+def refusal_of_target(request: PublishRequest) -> str | None:
+    """What is wrong with where and how to publish (no package needed yet)."""
     if not REPO_ID.match(request.target):
         return f"--target {request.target!r} is not a repo id (namespace/name)"
     if request.catalog is not None and not REPO_ID.match(request.catalog):
@@ -129,8 +139,6 @@ def refusal(request: PublishRequest) -> str | None:
         return f"--branch {request.branch!r} is not a branch name"
     if request.max_files_per_commit <= 0 or request.max_bytes_per_commit <= 0:
         return "batch limits must be positive"
-    if not os.path.isfile(os.path.join(request.package_dir, MANIFEST)):
-        return f"{request.package_dir!r} is not a package directory (no {MANIFEST})"
     return None
 
 
@@ -152,26 +160,26 @@ def publish_package(request: PublishRequest, *, writer: HubWriter | None = None,
     card = render_card(manifest, manifest_sha256=hashlib.sha256(manifest_raw).hexdigest(),
                        target=request.target, experimental=request.experimental)
     hub = writer or HubWriter(endpoint=HubSettings.from_env().endpoint, token=request.token)
-    upload = _Upload(request, hub, result, say)
+    upload = Upload(request, hub, result, say)
     try:
         result.commit = upload.run(files, manifest_raw, card.encode(), manifest)
     except Refused as exc:
         result.status, result.message = "failed", str(exc)
         return result
-    except _Failed as exc:
+    except Failed as exc:
         result.status, result.message = "failed", str(exc)
         return result
     except HubError as exc:
-        result.status, result.message = _hub_status(exc), exc.message
+        result.status, result.message = hub_status(exc), exc.message
         return result
-    if not _certify_published(result, say):
+    if not certify_published(result, say):
         return result
     if request.catalog is not None:
-        _list_in_catalog(request, hub, result, manifest, say)
+        list_in_catalog(request, hub, result, manifest, say)
     return result
 
 
-def _hub_status(error: HubError) -> PublishStatus:
+def hub_status(error: HubError) -> PublishStatus:
     """An outage (no answer, 429, 5xx) leaves the publish incomplete; a definite refusal fails
     it."""
     return "incomplete" if error.status is None or error.status in RETRYABLE_STATUS else "failed"
@@ -227,7 +235,7 @@ def _certified(request: PublishRequest, result: PublishResult, say: Progress
     return files, manifest_raw, manifest
 
 
-class _Upload:
+class Upload:
     """The commits of one publish, against one revision (a branch, or the pull request the
     first commit opens)."""
 
@@ -239,28 +247,49 @@ class _Upload:
         self.open_pr = request.create_pr  # the next commit opens the pull request
         self.message = request.commit_message or "Publish layer package"
 
-    def run(self, files: list[LocalFile], manifest_raw: bytes, card: bytes,
-            manifest: dict[str, Any]) -> str:
+    def begin(self) -> None:
+        """The target repo (and branch) exist afterwards."""
         target = self.request.target
         self.say(f"target {target} ({'private' if self.request.private else 'public'}), "
                  f"revision {self.base}")
         self.hub.ensure_repo(target, private=self.request.private)
         if self.base != "main":
             self.hub.ensure_branch(target, self.base)
-        groups = batches(files, self.request.max_files_per_commit,
-                         self.request.max_bytes_per_commit)
-        for i, group in enumerate(groups, 1):
-            label = f"artifacts {i}/{len(groups)}"
-            self.hub.retry(f"commit {label}", functools.partial(
-                self._artifacts, group, label, manifest_raw))
+
+    def upload(self, group: list[LocalFile], label: str, manifest_raw: bytes | None) -> None:
+        """One batch of artifacts in one commit, re-planned against the target on every
+        attempt (`manifest_raw` None: a manifest already there is replaced whatever it holds,
+        as a package being streamed has none yet)."""
+        self.hub.retry(f"commit {label}", functools.partial(
+            self._artifacts, group, label, manifest_raw))
+
+    def finish(self, files: list[LocalFile], manifest_raw: bytes, card: bytes) -> str:
+        """The manifest and model card, last; the commit they are in."""
+        target = self.request.target
         self.hub.retry("commit manifest", lambda: self._final(files, manifest_raw, card))
         if self.open_pr:  # nothing changed anywhere: there was no commit to open it with
-            raise _Failed(f"--create-pr: {target}@{self.base} already holds this package; no "
+            raise Failed(f"--create-pr: {target}@{self.base} already holds this package; no "
                           "pull request was opened")
         head = self.hub.head(target, self.revision)
         if head is None:
-            raise _Failed(f"{target}@{self.revision} vanished during the publish")
+            raise Failed(f"{target}@{self.revision} vanished during the publish")
         return head
+
+    def withdraw(self, reason: str) -> str:
+        """Remove the manifest again (its published certification failed): the artifacts
+        stay, no package is advertised at the branch head."""
+        self._commit([], [MANIFEST], f"Withdraw the layer package: {reason}")
+        head = self.hub.head(self.request.target, self.revision)
+        return head or ""
+
+    def run(self, files: list[LocalFile], manifest_raw: bytes, card: bytes,
+            manifest: dict[str, Any]) -> str:
+        self.begin()
+        groups = batches(files, self.request.max_files_per_commit,
+                         self.request.max_bytes_per_commit)
+        for i, group in enumerate(groups, 1):
+            self.upload(group, f"artifacts {i}/{len(groups)}", manifest_raw)
+        return self.finish(files, manifest_raw, card)
 
     def _commit(self, additions: list[Addition], deletions: list[str], message: str) -> None:
         parent = None if self.open_pr else self.hub.head(self.request.target, self.revision)
@@ -281,7 +310,8 @@ class _Upload:
             self.revision = done.pr_revision or self.revision
             self.result.pull_request_url = done.pr_url
 
-    def _artifacts(self, group: list[LocalFile], label: str, manifest_raw: bytes) -> None:
+    def _artifacts(self, group: list[LocalFile], label: str, manifest_raw: bytes | None
+                   ) -> None:
         remote = self.hub.listing(self.request.target, self.revision)
         todo = missing(group, remote)
         already = [f.path for f in group if f not in todo and f.path not in self.result.skipped]
@@ -294,7 +324,8 @@ class _Upload:
             if stat_key(item.local_path) != item.stat_key:
                 raise Refused(f"{item.path} changed after it was certified: upload stopped")
         old = remote.get(MANIFEST)
-        deletions = [MANIFEST] if old is not None and not same_bytes(manifest_raw, old) else []
+        deletions = [MANIFEST] if old is not None and (
+            manifest_raw is None or not same_bytes(manifest_raw, old)) else []
         self.say(f"{label}: uploading {len(todo)} file(s), {sum(f.size for f in todo)} bytes")
         self._commit([(f.path, f) for f in todo], deletions, f"{self.message} ({label})")
         self.result.uploaded += [f.path for f in todo]
@@ -303,7 +334,7 @@ class _Upload:
         remote = self.hub.listing(self.request.target, self.revision)
         absent = missing(files, remote)
         if absent:
-            raise _Failed(f"{len(absent)} artifact(s) are not on the target after upload "
+            raise Failed(f"{len(absent)} artifact(s) are not on the target after upload "
                           f"(first: {absent[0].path}): the manifest was not committed")
         additions: list[Addition] = [(path, data) for path, data in
                                      ((README, card), (MANIFEST, manifest_raw))
@@ -317,12 +348,12 @@ class _Upload:
         self._commit(additions, deletions, f"{self.message} (manifest and model card)")
 
 
-def _certify_published(result: PublishResult, say: Progress) -> bool:
+def certify_published(result: PublishResult, say: Progress, **request: Any) -> bool:
     from certify.service import CertRequest, certify_package
 
     assert result.ref is not None
     say(f"certifying {result.ref} (package-only)")
-    report = certify_package(CertRequest(model=result.ref))
+    report = certify_package(CertRequest(model=result.ref, **request))
     result.remote_report = report
     if report.status == "passed":
         result.status, result.message = "published", f"published and certified: {result.ref}"
@@ -332,7 +363,7 @@ def _certify_published(result: PublishResult, say: Progress) -> bool:
     return False
 
 
-def _list_in_catalog(request: PublishRequest, hub: HubWriter, result: PublishResult,
+def list_in_catalog(request: PublishRequest, hub: HubWriter, result: PublishResult,
                      manifest: dict[str, Any], say: Progress) -> None:
     assert request.catalog is not None and result.commit is not None
     source = catalog_entry.source_of(manifest)

@@ -221,6 +221,17 @@ class Target:
 Hook = Callable[[Artifact, Path], None]  # runs after an artifact is verified; raises Aborted
 
 
+class ArtifactSink(Protocol):
+    """Where finished artifacts go next (`package write --publish`: the Hub). `ready` is called
+    once per artifact, after it is verified and hooked; `wait_for_room` holds the stream while
+    too many finished artifacts wait to be taken (so the disk in use stays a few artifacts);
+    `released` says whether the sink has taken an artifact's file away (uploaded, deleted)."""
+
+    def ready(self, result: ArtifactResult, path: Path) -> None: ...
+    def wait_for_room(self, cancel: threading.Event) -> None: ...
+    def released(self, rel: str) -> bool: ...
+
+
 @dataclass
 class StreamState:
     """Everything the stream learns, for the manifest and for certification."""
@@ -235,8 +246,10 @@ class Finisher:
     the digest, the re-opened header, the hook."""
 
     def __init__(self, state: StreamState, hook: Hook | None, progress: WriteProgress,
-                 total: int, cancel: threading.Event) -> None:
+                 total: int, cancel: threading.Event, sink: ArtifactSink | None = None
+                 ) -> None:
         self._state, self._hook, self._progress = state, hook, progress
+        self.sink = sink
         self._total, self._cancel = total, cancel
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="splitter-finish")
         self._buffer = memoryview(bytearray(CHUNK))
@@ -263,9 +276,16 @@ class Finisher:
                 self._state.artifacts[target.artifact.path] = result
                 done = len(self._state.artifacts)
             self._progress.artifact_done(target.artifact.path, done, self._total)
+            if self.sink is not None:
+                self.sink.ready(result, target.path)
         except BaseException as exc:
             self.failure = exc  # the stream sees it at its next chunk and stops
             raise
+
+    def throttle(self) -> None:
+        """Hold the caller (the stream, before its next chunk) while the sink has no room."""
+        if self.sink is not None:
+            self.sink.wait_for_room(self._cancel)
 
     def wait(self) -> None:
         """Block until every artifact submitted so far is finished; re-raise the first
@@ -393,6 +413,7 @@ def stream_file(reader: ByteReader, prefix: bytes, shard: int, tensors: list[Sou
         while position < reader.size:
             if cancel.is_set() or stop.is_set() or finisher.failure is not None:
                 break
+            finisher.throttle()
             item = free.get()
             assert item is not None
             index = item[0]

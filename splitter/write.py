@@ -44,6 +44,7 @@ from splitter.plan import (
 )
 from splitter.source import SourceModel, load_local
 from splitter.stream import (
+    ArtifactSink,
     Finisher,
     NullWriteProgress,
     Signature,
@@ -88,6 +89,10 @@ class WriteRequest:
     readme: bool = True
     v2_layout: V2Layout = "common"
     free_bytes: Callable[[str], int] = free_disk_bytes
+    # where each finished artifact goes next (`--publish`: uploaded as it is written); with a
+    # sink that releases files, the disk needed is what `sink_disk_bytes` says, not the package
+    sink: ArtifactSink | None = None
+    sink_disk_bytes: Callable[[PackagePlan], int] | None = None
 
 
 @dataclass
@@ -158,7 +163,8 @@ def prepare(request: WriteRequest) -> Prepared:
                         v2_layout=request.v2_layout)
     identity = _identity(request, source)
     root = Path(request.out_dir).resolve()
-    existing = preflight(plan, root, request.resume, request.free_bytes)
+    need = request.sink_disk_bytes(plan) if request.sink_disk_bytes is not None else None
+    existing = preflight(plan, root, request.resume, request.free_bytes, need)
     if source.kind == "hub":
         ref = f"hf://{source.repo}@{source.revision}/{source.primary.location}"
     else:
@@ -182,7 +188,7 @@ def _identity(request: WriteRequest, source: SourceModel) -> Identity:
 
 
 def preflight(plan: PackagePlan, root: Path, resume: bool,
-              free_bytes: Callable[[str], int]) -> list[str]:
+              free_bytes: Callable[[str], int], need_bytes: int | None = None) -> list[str]:
     if (root / MANIFEST_NAME).exists():
         raise Refusal("existing_manifest", f"{root} already holds {MANIFEST_NAME}: a finished "
                       "package is never overwritten (write to a new directory)")
@@ -207,7 +213,7 @@ def preflight(plan: PackagePlan, root: Path, resume: bool,
                       "--resume to re-verify and complete them, or choose another --out-dir")
     sizes = {a.path: a.size for a in plan.all_artifacts()}
     have = sum(min(os.path.getsize(root / p), sizes[p]) for p in existing)
-    need = plan.total_bytes - have + _MARGIN
+    need = (plan.total_bytes - have if need_bytes is None else need_bytes) + _MARGIN
     free = free_bytes(str(root))
     if need > free:
         raise Refusal("no_disk", f"the package needs {need:,} bytes ({need / 1e9:.2f} GB) "
@@ -234,7 +240,8 @@ def write(prepared: Prepared, progress: WriteProgress | None = None,
     hook = (after_artifact_hook(request.after_artifact_command, cancel)
             if request.after_artifact_command else None)
     state = StreamState()
-    finisher = Finisher(state, hook, progress, len(plan.all_artifacts()), cancel)
+    finisher = Finisher(state, hook, progress, len(plan.all_artifacts()), cancel,
+                        sink=request.sink)
     targets: list[Target] = []
     total = plan.source.total_bytes + sum(p.size for p in plan.source.projectors)
     progress.begin("writing", total)
@@ -257,7 +264,7 @@ def write(prepared: Prepared, progress: WriteProgress | None = None,
     finally:
         progress.end()
     finisher.close()
-    _check_unchanged(root, state, plan.source, before)
+    _check_unchanged(root, state, plan.source, before, request.sink)
     identity = Identity(**{**prepared.identity.__dict__, "created_at": int(time.time())})
     manifest = build_manifest(plan, identity, state)
     raw = (json.dumps(manifest, indent=2) + "\n").encode("utf-8")
@@ -324,6 +331,7 @@ def _copy_projectors(prepared: Prepared, finisher: Finisher, targets: list[Targe
     for a in prepared.plan.artifacts:
         if a.projector is None:
             continue
+        finisher.throttle()
         target = Target(prepared.root, a, a.path in prepared.existing)
         targets.append(target)
         reader = prepared.plan.source.opener(a.projector.location)
@@ -344,8 +352,10 @@ def _abandon(targets: list[Target]) -> None:
 
 
 def _check_unchanged(root: Path, state: StreamState, source: SourceModel,
-                     before: dict[str, Signature]) -> None:
+                     before: dict[str, Signature], sink: ArtifactSink | None = None) -> None:
     for result in state.artifacts.values():
+        if sink is not None and sink.released(result.path):
+            continue  # taken by the sink (uploaded and deleted): it checked the file itself
         try:
             now: Signature | None = signature(root / result.path)
         except FileNotFoundError:

@@ -19,7 +19,7 @@ import typer
 from meshcert.cli.exit_codes import EXIT_CODES
 
 if TYPE_CHECKING:
-    from splitter.write import WriteResult
+    from splitter.write import WriteRequest, WriteResult
 
 app = typer.Typer(help="Write, plan and publish layer packages.", no_args_is_help=True,
                   rich_markup_mode=None)
@@ -120,9 +120,25 @@ def write(
                         ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary.")
                      ] = False,
+    publish: Annotated[str | None, typer.Option(
+        "--publish", metavar="NS/REPO", help="Upload each artifact to this model repo as soon "
+        "as it is written and verified; the manifest last; then certify the published "
+        "commit.")] = None,
+    delete_after_upload: Annotated[bool, typer.Option(
+        "--delete-after-upload", help="--publish: remove each artifact once uploaded, so "
+        "the disk needed is a few artifacts, not the package.")] = False,
+    private: Annotated[bool, typer.Option("--private", help="--publish: create the repo "
+                                          "private.")] = False,
+    catalog: Annotated[str | None, typer.Option(
+        "--catalog", metavar="NS/CATALOG", help="--publish: add the pinned package to this "
+        "catalog (a pull request when --experimental or the token cannot push).")] = None,
+    experimental: Annotated[bool, typer.Option(
+        "--experimental", help="--publish: mark it experimental; the catalog entry is a "
+        "pull request.")] = False,
 ) -> None:
     """Split SOURCE into a layer package, verify it, certify it; exit 0 passed, 1 failed,
-    2 refused, 3 incomplete, 130 interrupted."""
+    2 refused, 3 incomplete, 130 interrupted. With --publish, the same statuses for the
+    published package."""
     from splitter.errors import Aborted, Interrupted, Refusal
     from splitter.write import WriteRequest, prepare
     from splitter.write import write as write_package
@@ -138,6 +154,15 @@ def write(
                            after_artifact_command=after_artifact_command,
                            max_artifact_bytes=max_artifact_bytes, resume=resume)
     progress = None if (quiet or json_out) else LineProgress()
+    if publish is not None:
+        _write_and_publish(request, publish, delete_after_upload=delete_after_upload,
+                           private=private, catalog=catalog, experimental=experimental,
+                           progress=progress, report_out=report_out, json_out=json_out,
+                           quiet=quiet)
+    for flag, given in (("--delete-after-upload", delete_after_upload), ("--private", private),
+                        ("--catalog", catalog is not None), ("--experimental", experimental)):
+        if given:
+            raise typer.BadParameter(f"{flag} only applies with --publish", param_hint=flag)
     started = time.monotonic()
     prepared = None
     try:
@@ -156,6 +181,59 @@ def write(
             prepared.source.close()
     seconds = time.monotonic() - started
     _certify_and_deliver(result, seconds, progress, report_out, json_out, quiet)
+
+
+def _write_and_publish(request: WriteRequest, target: str, *, delete_after_upload: bool,
+                       private: bool, catalog: str | None, experimental: bool,
+                       progress: LineProgress | None, report_out: str | None, json_out: bool,
+                       quiet: bool) -> None:
+    from certify.atomic import write_atomic
+    from meshcert.cli.publish_cmd import EXIT_CODES as PUBLISH_EXIT
+    from meshcert.cli.publish_cmd import print_result, quiet_hub_logs
+    from publish.service import PublishRequest
+    from publish.write_and_publish import write_and_publish
+    from splitter.errors import Aborted, Interrupted, Refusal
+
+    publish = PublishRequest(package_dir=request.out_dir, target=target, private=private,
+                             experimental=experimental, catalog=catalog)
+
+    def say(message: str) -> None:
+        if not (quiet or json_out):
+            typer.echo(message, err=True)
+
+    quiet_hub_logs()
+    try:
+        outcome = write_and_publish(request, publish, delete_after_upload=delete_after_upload,
+                                    progress=progress, say=say)
+    except Refusal as err:
+        raise _fail(EXIT_REFUSED, f"refused ({err.code}): {err.message}") from None
+    except Aborted as err:
+        raise _fail(EXIT_REFUSED, f"aborted ({err.code}): {err.message}; no manifest was "
+                    "published (--resume continues)") from None
+    except (Interrupted, KeyboardInterrupt):
+        raise _fail(EXIT_INTERRUPTED, "interrupted: no manifest was published; run again "
+                    "with --resume to continue") from None
+    result = outcome.publish
+    report = result.remote_report or outcome.local_report
+    if report is not None and report_out:
+        try:
+            write_atomic(report_out, report.to_json())
+        except OSError as exc:
+            raise _fail(EXIT_CODES["incomplete"], f"error: cannot write {report_out}: "
+                        f"{exc.strerror or exc}") from None
+    if json_out:
+        from meshcert.cli.pipe import write_or_drop
+
+        if report is not None:
+            write_or_drop(sys.stdout, report.to_json())
+    elif not quiet:
+        print_result(result)
+        if report is not None:
+            typer.echo(f"  certification: {report.status} ({len(report.findings)} "
+                       "finding(s))")
+    elif result.status != "published":
+        typer.echo(f"{result.status}: {result.message}", err=True)
+    raise typer.Exit(PUBLISH_EXIT[result.status])
 
 
 def _certify_and_deliver(result: WriteResult, seconds: float, progress: LineProgress | None,

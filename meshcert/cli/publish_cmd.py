@@ -14,6 +14,14 @@ if TYPE_CHECKING:
 EXIT_CODES = {"published": 0, "failed": 1, "refused": 2, "incomplete": 3}
 
 
+def quiet_hub_logs() -> None:
+    """huggingface_hub logs every retried HTTP error as a warning on stderr; the publisher
+    retries and reports the outcome itself, so only its errors are let through."""
+    from huggingface_hub.utils import logging as hub_logging
+
+    hub_logging.set_verbosity_error()
+
+
 def publish(
     directory: Annotated[str, typer.Argument(metavar="DIR", help="The package directory.")],
     target: Annotated[str, typer.Option("--target", metavar="NS/REPO",
@@ -55,12 +63,13 @@ def publish(
         if not quiet:
             typer.echo(message, err=True)
 
+    quiet_hub_logs()
     result = publish_package(request, progress=progress)
-    _print(result)
+    print_result(result)
     raise typer.Exit(EXIT_CODES[result.status])
 
 
-def _print(result: PublishResult) -> None:
+def print_result(result: PublishResult) -> None:
     if result.status == "refused":
         typer.echo(f"refused: {result.message}", err=True)
         report = result.local_report
