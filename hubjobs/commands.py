@@ -17,6 +17,8 @@ PACKAGE_MOUNT = "/package"
 SOURCE_MOUNT = "/source"
 # a job has its own /tmp on the Hub; $$ keeps jobs that share a host's /tmp apart too
 REPORT_FILE = '"${TMPDIR:-/tmp}/meshcert-report-$$.json"'
+WORK_DIR = '"${TMPDIR:-/tmp}/meshcert-work-$$"'
+WORK = "\0work\0"  # in meshcert_args: stands for the job's own scratch directory
 INSTALL_FAILED = 90  # exit statuses the launcher can tell from meshcert's own (0-3)
 EMIT_FAILED = 91
 # inside a job Xet uploads have failed (mesh-llm sets this too); meshcert's uploads are LFS
@@ -29,13 +31,15 @@ def default_install() -> str:
     return f"meshcert=={__version__}"
 
 
-def _script(install: str, meshcert_args: list[str], tag: str) -> list[str]:
+def job_script(install: str, meshcert_args: list[str], tag: str) -> list[str]:
     """`meshcert_args` end with `--report-out`: the report file is added by the script."""
     q = shlex.quote
-    run = " ".join(q(a) for a in ["python", "-m", "meshcert", *meshcert_args])
+    run = " ".join('"$work"' if a == WORK else q(a)
+                   for a in ["python", "-m", "meshcert", *meshcert_args])
     script = "\n".join([
         "set -u",
         f"report={REPORT_FILE}",
+        f"work={WORK_DIR}",
         f"python -m pip install --quiet --no-input --disable-pip-version-check {q(install)} "
         f"|| exit {INSTALL_FAILED}",
         f'{run} "$report"',
@@ -55,7 +59,7 @@ def certify_slice_command(repo: str, commit: str, index: int, count: int, *, ins
             "--quiet"]
     if runtime_abi:
         args += ["--runtime-abi", runtime_abi]
-    return _script(install, [*args, "--report-out"], slice_tag(index, count))
+    return job_script(install, [*args, "--report-out"], slice_tag(index, count))
 
 
 def slice_tag(index: int, count: int) -> str:

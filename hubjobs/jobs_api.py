@@ -87,6 +87,7 @@ class HubJobs:
         from huggingface_hub import HfApi
 
         self._api: HfApi = HfApi(endpoint=settings.endpoint, token=token)
+        self._token = token
         self._settings = settings
         self._namespace = namespace
         self._redact = Redactor([token])
@@ -97,6 +98,15 @@ class HubJobs:
             call, classify=lambda exc: from_exception(exc, action=action,
                                                       redact=self._redact.scrub),
             settings=self._settings, sleep=self._sleep)
+
+    def whoami(self) -> dict[str, Any] | None:
+        """Who the token is (None without a token)."""
+        from huggingface_hub import get_token
+
+        if not (self._token or get_token()):
+            return None
+        answer: dict[str, Any] = self._call("whoami", self._api.whoami)
+        return answer
 
     def hardware(self) -> list[Flavor]:
         infos = self._call("listing the job hardware", self._api.list_jobs_hardware)
@@ -132,8 +142,11 @@ class HubJobs:
             job_id=job_id, namespace=self._namespace))
 
     def list(self, labels: dict[str, str] | None = None) -> list[JobState]:
+        # huggingface_hub 2.4's list_jobs asks the module-level `whoami` (the default endpoint,
+        # not this client's) for a missing namespace: ask this client instead
+        namespace = self._namespace or str(self._call("whoami", self._api.whoami)["name"])
         infos = self._call("listing jobs", lambda: list(self._api.list_jobs(
-            labels=labels or None, namespace=self._namespace)))
+            labels=labels or None, namespace=namespace)))
         states = [_state(info) for info in infos]  # filtered here too: never trust a filter
         return [s for s in states if all(s.labels.get(k) == v
                                          for k, v in (labels or {}).items())]

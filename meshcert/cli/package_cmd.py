@@ -336,6 +336,7 @@ def plan(
     typer.echo("\n".join(lines))
 
 
-from meshcert.cli import publish_cmd  # noqa: E402  (its command joins this group)
+from meshcert.cli import job_cmd, publish_cmd  # noqa: E402  (their commands join this group)
 
 app.command("publish")(publish_cmd.publish)
+app.command("job")(job_cmd.job)

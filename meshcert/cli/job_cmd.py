@@ -1,0 +1,245 @@
+"""`meshcert package job`: write, publish and certify a package on HF Jobs (a dry run unless
+--confirm), and manage those jobs. The work is in hubjobs.package_job."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from hubjobs.jobs_api import HubJobs, JobState
+    from hubjobs.package_job import PackageJobPlan
+
+USAGE, FAILED, INCOMPLETE = 2, 1, 3
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
+_UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str) -> int:
+    """'7200', '90m', '2h', '1d' -> seconds (what HF Jobs' --timeout accepts)."""
+    match = _DURATION.match(text)
+    if match is None or float(match.group(1)) <= 0:
+        raise typer.BadParameter("give seconds, or a number with s, m, h or d",
+                                 param_hint="--timeout")
+    return int(float(match.group(1)) * _UNIT_S[match.group(2)])
+
+
+def describe(plan: PackageJobPlan, *, dry_run: bool) -> str:
+    from hubjobs.costs import FIXED_S, WRITE_BYTES_PER_S
+
+    f = plan.flavor
+    lines = [f"HF Jobs plan{' (dry run: nothing is submitted)' if dry_run else ''}: "
+             f"{plan.source} -> {plan.target}",
+             f"  source {plan.repo} at commit {plan.commit} (mounted read-only at /source)"]
+    lines += [f"    {path}  {size:,} bytes" for path, size in plan.files]
+    lines += [
+        f"  package {plan.fmt}: {plan.artifacts} artifacts, {plan.package_bytes:,} bytes "
+        f"(largest {plan.largest_artifact:,}); model id {plan.model_id}",
+        f"  disk needed: {plan.disk_bytes_needed / 1e9:.2f} GB (streaming write: each artifact "
+        "uploaded and deleted as it is done)",
+        f"  flavor {f.name}: {f.cpus} vCPU, {(f.ram_bytes or 0) / 1e9:.0f} GB RAM, "
+        f"{(f.disk_bytes or 0) / 1e9:.0f} GB disk, ${f.usd_per_hour:.4f}/h",
+        f"  timeout {plan.timeout_s} s ({plan.timeout_s / 3600:.2f} h: source bytes at "
+        f"{WRITE_BYTES_PER_S / 1e6:.0f} MB/s + {FIXED_S // 60} min start-up, rounded up)",
+        f"  maximum cost: ${plan.max_cost_usd:.4f}",
+        f"  installs {plan.install}; catalog: {plan.catalog or 'none'}"
+        + (" (experimental: a pull request)" if plan.experimental else ""),
+    ]
+    lines += [f"  note: {n}" for n in plan.notes]
+    return "\n".join(lines)
+
+
+def _jobs() -> tuple[HubJobs, str | None]:
+    from huggingface_hub import get_token
+
+    from certify.hub.settings import HubSettings
+    from hubjobs.jobs_api import HubJobs
+    from meshcert.cli.publish_cmd import quiet_hub_logs
+
+    quiet_hub_logs()
+    token = get_token()
+    return HubJobs(HubSettings.from_env(), token=token), token
+
+
+def _hub_error(exc: Exception) -> typer.Exit:
+    typer.echo(f"error: {getattr(exc, 'message', exc)}", err=True)
+    return typer.Exit(INCOMPLETE)
+
+
+def job(
+    source: Annotated[str | None, typer.Argument(
+        metavar="SOURCE", help="org/repo[@rev]:QUANT or hf://org/repo@rev/path.gguf")] = None,
+    target: Annotated[str | None, typer.Option("--target", metavar="NS/REPO",
+                                               help="The model repo the package goes to.")
+                      ] = None,
+    model_id: Annotated[str | None, typer.Option(
+        help="Model coordinate for the manifest (default: SOURCE's org/repo:QUANT).")] = None,
+    timeout: Annotated[str | None, typer.Option(
+        help="Job timeout (seconds, or 90m, 2h, 1d; default: from the source size).")] = None,
+    experimental: Annotated[bool, typer.Option(
+        "--experimental", help="Public with a warning; the catalog entry is a pull request.")
+                            ] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print the plan and its cost; submit nothing (the default).")
+                       ] = False,
+    confirm: Annotated[bool, typer.Option("--confirm", help="Submit the job (spends money).")
+                       ] = False,
+    follow: Annotated[bool, typer.Option(
+        "--follow", help="Stream the job's logs and end with its final stage.")] = False,
+    status: Annotated[str | None, typer.Option("--status", metavar="ID")] = None,
+    logs: Annotated[str | None, typer.Option("--logs", metavar="ID")] = None,
+    cancel: Annotated[str | None, typer.Option("--cancel", metavar="ID")] = None,
+    list_jobs: Annotated[bool, typer.Option("--list", help="meshcert's package jobs.")
+                         ] = False,
+    flavor: Annotated[str, typer.Option(
+        help="auto (the cheapest that fits) or a flavor of the Hub's hardware list.")] = "auto",
+    max_cost_usd: Annotated[float | None, typer.Option(
+        help="Refuse a plan whose maximum cost is above this.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="v2 (default) or v1.")] = "v2",
+    install: Annotated[str | None, typer.Option(
+        help="What the job pip-installs (default meshcert==<this version>).")] = None,
+    catalog: Annotated[str, typer.Option(
+        "--catalog", metavar="NS/CATALOG", help="The catalog the pinned package is added to "
+        "('none' to skip).")] = "meshllm/catalog",
+    json_out: Annotated[bool, typer.Option("--json", help="Print the plan (or job) as JSON.")
+                        ] = False,
+) -> None:
+    """Write, publish and certify a package on HF Jobs, or manage such jobs. Exit 0 (a dry
+    run, a submitted job, or with --follow a COMPLETED job whose package certified passed),
+    1 failed, 2 refused or usage, 3 incomplete (cancelled, unreachable)."""
+    modes = [m for m, on in (("--status", status), ("--logs", logs), ("--cancel", cancel),
+                             ("--list", list_jobs), ("SOURCE", source)) if on]
+    if len(modes) != 1:
+        raise typer.BadParameter("give SOURCE --target NS/REPO, or one of --status ID, "
+                                 "--logs ID, --cancel ID, --list", param_hint="SOURCE")
+    if source is None:
+        _manage(status=status, logs=logs, cancel=cancel, follow=follow, json_out=json_out)
+        return
+    if dry_run and confirm:
+        raise typer.BadParameter("--dry-run and --confirm contradict", param_hint="--confirm")
+    if target is None:
+        raise typer.BadParameter("needs --target NS/REPO", param_hint="--target")
+    if fmt not in ("v2", "v1"):
+        raise typer.BadParameter("must be v2 or v1", param_hint="--format")
+    if max_cost_usd is not None and max_cost_usd <= 0:
+        raise typer.BadParameter("must be > 0", param_hint="--max-cost-usd")
+    _plan_and_run(source, target=target, model_id=model_id,
+                  timeout_s=parse_duration(timeout) if timeout else None,
+                  experimental=experimental, confirm=confirm, follow=follow, flavor=flavor,
+                  max_cost_usd=max_cost_usd, fmt=fmt, install=install,
+                  catalog=None if catalog.lower() == "none" else catalog, json_out=json_out)
+
+
+def _plan_and_run(source: str, *, target: str, model_id: str | None, timeout_s: int | None,
+                  experimental: bool, confirm: bool, follow: bool, flavor: str,
+                  max_cost_usd: float | None, fmt: str, install: str | None,
+                  catalog: str | None, json_out: bool) -> None:
+    from certify.hub.errors import HubError
+    from hubjobs.commands import default_install
+    from hubjobs.package_job import JobRefused, job_spec, plan_package_job
+    from splitter.errors import Refusal
+
+    jobs, token = _jobs()
+    try:
+        plan = plan_package_job(source, target=target, model_id=model_id, fmt=fmt,
+                                flavors=jobs.hardware(), flavor_name=flavor,
+                                timeout_s=timeout_s, install=install or default_install(),
+                                catalog=catalog, experimental=experimental,
+                                whoami=jobs.whoami())
+    except (JobRefused, Refusal) as exc:
+        typer.echo(f"refused: {getattr(exc, 'message', exc)}", err=True)
+        raise typer.Exit(USAGE) from None
+    except HubError as exc:
+        raise _hub_error(exc) from None
+    typer.echo(describe(plan, dry_run=not confirm), err=True)
+    if max_cost_usd is not None and plan.max_cost_usd > max_cost_usd:
+        typer.echo(f"refused: the maximum cost ${plan.max_cost_usd:.4f} is above "
+                   f"--max-cost-usd {max_cost_usd}", err=True)
+        raise typer.Exit(USAGE)
+    if not confirm:
+        if json_out:
+            typer.echo(json.dumps(plan.as_json(), indent=2))
+        typer.echo(f"dry run: run again with --confirm to submit it (at most "
+                   f"${plan.max_cost_usd:.4f})", err=True)
+        raise typer.Exit(0)
+    try:
+        state = jobs.run(job_spec(plan, token))
+    except HubError as exc:
+        raise _hub_error(exc) from None
+    plan.job_id = state.job_id
+    if json_out:
+        typer.echo(json.dumps(plan.as_json(), indent=2))
+    typer.echo(f"submitted job {state.job_id} ({state.stage}); follow it with `meshcert "
+               f"package job --logs {state.job_id} --follow`", err=True)
+    if follow:
+        _follow_to_the_end(jobs, state.job_id)
+
+
+def _follow_to_the_end(jobs: HubJobs, job_id: str) -> None:
+    """Stream the logs, then the final stage and the package's certification."""
+    import threading
+
+    from certify.hub.errors import HubError
+    from certify.report import CertReport
+    from hubjobs.package_job import REPORT_TAG
+    from hubjobs.report_channel import ChannelError, decode
+
+    try:
+        for line in jobs.logs(job_id, follow=True):
+            sys.stderr.write(line.rstrip() + "\n")
+        state = jobs.inspect(job_id)
+        while not state.finished:
+            threading.Event().wait(2.0)
+            state = jobs.inspect(job_id)
+        lines = list(jobs.logs(job_id))
+    except HubError as exc:
+        raise _hub_error(exc) from None
+    typer.echo(f"job {job_id}: {state.stage}" + (f" ({state.message})" if state.message
+                                                 else ""))
+    try:
+        report = CertReport.model_validate_json(decode(lines, REPORT_TAG))
+    except (ChannelError, ValueError) as exc:
+        typer.echo(f"no certification came back from the job: {exc}", err=True)
+        raise typer.Exit(INCOMPLETE if state.stage in ("CANCELED", "COMPLETED") else FAILED
+                         ) from None
+    typer.echo(f"package: {report.resolved_package_ref}; certification: {report.status}")
+    if report.status == "passed" and state.stage == "COMPLETED":
+        typer.echo(f"run it: mesh-llm serve --model {report.resolved_package_ref} --split")
+        raise typer.Exit(0)
+    raise typer.Exit(INCOMPLETE if report.status == "incomplete" or state.stage == "CANCELED"
+                     else FAILED)
+
+
+def _manage(*, status: str | None, logs: str | None, cancel: str | None, follow: bool,
+            json_out: bool) -> None:
+    from certify.hub.errors import HubError
+
+    jobs, _token = _jobs()
+    try:
+        if status is not None:
+            _print_states([jobs.inspect(status)], json_out)
+        elif logs is not None:
+            for line in jobs.logs(logs, follow=follow):
+                typer.echo(line.rstrip())
+        elif cancel is not None:
+            jobs.cancel(cancel)
+            _print_states([jobs.inspect(cancel)], json_out)
+        else:
+            _print_states(jobs.list({"meshcert-task": "package-write"}), json_out)
+    except HubError as exc:
+        raise _hub_error(exc) from None
+
+
+def _print_states(states: list[JobState], json_out: bool) -> None:
+    if json_out:
+        typer.echo(json.dumps([{"job_id": s.job_id, "stage": s.stage, "message": s.message,
+                                "flavor": s.flavor, "labels": s.labels} for s in states],
+                              indent=2))
+        return
+    for s in states:
+        label = ", ".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
+        typer.echo(f"{s.job_id}  {s.stage:<10} {s.flavor or '-':<12} {label}")
