@@ -62,7 +62,7 @@ def test_published_prints_the_immutable_ref_and_the_serve_command(
 
 
 def test_a_package_that_does_not_certify_exits_2(hub: FakeHub, package: PackageInfo) -> None:
-    (package.root / "layers" / "layer-00001.gguf").write_bytes(b"GGUF?")
+    (package.root / "layers" / "layer-001.gguf").write_bytes(b"GGUF?")
     result = publish(str(package.root), "--target", "meshllm/tiny", "-q")
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("refused: ")
