@@ -40,12 +40,13 @@ def test_smollm2_from_a_source_repo_to_a_certified_package_and_four_slice_jobs(
     hub.commit("meshllm/catalog", {"README.md": b"# catalog\n"}, repo_type="dataset")
     hub.jobs.extra_env["PYTHONPATH"] = str(ROOT)
     done = cli("package", "job", f"{SOURCE_REPO}@{sha}:Q4_1", "--target", TARGET,
-               "--confirm", "--follow", "--install", "meshcert")
+               "--confirm", "--follow", "--experimental", "--install", "meshcert")
     assert done.exit_code == 0, done.output
     commit = hub.repos[TARGET].branches["main"]
     ref = f"hf://{TARGET}@{commit}"
     assert f"package: {ref}; certification: passed" in done.stdout
-    entry = json.loads(hub.file_bytes("meshllm/catalog", "main",
+    pulls = hub.datasets["meshllm/catalog"].pulls  # --experimental: a catalog pull request
+    entry = json.loads(hub.file_bytes("meshllm/catalog", f"refs/pr/{max(pulls)}",
                                       f"entries/{SOURCE_REPO}.json", repo_type="dataset"))
     [variant] = entry["variants"].values()
     assert variant["packages"][0]["revision"] == commit  # the catalog entry is pinned
