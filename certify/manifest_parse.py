@@ -23,11 +23,11 @@ class _DuplicateKey(Exception):
     pass
 
 
-def _reject_constant(name: str) -> Any:
+def reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _bracket_depth(text: str) -> int:
+def bracket_depth(text: str) -> int:
     """Cheap pre-scan so json never recurses past Python's stack on hostile nesting."""
     depth = deepest = 0
     in_string = escaped = False
@@ -67,7 +67,7 @@ def parse_manifest(raw: bytes | None) -> ParsedManifest:
             path=MANIFEST_NAME)])
     if text.startswith("\ufeff"):
         text = text[1:]
-    if _bracket_depth(text) > MAX_DEPTH:
+    if bracket_depth(text) > MAX_DEPTH:
         return ParsedManifest(None, [finding(
             "invalid_manifest_json", f"{MANIFEST_NAME} nests deeper than {MAX_DEPTH} levels",
             path=MANIFEST_NAME)])
@@ -85,7 +85,7 @@ def parse_manifest(raw: bytes | None) -> ParsedManifest:
         return out
 
     try:
-        data = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=_reject_constant)
+        data = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=reject_constant)
     except (ValueError, RecursionError) as exc:
         return ParsedManifest(None, [finding(
             "invalid_manifest_json", f"{MANIFEST_NAME} is not valid JSON: {exc}",

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from certify.findings import Finding, finding
+from certify.manifest_parse import bracket_depth, reject_constant
 from certify.refs import RefError, parse_ref
 
 ENTRY_SCHEMA_VERSION = 1
@@ -77,31 +78,6 @@ def _invalid(path: str, message: str) -> Finding:
     return finding("catalog_entry_invalid", f"{path}: {message}", path=path)
 
 
-def _depth(text: str) -> int:
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch in "]}":
-            depth -= 1
-    return deepest
-
-
-def _reject(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def decode_json(raw: bytes) -> Any:
     """Strict JSON (UTF-8, no NaN/Infinity, bounded size and nesting); raises ValueError."""
     if len(raw) > MAX_ENTRY_BYTES:
@@ -110,10 +86,10 @@ def decode_json(raw: bytes) -> Any:
         text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise ValueError(f"not UTF-8 (byte {exc.start})") from None
-    if _depth(text) > _MAX_DEPTH:
+    if bracket_depth(text) > _MAX_DEPTH:
         raise ValueError(f"nests deeper than {_MAX_DEPTH} levels")
     try:
-        return json.loads(text, parse_constant=_reject)
+        return json.loads(text, parse_constant=reject_constant)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
 

@@ -29,6 +29,7 @@ from typing import IO, Any
 import numpy as np
 
 from certify.workers.death import WorkerDeath, stderr_tail
+from certify.workers.llama_gguf import parse_json_line
 from certify.workers.llama_reopen import LlamaCppCrashed, LlamaParserUnavailable
 
 WORKER_SCRIPT = Path(__file__).with_name("llama_decode_worker.py")
@@ -113,7 +114,7 @@ def _follow(request: dict[str, Any], what: str, model: str, timeout_s: float,
             continue
         if line is None:  # stdout closed: the worker is ending
             break
-        item = _parse(line)
+        item = parse_json_line(line)
         if item is None:
             continue
         if "advance" in item:
@@ -160,14 +161,6 @@ def _read_tail(stream: IO[bytes], out: list[bytes]) -> None:
         kept += len(chunk)
         while kept > _STDERR_KEEP and len(out) > 1:
             kept -= len(out.pop(0))
-
-
-def _parse(line: str) -> dict[str, Any] | None:
-    try:
-        item = json.loads(line)
-    except ValueError:
-        return None
-    return item if isinstance(item, dict) else None
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

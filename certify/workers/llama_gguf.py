@@ -144,7 +144,7 @@ class LlamaCppGGUF:
             facts.unavailable = f"cannot start the llama.cpp worker: {exc.strerror or exc}"
             return -1
         lines = stdout.splitlines()
-        if not lines or _parse_line(lines[0]) != READY:
+        if not lines or parse_json_line(lines[0]) != READY:
             death = WorkerDeath("the llama.cpp worker", None, returncode, stderr_tail(stderr),
                                 timeout_s=self.timeout_s)
             facts.unavailable = f"llama.cpp's library {library} could not be used: " \
@@ -152,7 +152,7 @@ class LlamaCppGGUF:
             return -1
         settled = 0
         for line in lines[1:]:
-            item = _parse_line(line)
+            item = parse_json_line(line)
             if item is None or settled >= len(pending):
                 continue
             name = pending[settled][0]
@@ -180,7 +180,7 @@ class LlamaCppGGUF:
         return settled
 
 
-def _parse_line(line: str) -> dict[str, Any] | None:
+def parse_json_line(line: str) -> dict[str, Any] | None:
     try:
         item = json.loads(line)
     except ValueError:
