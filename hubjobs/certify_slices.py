@@ -29,7 +29,7 @@ from certify.report import CertReport, Gate, HfJob, combine_statuses
 from certify.version import __version__
 from hubjobs.commands import IMAGE, PACKAGE_MOUNT, certify_slice_command, slice_tag
 from hubjobs.costs import CERTIFY_BYTES_PER_S, FIXED_S, timeout_for
-from hubjobs.hardware import Flavor, Needs, cheapest_fit, misfits
+from hubjobs.hardware import Flavor, Needs, NoFlavor, pick_flavor
 from hubjobs.jobs_api import Jobs, JobSpec, JobState, Mount
 from hubjobs.report_channel import ChannelError, decode
 
@@ -109,27 +109,14 @@ def plan_certify_jobs(preflight: CertReport, flavors: list[Flavor], *, flavor_na
     # the mount fetches lazily and may keep what it read: plan disk for the largest slice
     needs = Needs(disk_bytes=max(s.n_bytes for s in slices) + SCRATCH_BYTES,
                   ram_bytes=RAM_BYTES, cpus=CPUS)
-    flavor = _flavor(flavors, flavor_name, needs)
+    try:
+        flavor = pick_flavor(flavors, flavor_name, needs, "a slice")
+    except NoFlavor as exc:
+        raise PlanRefused(f"{exc}" + (": use more --stages" if flavor_name == "auto" else "")
+                          ) from None
     cost = round(sum(flavor.cost_usd(s.timeout_s) for s in slices), 6)
     return CertifyJobsPlan(repo, commit, preflight.manifest_sha256, slices, flavor, needs,
                            install, cost)
-
-
-def _flavor(flavors: list[Flavor], name: str, needs: Needs) -> Flavor:
-    if name == "auto":
-        chosen = cheapest_fit(flavors, needs)
-        if chosen is None:
-            raise PlanRefused("no CPU flavor of the Hub's hardware list fits a slice "
-                              f"({needs.disk_bytes / 1e9:.1f} GB of disk): use more --stages")
-        return chosen
-    named = next((f for f in flavors if f.name == name), None)
-    if named is None:
-        raise PlanRefused(f"flavor {name!r} is not in the Hub's hardware list "
-                          f"({', '.join(f.name for f in flavors)})")
-    why = misfits(named, needs)
-    if why:
-        raise PlanRefused(f"flavor {name!r} does not fit a slice: {'; '.join(why)}")
-    return named
 
 
 def job_spec(plan: CertifyJobsPlan, item: SlicePlan, token: str | None) -> JobSpec:

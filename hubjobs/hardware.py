@@ -93,3 +93,26 @@ def cheapest_fit(flavors: Iterable[Flavor], needs: Needs) -> Flavor | None:
     """The CPU flavor with the lowest hourly price that fits (None: none does)."""
     fitting = [f for f in flavors if not f.accelerated and not misfits(f, needs)]
     return min(fitting, key=lambda f: (f.usd_per_hour, f.name), default=None)
+
+
+class NoFlavor(ValueError):
+    """No flavor of the Hub's list can run the job: the reason, in words."""
+
+
+def pick_flavor(flavors: list[Flavor], name: str, needs: Needs, what: str) -> Flavor:
+    """`auto`: the cheapest CPU flavor that fits; else the named one, checked. `what` names
+    the job in the refusal ("a slice", "this write")."""
+    if name == "auto":
+        chosen = cheapest_fit(flavors, needs)
+        if chosen is None:
+            raise NoFlavor(f"no CPU flavor of the Hub's hardware list fits {what} "
+                           f"({needs.disk_bytes / 1e9:.1f} GB of disk)")
+        return chosen
+    named = next((f for f in flavors if f.name == name), None)
+    if named is None:
+        raise NoFlavor(f"flavor {name!r} is not in the Hub's hardware list "
+                       f"({', '.join(f.name for f in flavors)})")
+    why = misfits(named, needs)
+    if why:
+        raise NoFlavor(f"flavor {name!r} does not fit {what}: {'; '.join(why)}")
+    return named

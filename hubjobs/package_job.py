@@ -27,7 +27,7 @@ from typing import Any
 from certify.version import __version__
 from hubjobs.commands import IMAGE, JOB_ENV, SOURCE_MOUNT, WORK, job_script
 from hubjobs.costs import FIXED_S, WRITE_BYTES_PER_S, timeout_for
-from hubjobs.hardware import Flavor, Needs, cheapest_fit, misfits
+from hubjobs.hardware import Flavor, Needs, NoFlavor, pick_flavor
 from hubjobs.jobs_api import JobSpec, Mount
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -153,7 +153,10 @@ def plan_package_job(source: str, *, target: str, model_id: str | None, fmt: str
 
     needs = Needs(disk_bytes=streaming_disk_bytes(plan, ROOM) + (1 << 30),
                   ram_bytes=RAM_BYTES, cpus=CPUS)
-    flavor = _flavor(flavors, flavor_name, needs)
+    try:
+        flavor = pick_flavor(flavors, flavor_name, needs, "this streaming write")
+    except NoFlavor as exc:
+        raise JobRefused(str(exc)) from None
     sizes = [a.size for a in plan.all_artifacts()]
     derived = timeout_for(sum(size for _, size in files), WRITE_BYTES_PER_S)
     notes = []
@@ -170,23 +173,6 @@ def plan_package_job(source: str, *, target: str, model_id: str | None, fmt: str
         disk_bytes_needed=needs.disk_bytes, flavor=flavor,
         timeout_s=timeout_s if timeout_s is not None else derived, install=install,
         catalog=catalog, experimental=experimental, notes=notes)
-
-
-def _flavor(flavors: list[Flavor], name: str, needs: Needs) -> Flavor:
-    if name == "auto":
-        chosen = cheapest_fit(flavors, needs)
-        if chosen is None:
-            raise JobRefused(f"no CPU flavor of the Hub's hardware list has "
-                             f"{needs.disk_bytes / 1e9:.1f} GB of disk for the streaming write")
-        return chosen
-    named = next((f for f in flavors if f.name == name), None)
-    if named is None:
-        raise JobRefused(f"flavor {name!r} is not in the Hub's hardware list "
-                         f"({', '.join(f.name for f in flavors)})")
-    why = misfits(named, needs)
-    if why:
-        raise JobRefused(f"flavor {name!r} does not fit this write: {'; '.join(why)}")
-    return named
 
 
 def write_command(plan: PackageJobPlan) -> list[str]:

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from meshcert.cli.exit_codes import EXIT_CODES
-
-USAGE = 2  # typer's usage-error status: a refused plan submits nothing
+from meshcert.cli.job_budget import USAGE, end_dry_run, refuse_over_budget
 
 if TYPE_CHECKING:
     from hubjobs.certify_slices import CertifyJobsPlan
@@ -49,8 +48,6 @@ def certify_on_hf_jobs(model: str, *, stages: int | None, flavor: str, install: 
                        runtime_abi: str | None, allow_unpinned: bool, report_out: str | None,
                        json_out: bool, quiet: bool, html: str | None, md: str | None,
                        junit: str | None, sarif: str | None) -> None:
-    import json
-
     from certify.hub.errors import HubError
     from certify.hub.settings import HubSettings
     from certify.service import CertRequest, certify_package
@@ -93,16 +90,10 @@ def certify_on_hf_jobs(model: str, *, stages: int | None, flavor: str, install: 
         raise typer.Exit(EXIT_CODES["incomplete"]) from None
     if not quiet:
         typer.echo(describe_plan(plan, dry_run=not confirm), err=True)
-    if max_cost_usd is not None and plan.max_cost_usd > max_cost_usd:
-        typer.echo(f"refused: the maximum cost ${plan.max_cost_usd:.4f} is above "
-                   f"--max-cost-usd {max_cost_usd}", err=True)
-        raise typer.Exit(USAGE)
+    refuse_over_budget(plan.max_cost_usd, max_cost_usd)
     if not confirm:
-        if json_out:
-            typer.echo(json.dumps(plan.as_json(), indent=2))
-        say(f"dry run: run again with --confirm to submit {len(plan.slices)} job(s) "
-            f"(at most ${plan.max_cost_usd:.4f})")
-        raise typer.Exit(0)
+        end_dry_run(plan.as_json(), json_out=json_out, what=f"{len(plan.slices)} job(s)",
+                    say=say)
 
     def on_state(item: object, state: object) -> None:
         say(f"slice {getattr(item, 'label', '?')}: job {getattr(state, 'job_id', '?')} "

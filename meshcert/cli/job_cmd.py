@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from meshcert.cli.job_budget import USAGE, end_dry_run, refuse_over_budget
+
 if TYPE_CHECKING:
     from hubjobs.jobs_api import HubJobs, JobState
     from hubjobs.package_job import PackageJobPlan
 
-USAGE, FAILED, INCOMPLETE = 2, 1, 3
+FAILED, INCOMPLETE = 1, 3
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -156,16 +158,10 @@ def _plan_and_run(source: str, *, target: str, model_id: str | None, timeout_s: 
     except HubError as exc:
         raise _hub_error(exc) from None
     typer.echo(describe(plan, dry_run=not confirm), err=True)
-    if max_cost_usd is not None and plan.max_cost_usd > max_cost_usd:
-        typer.echo(f"refused: the maximum cost ${plan.max_cost_usd:.4f} is above "
-                   f"--max-cost-usd {max_cost_usd}", err=True)
-        raise typer.Exit(USAGE)
+    refuse_over_budget(plan.max_cost_usd, max_cost_usd)
     if not confirm:
-        if json_out:
-            typer.echo(json.dumps(plan.as_json(), indent=2))
-        typer.echo(f"dry run: run again with --confirm to submit it (at most "
-                   f"${plan.max_cost_usd:.4f})", err=True)
-        raise typer.Exit(0)
+        end_dry_run(plan.as_json(), json_out=json_out, what="it",
+                    say=lambda text: typer.echo(text, err=True))
     try:
         state = jobs.run(job_spec(plan, token))
     except HubError as exc:
