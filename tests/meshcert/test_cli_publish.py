@@ -3,10 +3,6 @@ and certified, 1 failed, 2 refused or usage, 3 incomplete), and no secret in its
 
 from __future__ import annotations
 
-from tests.support.hub_env import close_client_session, point_at, prepare_process_env
-
-prepare_process_env()
-
 from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -15,6 +11,7 @@ from typer.testing import CliRunner  # noqa: E402
 
 from meshcert.cli import app  # noqa: E402
 from meshcert.packagegen import PackageInfo, llama_spec, write_package  # noqa: E402
+from tests.support.hub_fixture import serving
 from tests.support.hub_server import FakeHub  # noqa: E402
 
 TOKEN = "hf_publisher_0123456789abcdef"
@@ -24,16 +21,11 @@ runner = CliRunner()
 
 @pytest.fixture
 def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    fake = FakeHub().start()
-    point_at(monkeypatch, fake.url, tmp_path / "hf-home", fake.sleeps)
-    fake.add_token(TOKEN, user="alice", orgs={"meshllm": "write"})
-    fake.add_token(OTHER, user="bob")
-    monkeypatch.setenv("HF_TOKEN", TOKEN)
-    try:
+    with serving(FakeHub(), tmp_path, monkeypatch) as fake:
+        fake.add_token(TOKEN, user="alice", orgs={"meshllm": "write"})
+        fake.add_token(OTHER, user="bob")
+        monkeypatch.setenv("HF_TOKEN", TOKEN)
         yield fake
-    finally:
-        fake.stop()
-        close_client_session()
 
 
 @pytest.fixture

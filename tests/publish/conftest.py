@@ -5,16 +5,13 @@ must switch it off itself, and this Hub refuses Xet, so a publish that works use
 
 from __future__ import annotations
 
-from tests.support.hub_env import close_client_session, point_at, prepare_process_env
+from collections.abc import Iterator
+from pathlib import Path
 
-prepare_process_env()
+import pytest
 
-from collections.abc import Iterator  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import pytest  # noqa: E402
-
-from tests.support.hub_server import FakeHub  # noqa: E402
+from tests.support.hub_fixture import serving
+from tests.support.hub_server import FakeHub
 
 WRITER = "hf_alice_writes_0123456789"  # alice: her namespace and the meshllm org
 OUTSIDER = "hf_bob_reads_0123456789"  # bob: his namespace only
@@ -24,14 +21,9 @@ OUTSIDER = "hf_bob_reads_0123456789"  # bob: his namespace only
 def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
     from huggingface_hub import constants
 
-    fake = FakeHub().start()
-    point_at(monkeypatch, fake.url, tmp_path / "hf-home", fake.sleeps)
-    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", False)
-    fake.add_token(WRITER, user="alice", orgs={"meshllm": "write"})
-    fake.add_token(OUTSIDER, user="bob")
-    monkeypatch.setenv("HF_TOKEN", WRITER)
-    try:
+    with serving(FakeHub(), tmp_path, monkeypatch) as fake:
+        monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", False)
+        fake.add_token(WRITER, user="alice", orgs={"meshllm": "write"})
+        fake.add_token(OUTSIDER, user="bob")
+        monkeypatch.setenv("HF_TOKEN", WRITER)
         yield fake
-    finally:
-        fake.stop()
-        close_client_session()

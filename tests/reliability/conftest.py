@@ -7,30 +7,21 @@ tests imports it (as the hub tests' conftest does).
 
 from __future__ import annotations
 
-from tests.support.hub_env import close_client_session, point_at, prepare_process_env
-
-prepare_process_env()
-
 from collections.abc import Callable, Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
 from tests.reliability.hub_faults import FaultyHub  # noqa: E402
+from tests.support.hub_fixture import serving
 
 
 @pytest.fixture
 def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultyHub]:
     """A started FaultyHub; env and huggingface_hub constants point at it; backoff sleeps are
     recorded in `hub.sleeps` instead of slept."""
-    fake = FaultyHub()
-    fake.start()
-    point_at(monkeypatch, fake.url, tmp_path / "hf-home", fake.sleeps)
-    try:
+    with serving(FaultyHub(), tmp_path, monkeypatch) as fake:
         yield fake
-    finally:
-        fake.stop()
-        close_client_session()
 
 
 @pytest.fixture

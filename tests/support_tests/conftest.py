@@ -1,35 +1,23 @@
 """Fixtures for the fake Hub's own tests: a started FakeHub aimed at by the real
-huggingface_hub client, with Xet switched off as the product switches it off.
-
-The environment huggingface_hub reads at import is prepared here, before anything in these
-tests imports it; `point_at` then aims env and constants at the running fake for each test.
-"""
+huggingface_hub client, with Xet switched off as the product switches it off."""
 
 from __future__ import annotations
 
-from tests.support.hub_env import close_client_session, point_at, prepare_process_env
+from collections.abc import Iterator
+from pathlib import Path
 
-prepare_process_env()
+import pytest
 
-from collections.abc import Iterator  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import pytest  # noqa: E402
-
-from tests.support.hub_server import FakeHub  # noqa: E402
+from tests.support.hub_fixture import serving
+from tests.support.hub_server import FakeHub
 
 
 @pytest.fixture
 def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
     from huggingface_hub import constants
 
-    fake = FakeHub().start()
-    point_at(monkeypatch, fake.url, tmp_path / "hf-home", fake.sleeps)
-    # hf_xet is installed, so the client would upload through Xet, which this Hub does not
-    # offer (test_xet_is_not_offered shows what happens then)
-    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
-    try:
+    with serving(FakeHub(), tmp_path, monkeypatch) as fake:
+        # hf_xet is installed, so the client would upload through Xet, which this Hub does
+        # not offer (test_xet_is_not_offered shows what happens then)
+        monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
         yield fake
-    finally:
-        fake.stop()
-        close_client_session()

@@ -1,29 +1,4 @@
-"""Fixtures for the hf:// tests: a fake Hub on 127.0.0.1 and the real huggingface_hub client.
+"""Fixtures for the hf:// tests: a fake Hub on 127.0.0.1 and the real huggingface_hub client
+(tests/support/hub_fixture.py prepares the environment huggingface_hub reads at import)."""
 
-The environment huggingface_hub reads at import is prepared here, before anything in these
-tests imports it; `point_at` then aims env and constants at the running fake for each test.
-"""
-
-from __future__ import annotations
-
-from tests.support.hub_env import close_client_session, point_at, prepare_process_env
-
-prepare_process_env()
-
-from collections.abc import Iterator  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import pytest  # noqa: E402
-
-from tests.support.hub_server import FakeHub  # noqa: E402
-
-
-@pytest.fixture
-def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    fake = FakeHub().start()
-    point_at(monkeypatch, fake.url, tmp_path / "hf-home", fake.sleeps)
-    try:
-        yield fake
-    finally:
-        fake.stop()
-        close_client_session()
+from tests.support.hub_fixture import hub  # noqa: F401
