@@ -9,9 +9,11 @@ certification incomplete; 130 interrupted (no manifest; `--resume` continues).
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -88,6 +90,23 @@ def _fail(code: int, text: str) -> typer.Exit:
     return typer.Exit(code)
 
 
+@contextlib.contextmanager
+def _write_errors(after_abort: str, after_interrupt: str) -> Iterator[None]:
+    """The writer's refusals and aborts exit 2, an interrupt 130, each said in one line."""
+    from splitter.errors import Aborted, Interrupted, Refusal
+
+    try:
+        yield
+    except Refusal as err:
+        raise _fail(EXIT_REFUSED, f"refused ({err.code}): {err.message}") from None
+    except Aborted as err:
+        raise _fail(EXIT_REFUSED, f"aborted ({err.code}): {err.message}; {after_abort}"
+                    ) from None
+    except (Interrupted, KeyboardInterrupt):
+        raise _fail(EXIT_INTERRUPTED, f"interrupted: {after_interrupt}; run again with "
+                    "--resume to continue") from None
+
+
 @app.command("write")
 def write(
     source: Annotated[str, typer.Argument(
@@ -139,7 +158,6 @@ def write(
     """Split SOURCE into a layer package, verify it, certify it; exit 0 passed, 1 failed,
     2 refused, 3 incomplete, 130 interrupted. With --publish, the same statuses for the
     published package."""
-    from splitter.errors import Aborted, Interrupted, Refusal
     from splitter.write import WriteRequest, prepare
     from splitter.write import write as write_package
 
@@ -166,16 +184,10 @@ def write(
     started = time.monotonic()
     prepared = None
     try:
-        prepared = prepare(request)
-        result = write_package(prepared, progress)
-    except Refusal as err:
-        raise _fail(EXIT_REFUSED, f"refused ({err.code}): {err.message}") from None
-    except Aborted as err:
-        raise _fail(EXIT_REFUSED, f"aborted ({err.code}): {err.message}; the artifacts "
-                    "written so far are kept (--resume re-verifies them)") from None
-    except (Interrupted, KeyboardInterrupt):
-        raise _fail(EXIT_INTERRUPTED, "interrupted: no manifest written; run again with "
-                    "--resume to continue") from None
+        with _write_errors("the artifacts written so far are kept (--resume re-verifies "
+                           "them)", "no manifest written"):
+            prepared = prepare(request)
+            result = write_package(prepared, progress)
     finally:
         if prepared is not None:
             prepared.source.close()
@@ -192,8 +204,6 @@ def _write_and_publish(request: WriteRequest, target: str, *, delete_after_uploa
     from meshcert.cli.publish_cmd import print_result, quiet_hub_logs
     from publish.service import PublishRequest
     from publish.write_and_publish import write_and_publish
-    from splitter.errors import Aborted, Interrupted, Refusal
-
     publish = PublishRequest(package_dir=request.out_dir, target=target, private=private,
                              experimental=experimental, catalog=catalog)
 
@@ -202,17 +212,10 @@ def _write_and_publish(request: WriteRequest, target: str, *, delete_after_uploa
             typer.echo(message, err=True)
 
     quiet_hub_logs()
-    try:
+    with _write_errors("no manifest was published (--resume continues)",
+                       "no manifest was published"):
         outcome = write_and_publish(request, publish, delete_after_upload=delete_after_upload,
                                     progress=progress, say=say)
-    except Refusal as err:
-        raise _fail(EXIT_REFUSED, f"refused ({err.code}): {err.message}") from None
-    except Aborted as err:
-        raise _fail(EXIT_REFUSED, f"aborted ({err.code}): {err.message}; no manifest was "
-                    "published (--resume continues)") from None
-    except (Interrupted, KeyboardInterrupt):
-        raise _fail(EXIT_INTERRUPTED, "interrupted: no manifest was published; run again "
-                    "with --resume to continue") from None
     result = outcome.publish
     report = result.remote_report or outcome.local_report
     if report is not None and report_out:

@@ -4,7 +4,6 @@ AMX and AVX-512 never compiled in, and a build made with other flags never reuse
 from __future__ import annotations
 
 import importlib.util
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -97,4 +96,6 @@ def test_the_built_tools_were_built_with_todays_flags() -> None:
         llama_tools.llama_tool("llama-bench")  # skips (or fails in CI) with the build command
     assert info["cmake_flags"] == list(llama_tools.build_script().CMAKE_FLAGS)
     assert "-DGGML_NATIVE=ON" not in info["cmake_flags"]
-    assert json.dumps(info["amx_probe"])  # recorded, whatever it found
+    probe = info["amx_probe"]  # recorded, whatever it found, in the probe's own words
+    assert probe in ("not advertised", "executes") or probe.startswith(
+        ("faults (", "refused (", "unknown ("))
