@@ -104,7 +104,7 @@ def main() -> None:
     n_tokens, n_merges = (32_000, 31_000) if args.quick else (152_064, 151_387)
     with tempfile.TemporaryDirectory(prefix="meshcert-gguf-bench-") as tmp:
         base = Path(tmp)
-        small = write_package(llama_spec(), base / "small").root / "layers/layer-00001.gguf"
+        small = write_package(llama_spec(), base / "small").root / "layers/layer-001.gguf"
         tokenizer = write_tokenizer_fragment(base / "tokenizer.gguf", n_tokens, n_merges)
         package = write_package(llama_spec(block_count=args.layers, n_embd=32, n_ff=64),
                                 base / "package").root
