@@ -14,6 +14,7 @@ from evidence.catalog import ALPHA_ONE_SIDED, CATALOG, ENV_VARS, Q2_QUALITY, Cat
 from evidence.decisions import DecisionOptions, decide_all
 from evidence.gates import evaluate_gate
 from evidence.matching import Evidence, RowMatch
+from evidence.mesh_decisions import mesh_evidence
 from evidence.report import (
     BackendInfo,
     ComponentRow,
@@ -168,6 +169,7 @@ def build_report(table: Any, *, settings: EvidenceSettings, options: BuildOption
     if unused:
         notes.append(f"{unused} llama-bench row(s) are recorded as inputs; no Phase E/D rule "
                      "reads them")
+    mesh = mesh_evidence(ev.rows, catalog.mesh)
     if package_check is not None and package_check.status == "failed":
         notes.append("the package breaks the q2_K routed-down rule: " +
                      "; ".join(package_check.messages))
@@ -184,4 +186,4 @@ def build_report(table: Any, *, settings: EvidenceSettings, options: BuildOption
         inputs=_inputs(ev, problems, sources, options.label),
         rows=_row_stats(ev), components=components, estimate=gate.estimate,
         estimate_message=gate.estimate_message, gate=gate, decisions=decisions,
-        omitted_decisions=omitted, package_check=package_check, notes=notes)
+        omitted_decisions=omitted, package_check=package_check, notes=notes, **mesh)

@@ -534,6 +534,7 @@ class Catalog:
     estimate_shares: Mapping[str, tuple[str, ...]] = field(
         default_factory=lambda: dict(ESTIMATE_SHARES))
     shared_expert_row: str = SHARED_EXPERT_ROW
+    mesh: MeshRules = field(default_factory=lambda: _mesh_rules())  # defined below
 
     def row(self, label: str) -> RowSpec:
         for r in self.rows:
@@ -557,5 +558,108 @@ class Catalog:
                 return d.title
         return label
 
+
+
+# --------------------------------------------------------------------------------------------
+# mesh-llm evidence rules (bench-formats spec sections 7-9): history regressions, A/B
+# comparisons, KV-cache dtype defaults, the competitive promotion candidate. The code in
+# `history.py`, `ab.py`, `kv_dtype.py` and `promotion.py` only interprets these tables.
+# --------------------------------------------------------------------------------------------
+
+Direction = Literal["higher", "lower"]  # which way is better
+
+
+@dataclass(frozen=True)
+class HistoryMetricRule:
+    """mesh-llm's regression rule for one history metric: regressed when the relative change
+    against the baseline median is past `limit` (in the worse direction) AND the absolute
+    change is past max(`mad_factor` x MAD, `floor` x median)."""
+
+    metric: str
+    better: Direction
+    limit: float
+    mad_factor: float = 3.0
+    floor: float = 0.01
+
+
+@dataclass(frozen=True)
+class HistoryRule:
+    metrics: tuple[HistoryMetricRule, ...]
+    min_baseline: int = 3
+    classes: tuple[str, ...] = ("correctness-failure", "insufficient-baseline",
+                                "performance-regression", "pass")
+
+
+HISTORY_RULE = HistoryRule((
+    HistoryMetricRule("output_tokens_per_second", "higher", 0.05),
+    HistoryMetricRule("ttft_ms_mean", "lower", 0.10),
+))
+
+
+@dataclass(frozen=True)
+class ABRule:
+    """A/B comparison verdicts from the paired per-round deltas (new vs old, in %): per metric
+    `promote` when the Holm-adjusted interval is wholly better, `reject` when wholly worse,
+    `inconclusive` when it straddles 0; the comparison follows its `primary` metric, and any
+    metric wholly worse rejects it."""
+
+    directions: Mapping[str, Direction]
+    primary: str = "output_tokens_per_second"
+    min_rounds: int = 3
+
+
+AB_RULE = ABRule({
+    "output_tokens_per_second": "higher", "total_tokens_per_second": "higher",
+    "generated_tokens_per_second": "higher", "ttft_ms_p50": "lower", "ttft_ms_p95": "lower",
+    "ttft_ms_mean": "lower", "prefill_elapsed_ms_p95": "lower", "makespan_ms": "lower",
+})
+
+
+@dataclass(frozen=True)
+class KvDtypeRule:
+    """A quantised KV-cache dtype as a package's publisher default (a rule of ours: mesh-llm
+    applies a declared KV dtype without evidence): promote only with a significant throughput
+    or memory gain over `baseline` (Holm across the family) AND a perplexity ratio against
+    `baseline` whose upper 95% bound is at most `max_ppl_ratio`. A ratio above -> reject; no
+    perplexity run -> inconclusive (never promote)."""
+
+    candidates: tuple[str, ...] = ("q8_0", "q4_0")
+    baseline: str = "f16"
+    max_ppl_ratio: float = 1.01
+    gain_metrics: Mapping[str, Direction] = field(default_factory=lambda: {
+        "sample_ts": "higher", "generated_tokens_per_second": "higher",
+        "output_tokens_per_second": "higher", "total_tokens_per_second": "higher",
+        "kv_cache_bytes": "lower", "memory_bytes": "lower"})
+    cache_keys: tuple[str, ...] = ("type_k", "type_v", "cache_type_k", "cache_type_v")
+
+
+KV_DTYPE_RULE = KvDtypeRule()
+
+
+@dataclass(frozen=True)
+class PromotionRule:
+    """mesh-llm's promotion.json: eligible = full roster, c1 parity, both mean % gains over
+    `mesh` > 0; best sum wins. A winner is a candidate: meshcert promotes an arm only with a
+    promoting A/B decision for it; otherwise `inconclusive`."""
+
+    gain_fields: tuple[str, ...] = ("synthetic_mean_percent", "thoughtworks_mean_percent")
+
+
+PROMOTION_RULE = PromotionRule()
+
+
+@dataclass(frozen=True)
+class MeshRules:
+    history: HistoryRule = HISTORY_RULE
+    ab: ABRule = AB_RULE
+    kv_dtype: KvDtypeRule = KV_DTYPE_RULE
+    promotion: PromotionRule = PROMOTION_RULE
+
+
+MESH_RULES = MeshRules()
+
+
+def _mesh_rules() -> MeshRules:
+    return MESH_RULES
 
 CATALOG = Catalog()

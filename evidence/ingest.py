@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from certify.atomic import write_atomic
 from evidence.columns import COLUMNS, DEFAULT_VARIANT
@@ -156,6 +156,23 @@ def _count_lines(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
+_THREADED_HASH_FROM = 1 << 20   # bytes
+
+
+class _Digest(Protocol):
+    def result(self) -> tuple[str, int]: ...
+
+
+@dataclass(frozen=True)
+class _Done:
+    """An already computed (sha256, lines), shaped like the thread's future."""
+
+    value: tuple[str, int]
+
+    def result(self) -> tuple[str, int]:
+        return self.value
+
+
 class _Ingester:
     """Collects parts from many inputs, in order, for one table."""
 
@@ -168,24 +185,29 @@ class _Ingester:
         self.seen: dict[str, str] = {}      # sha256 -> file
 
     def add_bytes(self, name: str, data: bytes) -> None:
+        if len(data) < _THREADED_HASH_FROM:     # a thread costs more than hashing a small file
+            self._add_bytes(name, data, _Done(_sha256_and_lines(data)))
+            return
         # hashlib releases the GIL: hash in a thread while this one decodes and parses
         with ThreadPoolExecutor(max_workers=1) as pool:
-            digest = pool.submit(_sha256_and_lines, data)
-            if b"\x00" in data[:8192]:
-                if not self._duplicate(name, digest.result()[0]):
-                    self.problems.append(IngestProblem(name, None, "", "binary file, not a log",
-                                                       UNREADABLE))
-                return
-            early: list[IngestProblem] = []
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                text = data.decode("utf-8", errors="replace")
-                line = data.count(b"\n", 0, exc.start) + 1
-                early.append(IngestProblem(name, line, excerpt(text.split("\n")[line - 1]),
-                                           "not valid UTF-8; bad bytes replaced", "encoding"))
-            prepared = self._prepare(name, text)
-            sha, lines = digest.result()
+            self._add_bytes(name, data, pool.submit(_sha256_and_lines, data))
+
+    def _add_bytes(self, name: str, data: bytes, digest: _Digest) -> None:
+        if b"\x00" in data[:8192]:
+            if not self._duplicate(name, digest.result()[0]):
+                self.problems.append(IngestProblem(name, None, "", "binary file, not a log",
+                                                   UNREADABLE))
+            return
+        early: list[IngestProblem] = []
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            text = data.decode("utf-8", errors="replace")
+            line = data.count(b"\n", 0, exc.start) + 1
+            early.append(IngestProblem(name, line, excerpt(text.split("\n")[line - 1]),
+                                       "not valid UTF-8; bad bytes replaced", "encoding"))
+        prepared = self._prepare(name, text)
+        sha, lines = digest.result()
         if not self._duplicate(name, sha):
             self.problems.extend(early)
             self._commit(name, lines, sha, prepared)

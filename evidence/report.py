@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION: Literal[1] = 1
+SCHEMA_VERSION: Literal[2] = 2  # 2: mesh-llm rows, history classes, A/B, KV dtype, promotion
 
 Verdict = Literal["promote", "reject", "inconclusive", "needs-parity", "needs-quality",
                   "keep-evidence-gated"]
@@ -337,8 +337,124 @@ class PackageCheck(_Model):
     messages: list[str] = Field(default_factory=list)
 
 
+class MeshMetricRow(_Model):
+    """The values of one numeric field of one mesh-llm setup (bench-formats spec section 11)."""
+
+    format: str
+    op: str
+    params: str = Field(description="The setup key: rows of different setups never pool.")
+    metric: str = Field(description="The producer's field name.")
+    unit: str
+    n: int
+    median: float
+    min: float
+    max: float
+    sources: list[str] = Field(default_factory=list,
+                               description="file:line#/json/pointer of each value.")
+
+
+HistoryClass = Literal["correctness-failure", "insufficient-baseline", "performance-regression",
+                       "pass"]
+IntervalSays = Literal["regression", "within-noise", "no-regression", "no-interval"]
+
+
+class HistoryMetricVerdict(_Model):
+    metric: str
+    better: Literal["higher", "lower"]
+    current: float | None = None
+    baseline_median: float | None = None
+    baseline_mad: float | None = None
+    change: float | None = Field(None, description="current / baseline median - 1.")
+    limit: float = Field(description="mesh-llm's relative limit (0.05 = 5%).")
+    noise_floor: float | None = Field(None, description="max(3 x MAD, 1% of the median).")
+    regressed: bool = False
+    change_low: float | None = Field(None, description="95% bootstrap interval of the change "
+                                     "(baseline resampled), low end.")
+    change_high: float | None = None
+    interval_says: IntervalSays = "no-interval"
+
+
+class HistoryPointOut(_Model):
+    line: int
+    source_sha: str
+    created_utc: str
+    complete: bool
+    values: dict[str, float | None] = Field(default_factory=dict)
+
+
+class HistoryVerdict(_Model):
+    cohort_key: str
+    setup: dict[str, str] = Field(default_factory=dict)
+    file: str
+    line: int = Field(description="Line of the current (latest) row.")
+    source_sha: str
+    created_utc: str
+    history_class: HistoryClass
+    baseline_n: int
+    rows: int
+    metrics: list[HistoryMetricVerdict] = Field(default_factory=list)
+    points: list[HistoryPointOut] = Field(default_factory=list,
+                                          description="The series (latest 200) for the plot.")
+
+
+ABVerdict = Literal["promote", "reject", "inconclusive"]
+
+
+class ABMetricDecision(_Model):
+    metric: str
+    better: Literal["higher", "lower"] | None = None
+    median: float
+    rounds: int
+    ci95: list[float] | None = Field(None, description="The producer's paired interval (%).")
+    ci_low_adjusted: float | None = None
+    ci_high_adjusted: float | None = None
+    p_value: float | None = None
+    p_adjusted: float | None = None
+    verdict: ABVerdict
+    pointer: str
+
+
+class ABDecision(_Model):
+    comparison: str
+    file: str
+    old: str | None = None
+    new: str | None = None
+    verdict: ABVerdict
+    reason: str
+    metrics: list[ABMetricDecision] = Field(default_factory=list)
+
+
+class KvDtypeDecision(_Model):
+    dtype: str
+    baseline: str
+    verdict: ABVerdict
+    reason: str
+    gain_metric: str | None = None
+    gain_setup: str | None = None
+    gain: float | None = Field(None, description="candidate over baseline (>1 = better).")
+    gain_ci: list[float] | None = None
+    p_value: float | None = None
+    p_adjusted: float | None = None
+    ppl_ratio: float | None = None
+    ppl_ratio_upper: float | None = None
+    max_ppl_ratio: float
+    sources: list[str] = Field(default_factory=list)
+
+
+class PromotionCheck(_Model):
+    platform: str | None
+    model: str | None
+    file: str
+    mesh_llm_winner: str | None
+    meshcert_candidate: str | None = Field(description="Best eligible arm by mesh-llm's rule, "
+                                           "recomputed.")
+    meshcert_verdict: ABVerdict
+    agree: bool
+    notes: list[str] = Field(default_factory=list)
+
+
 class EvidenceReport(_Model):
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1, 2] = SCHEMA_VERSION
     tool: ToolInfo
     generated_at: str | None = None
     settings: list[SettingValue]
@@ -354,6 +470,11 @@ class EvidenceReport(_Model):
     omitted_decisions: list[OmittedDecision] = Field(default_factory=list)
     package_check: PackageCheck | None = None
     notes: list[str] = Field(default_factory=list)
+    mesh_rows: list[MeshMetricRow] = Field(default_factory=list)
+    history: list[HistoryVerdict] = Field(default_factory=list)
+    ab_decisions: list[ABDecision] = Field(default_factory=list)
+    kv_dtype_decisions: list[KvDtypeDecision] = Field(default_factory=list)
+    promotion_checks: list[PromotionCheck] = Field(default_factory=list)
 
     def to_json(self) -> str:
         return self.model_dump_json(indent=2) + "\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from evidence.report import EvidenceReport
+from reports.evidence_mesh import mesh_markdown
 from reports.evidence_view import build_evidence_view
 from reports.mdutil import STATUS_ICONS, code, status, table, text
 
@@ -42,6 +43,7 @@ def render_evidence_markdown(report: EvidenceReport) -> str:
     out += [f"- {code(d.policy)}: {text(d.reason)}" for d in view.decisions]
     for fact in view.omitted:
         out += [f"- {code(fact.label)} not decided: {text(fact.value)}"]
+    out += mesh_markdown(report)
 
     out += ["", "### Phase E gate", ""]
     out += table(["gate", "kind", "status", "value", "threshold", "result"],

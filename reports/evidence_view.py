@@ -24,6 +24,7 @@ from evidence.report import (
 )
 from reports import fmt, svg
 from reports.common import Fact, Stat
+from reports.evidence_mesh import mesh_html
 
 VERDICT_ORDER = ("promote", "reject", "needs-parity", "needs-quality", "inconclusive",
                  "keep-evidence-gated")
@@ -201,6 +202,7 @@ class EvidenceView:
     settings: list[SettingRow]
     provenance: list[Fact]
     notes: list[str]
+    mesh: Markup = Markup("")  # mesh-llm rows, history, A/B, KV dtype, promotion sections
 
 
 # ---------------------------------------------------------------------------------------------
@@ -530,4 +532,5 @@ def build_evidence_view(report: EvidenceReport) -> EvidenceView:
                   for s in report.settings],
         provenance=_provenance(report),
         notes=[*report.inputs.notes, *report.notes],
+        mesh=mesh_html(report),
     )

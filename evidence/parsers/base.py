@@ -22,11 +22,28 @@ PERPLEXITY = "perplexity"
 EVIDENCE_JSON = "evidence-json"
 TBO_CSV = "tbo-csv"          # file format only: detected, then rejected (no timing column)
 UNKNOWN = "unknown"
-FORMATS = (TBO_CONSOLE, TBO_TEST, TBO_SQL, GGML_TEST, LLAMA_BENCH, PERPLEXITY, EVIDENCE_JSON)
+# mesh-llm v0.79 formats (../shared/spec/bench-formats.md; one parser module each)
+SKIPPY_RUN = "skippy-run"                  # skippy-bench run: driver-result.json
+SKIPPY_FOCUSED = "skippy-focused"          # focused-runtime-report.json
+SKIPPY_LOCAL = "skippy-local"              # local-single / local-split-compare
+SKIPPY_EVAL = "skippy-eval"                # eval run.json / raw/speed-bench.json
+SPEC_BENCH = "llama-spec-bench"            # llama-spec-bench --json (and DFlash stderr)
+METRICS_SERVER = "metrics-server"          # metrics-server report.json / emit-fixture
+COMPETITIVE = "competitive-report"         # competitive benchmark report.json
+PROMOTION = "competitive-promotion"        # promotion.json
+PERF_HISTORY = "perf-history"              # performance history JSONL
+AB_COMPARISON = "ab-comparison"            # adaptive / mixed A/B comparison.json
+TOKEN_LENGTHS = "token-lengths"            # skippy-bench token-lengths summary
+MESH_FORMATS = (SKIPPY_RUN, SKIPPY_FOCUSED, SKIPPY_LOCAL, SKIPPY_EVAL, SPEC_BENCH,
+                METRICS_SERVER, COMPETITIVE, PROMOTION, PERF_HISTORY, AB_COMPARISON,
+                TOKEN_LENGTHS)
+FORMATS = (TBO_CONSOLE, TBO_TEST, TBO_SQL, GGML_TEST, LLAMA_BENCH, PERPLEXITY, EVIDENCE_JSON,
+           *MESH_FORMATS)
 
 # Row kinds (the `kind` column).
 KINDS = ("perf", "perf_sample", "perf_warmup", "perf_summary", "perf_metadata", "parity",
-         "parity_backend", "parity_total", "bench", "quality")
+         "parity_backend", "parity_total", "bench", "quality", "mesh_metric", "mesh_parity",
+         "history", "ab_delta")
 
 # Problem kinds.
 MALFORMED = "malformed"      # looks like a row, does not parse

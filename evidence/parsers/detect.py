@@ -10,13 +10,24 @@ import re
 
 from evidence.parsers import llama_bench_md
 from evidence.parsers.base import (
+    AB_COMPARISON,
+    COMPETITIVE,
     EVIDENCE_JSON,
     GGML_TEST,
     LLAMA_BENCH,
+    METRICS_SERVER,
+    PERF_HISTORY,
     PERPLEXITY,
+    PROMOTION,
+    SKIPPY_EVAL,
+    SKIPPY_FOCUSED,
+    SKIPPY_LOCAL,
+    SKIPPY_RUN,
+    SPEC_BENCH,
     TBO_CONSOLE,
     TBO_CSV,
     TBO_SQL,
+    TOKEN_LENGTHS,
     UNKNOWN,
 )
 
@@ -51,6 +62,10 @@ def detect(text: str, name: str = "") -> str:
         found = _json_kind(head, start)
         if found != UNKNOWN:
             return found
+    if "emitted fixture span for run_id=" in head[:20000]:
+        return METRICS_SERVER       # metrics-server emit-fixture: detected, then refused
+    if start not in ("{", "[") and "attached dflash" in head:
+        return SPEC_BENCH           # a DFlash llama-spec-bench stderr log
     upper = head[:20000].upper()
     if "INSERT INTO TEST_BACKEND_OPS" in upper or "TABLE IF NOT EXISTS TEST_BACKEND_OPS" in upper:
         return TBO_SQL
@@ -82,6 +97,38 @@ def _json_kind(head: str, start: str) -> str:
         return EVIDENCE_JSON
     if '"avg_ns"' in head or '"avg_ts"' in head or '"samples_ns"' in head:
         return LLAMA_BENCH
+    return _mesh_kind(head)
+
+
+# (format, every key it needs): the first whose keys all appear in the text's head wins
+_MESH_MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (PERF_HISTORY, ('"cohort_key"', '"source_sha"')),
+    (AB_COMPARISON, ('"paired_delta_percent"',)),
+    (AB_COMPARISON, ('"cells"', '"comparison_admitted"')),
+    (AB_COMPARISON, ('"cells"', '"qualified"')),
+    (PROMOTION, ('"candidates"', '"synthetic_mean_percent"')),
+    (COMPETITIVE, ('"report_complete"',)),
+    (COMPETITIVE, ('"requested_cells"',)),
+    (SKIPPY_FOCUSED, ('"scenario"', '"stage_count"')),
+    (SKIPPY_FOCUSED, ('"scenario"', '"mode"', '"outputs"')),
+    (SPEC_BENCH, ('"speculative_window"',)),
+    (SPEC_BENCH, ('"target_model_path"',)),
+    (METRICS_SERVER, ('"telemetry_loss"',)),
+    (SKIPPY_EVAL, ('"eval_id"',)),
+    (SKIPPY_EVAL, ('"completed_samples"',)),
+    (TOKEN_LENGTHS, ('"exceeds_context"', '"row_count"')),
+    (SKIPPY_LOCAL, ('"text_response"',)),
+    (SKIPPY_LOCAL, ('"matches"', '"split"')),
+    (SKIPPY_RUN, ('"prompt_count"', '"summary"')),
+    (SKIPPY_RUN, ('"results"', '"ttft_ms"')),
+)
+
+
+def _mesh_kind(head: str) -> str:
+    """A mesh-llm format by the keys its JSON carries (bench-formats spec)."""
+    for fmt, keys in _MESH_MARKERS:
+        if all(k in head for k in keys):
+            return fmt
     return UNKNOWN
 
 

@@ -3,6 +3,7 @@
     meshcert evidence ingest FILE... [--out evidence.json] [--label L] [--json] [--quiet]
     meshcert evidence gate FILE... [--require-gates] [--label L] [--backend B] [--json]
     meshcert evidence report FILE... --out-dir D [--package P] [--require-gates] ...
+    meshcert evidence history FILE.jsonl|hf://datasets/ns/name@rev [--out-dir D] [--gate]
     meshcert evidence run --out-dir D [--env V:K=X] [--args V:A] [-n N] -- CMD ARGS...
 
 Each command is one function registered on `app`; output helpers sit below the commands.
@@ -44,8 +45,10 @@ MAX_PROBLEMS_SHOWN = 50
 def ingest(
     files: Annotated[list[Path], typer.Argument(
         help="Logs to ingest: test-backend-ops console (perf/test) or --output sql, "
-        "ggml_test lines, llama-bench json/jsonl/csv/sql, llama-perplexity output, or an "
-        "evidence JSON to merge. The format is detected from the content.",
+        "ggml_test lines, llama-bench json/jsonl/csv/sql, llama-perplexity output, mesh-llm's "
+        "skippy-bench / llama-spec-bench / metrics-server / competitive / performance-history "
+        "/ A/B comparison files, or an evidence JSON to merge. The format is detected from "
+        "the content.",
         exists=True, dir_okay=False, readable=True, show_default=False, metavar="FILE")],
     out: Annotated[Path | None, typer.Option(
         "--out", help="Write the evidence JSON (table, sources with sha256, problems) here.",
@@ -245,11 +248,29 @@ def print_report(report: EvidenceReport, written: list[Path],
         echo(f"  {d.policy:<28} {d.verdict:<20} {speedups}{flag}")
     for o in report.omitted_decisions:
         echo(f"  {o.policy:<28} (not decided: {o.reason})")
+    print_mesh_decisions(report, echo)
     if report.package_check is not None:
         pc = report.package_check
         echo(f"package rule: {pc.status} ({pc.package})")
     for path in written:
         echo(f"wrote {path}")
+
+
+def print_mesh_decisions(report: EvidenceReport,
+                         echo: Callable[[str], None] = typer.echo) -> None:
+    """The mesh-llm lines of `evidence report` (none without mesh-llm rows)."""
+    if report.history:
+        classes: dict[str, int] = {}
+        for h in report.history:
+            classes[h.history_class] = classes.get(h.history_class, 0) + 1
+        echo("history: " + ", ".join(f"{n} {c}" for c, n in classes.items()))
+    for ab in report.ab_decisions:
+        echo(f"  A/B {ab.comparison:<24} {ab.verdict:<20} {ab.reason}")
+    for kv in report.kv_dtype_decisions:
+        echo(f"  KV {kv.dtype:<25} {kv.verdict:<20} {kv.reason}")
+    for pc in report.promotion_checks:
+        echo(f"  promotion {pc.platform}/{pc.model}: mesh-llm {pc.mesh_llm_winner}, meshcert "
+             f"{pc.meshcert_verdict} ({'agree' if pc.agree else 'disagree'})")
 
 
 @app.command("report", help=(
@@ -326,6 +347,74 @@ def report(
         typer.echo(f"warning: package rule not checked: {'; '.join(pc.messages)}", err=True)
     if errors:
         raise _fail(errors)
+
+
+# --------------------------------------------------------------------------------------------
+# history (exit codes: 0; 1 with --gate when a setup regressed or failed; 2 unreadable source)
+# --------------------------------------------------------------------------------------------
+
+HISTORY_GATE_EXIT = 1
+
+
+@app.command("history", help=(
+    "Performance history (mesh-llm's nightly JSONL, a file or hf://datasets/ns/name@rev): "
+    "the regression class of each setup's latest run by mesh-llm's rule (-5% throughput or "
+    "+10% TTFT beyond 3x MAD, >= 3 earlier complete runs), with the bootstrap interval of the "
+    "change. --out-dir writes history.json, history.html (a plot per metric) and history.md. "
+    "--gate exits 1 on a regression or correctness failure."))
+def history(
+    sources: Annotated[list[str], typer.Argument(
+        help="History JSONL files or hf://datasets/ns/name[@rev] (its data/runs/**/*.jsonl).",
+        show_default=False, metavar="SOURCE")],
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out-dir", help="Write history.json, history.html and history.md here.",
+        file_okay=False)] = None,
+    gate_on: Annotated[bool, typer.Option("--gate", help="Exit 1 when a setup regressed or "
+                                          "failed.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the decision JSON.")] = False,
+) -> None:
+    """The regression table per setup of a performance history."""
+    from certify.atomic import write_atomic
+    from evidence.history_report import HistoryError, history_files
+    from reports.evidence_history import render_history_html, render_history_markdown
+
+    try:
+        run = history_files(sources)
+    except HistoryError as exc:
+        raise _fail([str(exc)]) from None
+    rep = run.report
+    for line in rep.problems[:MAX_WARNINGS_SHOWN]:
+        typer.echo(f"warning: {line}", err=True)
+    if len(rep.problems) > MAX_WARNINGS_SHOWN:
+        typer.echo(f"warning: ... and {len(rep.problems) - MAX_WARNINGS_SHOWN} more "
+                   "problem(s)", err=True)
+    if json_out:
+        typer.echo(rep.model_dump_json(indent=2))
+    else:
+        typer.echo(f"history: {rep.rows} row(s), {len(rep.history)} setup(s), "
+                   f"{len(rep.problems)} problem(s)")
+        typer.echo(f"{'CLASS':<24} {'SETUP':<14} {'METRIC':<26} {'CURRENT':>10} "
+                   f"{'MEDIAN':>10} {'CHANGE':>8} {'BASE':>4}  INTERVAL")
+        for h in rep.history:
+            for v in h.metrics:
+                cur = "-" if v.current is None else f"{v.current:g}"
+                med = "-" if v.baseline_median is None else f"{v.baseline_median:g}"
+                change = "-" if v.change is None else f"{v.change:+.1%}"
+                interval = ("-" if v.change_low is None else
+                            f"[{v.change_low:+.1%}, {v.change_high or 0:+.1%}] "
+                            f"{v.interval_says}")
+                typer.echo(f"{h.history_class:<24} {h.cohort_key[:12]:<14} {v.metric:<26} "
+                           f"{cur:>10} {med:>10} {change:>8} {h.baseline_n:>4}  {interval}")
+    if out_dir is not None:
+        for name, body in (("history.json", rep.model_dump_json(indent=2) + "\n"),
+                           ("history.html", render_history_html(rep.history)),
+                           ("history.md", render_history_markdown(rep.history))):
+            typer.echo(f"wrote {write_atomic(out_dir / name, body)}", err=json_out)
+    if gate_on and rep.failures:
+        for h in rep.failures:
+            typer.echo(f"error: {h.history_class}: {h.cohort_key[:12]} at {h.file}:{h.line}",
+                       err=True)
+        raise typer.Exit(HISTORY_GATE_EXIT)
 
 
 # --------------------------------------------------------------------------------------------

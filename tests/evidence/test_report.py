@@ -27,7 +27,16 @@ def test_schema_names_policy_and_the_verdicts() -> None:
     decision = schema["$defs"]["Decision"]
     assert {"policy", "verdict"} <= set(decision["required"])
     assert decision["properties"]["verdict"]["enum"] == list(VERDICTS)
-    assert schema["properties"]["schema_version"]["const"] == 1
+    # version 2 added the mesh-llm fields (mesh_rows, history, ab_decisions, ...); a version 1
+    # decisions.json still validates
+    assert schema["properties"]["schema_version"]["enum"] == [1, 2]
+    assert schema["properties"]["schema_version"]["default"] == 2
+    history = schema["$defs"]["HistoryVerdict"]
+    assert {"cohort_key", "history_class"} <= set(history["required"])
+    assert history["properties"]["history_class"]["enum"] == [
+        "correctness-failure", "insufficient-baseline", "performance-regression", "pass"]
+    assert schema["$defs"]["ABDecision"]["properties"]["verdict"]["enum"] == [
+        "promote", "reject", "inconclusive"]
 
 
 @pytest.fixture

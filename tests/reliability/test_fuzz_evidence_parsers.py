@@ -35,17 +35,30 @@ from evidence.ingest import evidence_json_text, ingest_texts
 from evidence.parsers import (
     PARSERS,
     ParsedFile,
+    ab_comparison,
+    competitive,
     detect,
     ggml_test,
     llama_bench,
+    metrics_server,
+    perf_history,
     perplexity,
+    skippy_eval,
+    skippy_focused,
+    skippy_local,
+    skippy_run,
+    spec_bench,
     tbo_console,
     tbo_sql,
+    token_lengths,
 )
 from evidence.parsers import evidence_json as ej
 from evidence.table import COLUMNS
 
 SAMPLES = Path(__file__).resolve().parents[1] / "evidence" / "samples"
+# mesh-llm's formats (skippy-bench and its automation): hand-derived from the spec, see that
+# folder's README
+MESH = Path(__file__).resolve().parents[1] / "evidence" / "data" / "mesh"
 EXAMPLES = 200
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -55,6 +68,11 @@ Parse = Callable[[str, str], ParsedFile]
 
 def _read(*names: str) -> list[tuple[str, str]]:
     return [(name, (SAMPLES / name).read_text(encoding="utf-8")) for name in names]
+
+
+def _mesh(*names: str) -> list[tuple[str, str]]:
+    """Admitted mesh-llm files, named by their real path (a driver result reads its siblings)."""
+    return [(str(MESH / name), (MESH / name).read_text(encoding="utf-8")) for name in names]
 
 
 def _ggml_lines() -> list[tuple[str, str]]:
@@ -80,6 +98,18 @@ PARSER_CORPUS: dict[str, tuple[Parse, Callable[[], list[tuple[str, str]]]]] = {
         "llama-bench.json", "llama-bench.jsonl", "llama-bench.csv", "llama-bench.sql")),
     "perplexity": (perplexity.parse, lambda: _read("ppl-q3_K.log",
                                                    "kld-q2_K-routed-down.log")),
+    "skippy_run": (skippy_run.parse, lambda: _mesh("run-1/driver-result.json")),
+    "skippy_focused": (skippy_focused.parse, lambda: _mesh("focused-runtime-report.json")),
+    "skippy_local": (skippy_local.parse, lambda: _mesh("local-single.json",
+                                                       "local-split-compare.json")),
+    "skippy_eval": (skippy_eval.parse, lambda: _mesh("eval-run.json", "speed-bench.json")),
+    "spec_bench": (spec_bench.parse, lambda: _mesh("spec-bench.json", "dflash/spec-bench.json")),
+    "metrics_server": (metrics_server.parse, lambda: _mesh("metrics-report.json")),
+    "competitive_report": (competitive.parse_report, lambda: _mesh("competitive-report.json")),
+    "competitive_promotion": (competitive.parse_promotion, lambda: _mesh("promotion.json")),
+    "perf_history": (perf_history.parse, lambda: _mesh("history.jsonl")),
+    "ab_comparison": (ab_comparison.parse, lambda: _mesh("comparison-adaptive.json")),
+    "token_lengths": (token_lengths.parse, lambda: _mesh("token-lengths.json")),
 }
 
 

@@ -1,0 +1,166 @@
+"""mesh-llm evidence ingest vs a bare `json.loads` loop over the same bytes, in one run.
+
+Two inputs, generated in a temporary folder (shaped as ../shared/spec/bench-formats.md says):
+
+- a performance history JSONL of `--history-rows` rows (default 1,000,000) over 16 setups:
+  meshcert = `evidence.history.read_history` + `classify_all` (stream, validate each row, check
+  its cohort_key, the regression classes); bare = `for line in file: json.loads(line)`;
+- a directory of `--runs` skippy-bench run folders (default 10,000), each a driver-result.json
+  with its deployment-plan.json and two configs/stage-N.json: meshcert = `evidence.ingest_files`
+  on the driver results (it reads the siblings for the setup key); bare = json.loads of the
+  same four files per run.
+
+Each measurement runs in its own child process, which reports its wall time and its peak
+resident memory (ru_maxrss); the history is also read at a quarter of its size, to show the
+memory does not grow with the file. Prints the ratios (goal: meshcert <= 2x the bare loop).
+
+    python bench/ingest_mesh_formats.py
+    python bench/ingest_mesh_formats.py --history-rows 200000 --runs 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+
+def _cohort(i: int) -> dict[str, object]:
+    return {"platform": "h100", "hardware": {"name": "NVIDIA H100 80GB", "count": 1},
+            "model": f"model-{i % 4}", "arm": ["llama", "mesh", "mesh-adaptive", "vllm"][i // 4],
+            "config_sha256": "c0ffee" * 10, "concurrency": 1 + i % 4}
+
+
+def write_history(path: Path, rows: int, cohorts: int = 16) -> int:
+    keys = []
+    for c in range(cohorts):
+        cohort = _cohort(c)
+        text = json.dumps(cohort, sort_keys=True, separators=(",", ":"))
+        keys.append((cohort, hashlib.sha256(text.encode()).hexdigest()))
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(rows):
+            cohort, key = keys[i % cohorts]
+            out.write(json.dumps({
+                "schema_version": 1,
+                "created_utc": (start + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "source_sha": f"{i // cohorts:040x}", "cohort_key": key, "cohort": cohort,
+                "output_tokens_per_second": 400.0 + (i * 7919) % 13,
+                "ttft_ms_mean": 180.0 + (i * 104729) % 7, "complete": True},
+                separators=(",", ":")) + "\n")
+    return path.stat().st_size
+
+
+def write_runs(root: Path, runs: int) -> list[Path]:
+    plan = json.dumps({"model_identity": {"model_id": "qwen3-8b", "source_revision": "abc"},
+                       "topology_id": "two-host", "hosts": ["a", "b"],
+                       "stages": [{"host": "a", "layer_start": 0, "layer_end": 18},
+                                  {"host": "b", "layer_start": 18, "layer_end": 36}]})
+    stage = json.dumps({"cache_type_k": "f16", "cache_type_v": "f16", "ctx_size": 8192,
+                        "n_gpu_layers": 99, "load_mode": "mmap"})
+    paths = []
+    for i in range(runs):
+        folder = root / f"run-{i:05d}"
+        (folder / "configs").mkdir(parents=True)
+        (folder / "deployment-plan.json").write_text(plan)
+        (folder / "configs" / "stage-0.json").write_text(stage)
+        (folder / "configs" / "stage-1.json").write_text(stage)
+        result = {"prompt_count": 2, "max_new_tokens": 32, "summary": {
+            "prompt_tokens_total": 180, "generated_tokens_total": 64,
+            "elapsed_ms_total": 1500 + i, "ttft_ms_mean": 90.5 + i % 5,
+            "ttft_ms_p50": 88 + i % 5, "ttft_ms_p95": 95, "generated_tokens_per_second": 41.7},
+            "results": [{"prompt_id": f"p{k}", "elapsed_ms": 700 + k, "ttft_ms": 88 + k,
+                         "decode_elapsed_ms": 600 + k} for k in range(2)]}
+        path = folder / "driver-result.json"
+        path.write_text(json.dumps(result))
+        paths.append(path)
+    return paths
+
+
+def _child(mode: str, target: str) -> dict[str, float]:
+    started = time.perf_counter()
+    if mode.endswith("meshcert"):       # imports (numpy, pydantic) are timed apart
+        import evidence.history
+        import evidence.ingest  # noqa: F401
+    imports = time.perf_counter() - started
+    start = time.perf_counter()
+    count = 0
+    if mode == "history-bare":
+        with open(target, "rb") as handle:
+            for line in handle:
+                json.loads(line)
+                count += 1
+    elif mode == "history-meshcert":
+        from evidence.history import classify_all, read_history
+
+        history = read_history(target)
+        count = history.rows
+        classify_all(history)
+    else:
+        paths = Path(target).read_text().split("\n")
+        if mode == "runs-bare":
+            for p in paths:
+                folder = Path(p).parent
+                for f in (Path(p), folder / "deployment-plan.json",
+                          folder / "configs" / "stage-0.json", folder / "configs" / "stage-1.json"):
+                    json.loads(f.read_bytes())
+                count += 1
+        else:
+            from evidence.ingest import ingest_files
+
+            count = ingest_files(paths).row_count
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "count": count, "imports": imports,
+            "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _measure(mode: str, target: Path) -> dict[str, float]:
+    out = subprocess.run([sys.executable, __file__, "--child", mode, str(target)], check=True,
+                         capture_output=True, text=True)
+    result: dict[str, float] = json.loads(out.stdout)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--history-rows", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=10_000)
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(_child(*args.child)))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="meshcert-bench-mesh-") as tmp:
+        root = Path(tmp)
+        sizes = {}
+        for name, rows in (("quarter", args.history_rows // 4), ("full", args.history_rows)):
+            path = root / f"history-{name}.jsonl"
+            sizes[name] = (path, write_history(path, rows), rows)
+        print(f"{'input':<34} {'bare s':>8} {'meshcert s':>11} {'ratio':>6} "
+              f"{'bare MB':>8} {'meshcert MB':>12}")
+        for path, size, rows in sizes.values():
+            bare, ours = _measure("history-bare", path), _measure("history-meshcert", path)
+            label = f"history {rows:,} rows ({size / 1e6:.0f} MB)"
+            print(f"{label:<34} {bare['seconds']:>8.2f} {ours['seconds']:>11.2f} "
+                  f"{ours['seconds'] / bare['seconds']:>5.2f}x {bare['maxrss_mb']:>8.0f} "
+                  f"{ours['maxrss_mb']:>12.0f}")
+        paths = write_runs(root / "runs", args.runs)
+        listing = root / "runs.txt"
+        listing.write_text("\n".join(map(str, paths)))
+        bare, ours = _measure("runs-bare", listing), _measure("runs-meshcert", listing)
+        label = f"skippy runs {args.runs:,} dirs ({int(ours['count']):,} rows)"
+        print(f"{label:<34} {bare['seconds']:>8.2f} {ours['seconds']:>11.2f} "
+              f"{ours['seconds'] / bare['seconds']:>5.2f}x {bare['maxrss_mb']:>8.0f} "
+              f"{ours['maxrss_mb']:>12.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,77 @@
+"""The performance history JSONL (spec section 8). Rows derived by hand from the spec
+(tests/evidence/mesh_history.py): mesh-llm publishes no history rows."""
+
+from __future__ import annotations
+
+import io
+import json
+import tracemalloc
+from pathlib import Path
+
+from evidence.history import read_history
+from evidence.ingest import ingest_files
+from evidence.parsers.perf_history import cohort_key_of
+from tests.evidence.mesh_history import generated_lines, jsonl, row, series
+from tests.evidence.parsers.helpers import ingest
+
+
+def test_rows_carry_the_cohort_and_its_provenance() -> None:
+    result = ingest("history.jsonl")
+    assert result.problems == [] and result.sources[0].format == "perf-history"
+    table = result.table
+    first = table[(table.source_line == 1) & (table.metric == "output_tokens_per_second")]
+    rec = first.iloc[0]
+    assert (rec["kind"], rec["value"], rec["extra"]["unit"]) == ("history", 400.0, "tok/s")
+    assert rec["extra"]["source_sha"] == "mesh0000" and rec["extra"]["complete"] is True
+    assert rec["param_dict"]["cohort_key"] == cohort_key_of(json.loads(
+        (Path(result.sources[0].file)).read_text().split("\n")[0])["cohort"])
+
+
+def test_one_bad_line_among_thousands_is_named_and_the_rest_ingested(tmp_path: Path) -> None:
+    lines = [r.decode() for r in generated_lines(3000)]
+    lines[1233] = lines[1233][:40] + "\n"                   # line 1234: cut short
+    path = tmp_path / "history.jsonl"
+    path.write_text("".join(lines))
+    result = ingest_files([path])
+    assert [(p.line, p.kind, p.reason) for p in result.problems] == [
+        (1234, "malformed", "bad JSON line: Unterminated string starting at")]
+    assert len(set(result.table.source_line)) == 2999
+
+
+def test_refused_lines_name_their_flag(tmp_path: Path) -> None:
+    good = row("aaaa", 1, 400.0, 180.0)
+    schema3 = {**good, "schema_version": 3}
+    forged = {**good, "cohort_key": "0" * 64}
+    negative = {**row("bbbb", 2, 400.0, -1.0)}
+    text = jsonl([good, schema3, forged, negative]) + '{"schema_version": 1, "x": Infinity}\n'
+    path = tmp_path / "h.jsonl"
+    path.write_text(text)
+    problems = {p.line: p.reason for p in ingest_files([path]).problems}
+    assert problems[2].startswith("not evidence: schema_version=3")
+    assert "is not the SHA-256 of its cohort JSON" in problems[3]
+    assert problems[4] == "ttft_ms_mean = -1 ms is a negative duration"
+    assert problems[5] == "non-finite number Infinity"
+
+
+def test_a_one_row_shard_may_be_pretty_json(tmp_path: Path) -> None:
+    path = tmp_path / "shard.json"
+    path.write_text(json.dumps(row("aaaa", 1, 400.0, 180.0), indent=2))
+    assert ingest_files([path]).table.metric.tolist() == ["output_tokens_per_second",
+                                                          "ttft_ms_mean"]
+    assert read_history(path).rows == 1
+
+
+def test_reading_is_streamed_in_bounded_memory() -> None:
+    """The series keep a few numbers per row: the peak stays far below the file's size."""
+    data = b"".join(generated_lines(20_000))
+    tracemalloc.start()
+    history = read_history(io.BytesIO(data), "gen.jsonl")
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert history.rows == 20_000 and not history.problems
+    assert peak < len(data) / 4, (peak, len(data))
+
+
+def test_series_helper_is_consistent() -> None:
+    rows = series("mesh", [(1.0, 2.0)] * 2)
+    assert rows[0]["cohort_key"] == rows[1]["cohort_key"]

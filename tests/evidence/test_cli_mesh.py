@@ -1,0 +1,129 @@
+"""`meshcert evidence ingest|report|gate|history` on mesh-llm files (fixtures derived by hand
+from the bench-formats spec: see tests/evidence/data/mesh/README.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+from typer.testing import CliRunner
+
+from meshcert.cli import app
+from tests.evidence.parsers.helpers import DATA
+from tests.support.hub_fixture import hub  # noqa: F401
+from tests.support.hub_server import FakeHub
+
+runner = CliRunner()
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+MESH_FILES = ["history.jsonl", "comparison-adaptive.json", "comparison-failed.json",
+              "promotion.json", "spec-bench.json", "focused-schema-smoke.json"]
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["evidence", *args], env=env or {})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_ingest_counts_rows_and_names_every_refusal(tmp_path: Path) -> None:
+    code, out, _ = _run("ingest", *(str(DATA / f) for f in MESH_FILES), "--json")
+    assert code == 0
+    summary = json.loads(out)
+    assert summary["rows_by_format"]["perf-history"] == 44
+    assert {p["file"].rsplit("/", 1)[-1]: p["kind"] for p in summary["problems"]} == {
+        "comparison-failed.json": "rejected", "focused-schema-smoke.json": "rejected"}
+
+
+def test_report_carries_history_classes_and_ab_decisions(tmp_path: Path) -> None:
+    evidence = tmp_path / "evidence.json"
+    assert _run("ingest", *(str(DATA / f) for f in MESH_FILES), "--out", str(evidence),
+                "--quiet")[0] == 0
+    code, out, _ = _run("report", str(evidence), "--out-dir", str(tmp_path / "r"),
+                        "--md", str(tmp_path / "r.md"), "--html", str(tmp_path / "r.html"))
+    assert code == 0, out
+    assert ("history: 2 performance-regression, 1 pass, 1 insufficient-baseline, "
+            "1 correctness-failure") in out
+    assert "promotion h100/qwen3-8b: mesh-llm mesh-adaptive, meshcert inconclusive (disagree)" \
+        in out
+    data = json.loads((tmp_path / "r" / "decisions.json").read_text())
+    jsonschema.validate(data, json.loads((DOCS / "evidence.schema.json").read_text()))
+    assert data["schema_version"] == 2
+    classes = {h["setup"]["arm"]: h["history_class"] for h in data["history"]}
+    assert classes == {"mesh": "performance-regression", "mesh-adaptive": "pass",
+                       "llama": "performance-regression", "vllm": "insufficient-baseline",
+                       "sglang": "correctness-failure"}
+    assert all(len(h["cohort_key"]) == 64 for h in data["history"])
+    (ab,) = data["ab_decisions"]
+    assert (ab["comparison"], ab["verdict"]) == ("v0.78.0 -> v0.79.0", "promote")
+    assert data["promotion_checks"][0]["meshcert_verdict"] == "inconclusive"
+    md = (tmp_path / "r.md").read_text()
+    assert "### Performance history" in md and "### A/B comparisons" in md
+    assert "performance-regression" in md and "mesh-llm winner" in md
+    html = (tmp_path / "r.html").read_text()
+    assert "Performance history" in html and 'class="band"' in html
+
+
+def test_gate_keeps_its_exit_statuses() -> None:
+    files = [str(DATA / "history.jsonl")]
+    assert _run("gate", *files)[0] == 0
+    code, _, err = _run("gate", *files, env={"GLM52_PHASE_E_REQUIRE_GATES": "1"})
+    assert code == 2 and "error: missing Phase E MoE gate rows:" in err
+
+
+def test_history_table_files_and_gate(tmp_path: Path) -> None:
+    code, out, err = _run("history", str(DATA / "history.jsonl"), "--out-dir", str(tmp_path))
+    assert code == 0, err
+    assert out.splitlines()[0] == "history: 22 row(s), 5 setup(s), 0 problem(s)"
+    assert any(line.startswith("performance-regression") and "-10.1%" in line
+               and "regression" in line for line in out.splitlines())
+    assert any(line.startswith("pass") and "within-noise" in line for line in out.splitlines())
+    html = (tmp_path / "history.html").read_text()
+    assert html.count("<svg") == 10 and 'class="median"' in html and 'class="point"' in html
+    report = json.loads((tmp_path / "history.json").read_text())
+    assert report["rows"] == 22 and len(report["history"]) == 5
+    code, _, err = _run("history", str(DATA / "history.jsonl"), "--gate")
+    assert code == 1
+    assert "error: correctness-failure: 340f92fe761a at" in err
+
+
+def test_history_bad_input_is_a_finding_not_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "h.jsonl"
+    lines = (DATA / "history.jsonl").read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:3]) + "{truncated\n" + "".join(lines[3:]))
+    code, out, err = _run("history", str(path))
+    assert code == 0 and "history: 22 row(s), 5 setup(s), 1 problem(s)" in out
+    assert f"warning: {path}:4: malformed: bad JSON line" in err
+    code, _, err = _run("history", str(tmp_path / "missing.jsonl"))
+    assert code == 2 and "no such file" in err
+
+
+def test_history_from_a_hub_dataset(hub: FakeHub, tmp_path: Path) -> None:  # noqa: F811
+    body = (DATA / "history.jsonl").read_bytes()
+    hub.commit("meshllm/perf-history", {"data/runs/2026/11/run.jsonl": body,
+                                        "README.md": b"# history\n"},
+               repo_type="dataset")
+    code, out, err = _run("history", "hf://datasets/meshllm/perf-history@main", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["sources"] == ["hf://datasets/meshllm/perf-history@main/data/runs/2026/11/"
+                                 "run.jsonl"]
+    assert report["rows"] == 22
+
+
+@pytest.mark.parametrize("ref", ["hf://datasets/meshllm", "hf://models/x/y"])
+def test_bad_hub_refs_are_errors(ref: str) -> None:
+    code, _, err = _run("history", ref)
+    assert code == 2 and err.startswith("error: ")
+
+
+def test_a_directory_of_runs_keeps_each_runs_setup(tmp_path: Path) -> None:
+    for i in range(3):
+        shutil.copytree(DATA / "run-1", tmp_path / f"run-{i}")
+        doc = json.loads((tmp_path / f"run-{i}" / "driver-result.json").read_text())
+        doc["summary"]["ttft_ms_p50"] = 88 + i
+        (tmp_path / f"run-{i}" / "driver-result.json").write_text(json.dumps(doc))
+    code, out, _ = _run("ingest", *(str(tmp_path / f"run-{i}" / "driver-result.json")
+                                    for i in range(3)), "--json")
+    assert code == 0 and json.loads(out)["rows_by_format"] == {"skippy-run": 66}
