@@ -284,21 +284,28 @@ CATALOG |= _rows("package_v2", E, {
     "ABI in native_abi_version, and has no generation.policy/thresholds.",
     "inline_tensor_catalog": "Re-write the package with a current writer: the tensor catalog lives "
     "in the metadata carrier's locator keys, not inline in the manifest.",
-    "unreleased_manifest_extension": "Remove the branch-only key: released mesh-llm (v0.76.1) "
-    "rejects it, so the package would fail to load.",
+    "unreleased_manifest_extension": "No longer emitted: publisher_metadata, publisher_defaults "
+    "and generation.request_defaults are released (mesh-llm v0.77-v0.79) and validated as "
+    "mesh-llm does. Kept for compatibility; an unknown key is unknown_manifest_field.",
     "missing_value": "Set the required value (non-blank).",
     "invalid_digest": "Write the digest as exactly 64 lower-case hex characters (package_id: "
     "'sha256:' + 64).",
-    "invalid_identifier": "Use artifact ids made of [A-Za-z0-9._-] only.",
+    "invalid_identifier": "Use artifact ids and request_defaults profile names made of "
+    "[A-Za-z0-9._-] only.",
     "invalid_path": "Use a normalized relative path: no backslash, no '//', no trailing '/', not "
     "absolute, only normal components.",
     "unknown_source_file": "List primary_file in source_model.files (and every source shard).",
     "unknown_artifact": "Name an artifact id that artifact_catalog.entries declares.",
     "invalid_metadata_artifact": "metadata_artifact_id must name a non-sidecar .gguf artifact "
     "(the metadata carrier).",
-    "source_identity_mismatch": "source_model.sha256 must equal the primary file's sha256.",
+    "source_identity_mismatch": "source_model.sha256 must equal the primary file's sha256; a "
+    "publisher_metadata entry's source_repo/source_revision must equal source_model.repo/"
+    ".revision (a 40-hex commit); a typed publisher default must name a publisher_metadata "
+    "artifact of an allowed role (compute_dtype: model_config; kv_cache_dtype: model_config "
+    "or hf_quant_config).",
     "duplicate_artifact": "Give every artifact a unique id.",
-    "duplicate_sidecar": "Give every sidecar a unique (kind, name).",
+    "duplicate_sidecar": "Give every sidecar a unique (kind, name), every publisher_metadata "
+    "entry a unique (role, source_path).",
     "duplicate_tensor": "Each tensor id/name may appear once in the carrier's directory.",
     "layer_out_of_bounds": "Layer ordinals and generation layer indices must be < layer_count.",
     "invalid_dimension": "Tensor dimensions must be non-empty and non-zero.",
@@ -319,7 +326,7 @@ CATALOG |= _rows("package_v2", E, {
     "unknown_strategy": "generation.speculative_decoding.default must name a declared strategy.",
     "unknown_proposer": "Name a declared proposer.",
     "invalid_generation_value": "Follow the v2 generation grammar and value rules "
-    "(package-v2.md).",
+    "(package-v2.md; request_defaults profiles: mesh-llm-0.79.md §1.5-1.7).",
     "source_metadata_mismatch": "The carrier must hold the source's metadata (without split.* "
     "keys); re-write the package from this source.",
 })
@@ -330,6 +337,10 @@ CATALOG |= _rows("package_v2", W, {
     "mesh_certify_would_fail": "The package is valid, but mesh-llm's certifier refuses it (known "
     "mesh-llm gap); certify with meshcert or re-write with shared/common.gguf and sorted "
     "sidecars until mesh-llm is fixed.",
+    "mtp_without_speculative_decoding": "The package ships NextN (MTP) tensors but declares no "
+    "generation.speculative_decoding, so nodes will not enable native MTP (mesh-llm's "
+    "--generation-defaults drops the inferred declaration): republish with the native-mtp "
+    "declaration beside request_defaults if MTP is wanted.",
 })
 
 # --- Slices (--layers / --stage / --stages) and `report merge` ------------------------------
@@ -424,6 +435,89 @@ CATALOG |= _rows("catalog", W, {
     "certifier refuses it (a known mesh-llm gap, e.g. shared/common-partNN.gguf or its "
     "producer-ABI string compare): keep it out of mesh-llm's recommended list, or re-write it "
     "in a layout mesh-llm accepts, until mesh-llm is fixed.",
+    "catalog_mixed_mesh_llm_versions": "The catalog's packages need different mesh-llm releases "
+    "(e.g. publisher metadata needs >= 0.77.0): nodes older than the newest need cannot load "
+    "them all. Upgrade the nodes, or keep such packages out until they are; `models certify "
+    "--min-mesh-llm X.Y.Z` names the packages an X.Y.Z node refuses.",
+})
+
+# --- Attestations (meshcert.attest; docs/attestation.md) -----------------------------------
+CATALOG |= _rows("attestation", E, {
+    "attestation_missing": "Certify the package with `--attest-key` (or publish it with "
+    "`package publish --attest-key`) so that attestations/meshcert.intoto.jsonl exists, or give "
+    "the file with --attestation.",
+    "attestation_malformed": "The attestation file must hold one DSSE envelope per line "
+    "(payloadType application/vnd.in-toto+json) whose payload is an in-toto Statement v1 with "
+    "the SLSA VSA v1 predicate; sign the package again with `--attest-key`.",
+    "attestation_signature_invalid": "No signature verifies under any key the trust policy "
+    "knows: the statement or signature was changed after signing, or the signer's public key "
+    "is not given. Sign again, or pass the signer's key with --trusted-key / a trust file.",
+    "attestation_untrusted_signer": "The signature verifies, but the trust policy does not "
+    "trust that signer for this repo: add the key (or CI identity) with a matching repos "
+    "pattern to trust.toml if you trust it.",
+    "attestation_not_passed": "The attestation records a FAILED certification: fix the "
+    "package, certify it again and sign the new, passed result.",
+    "attestation_subject_mismatch": "An artifact (or the manifest) changed after it was "
+    "certified: its SHA-256 differs from the attested digest. Certify and sign the package "
+    "again, or restore the certified bytes.",
+    "attestation_subject_missing": "The manifest declares an artifact (or the manifest itself) "
+    "the attestation does not cover: certify the whole package (not a slice) and sign again.",
+    "attestation_resource_mismatch": "The attestation names another repository than the one "
+    "verified: use the attestation made for this package, or certify and sign it.",
+})
+CATALOG |= _rows("attestation", I, {
+    "attestation_other_commit": "The attestation was made for another commit of the same repo; "
+    "every artifact and the manifest are unchanged, so it still holds. Nothing to do.",
+    "attestation_verified": "The package was accepted from its valid, trusted signed "
+    "attestation (--trust-attested) without reading its headers; certify it without "
+    "--trust-attested to re-check them.",
+})
+
+# --- Publisher files and mesh-llm support (issue 27; mesh-llm-0.79.md §2.3-2.4, §3.4, §4) ---
+CATALOG |= _rows("publisher_files", E, {
+    "publisher_file_too_large": "Publisher files (metadata/*.json, metadata/chat_template.jinja) "
+    "are small copies of the source's Hugging Face files: ship the source's own file (at most "
+    "16 MiB).",
+    "publisher_file_not_utf8": "Ship the source's publisher file byte for byte: it must be "
+    "UTF-8 text.",
+    "publisher_file_invalid_json": "Ship the source's publisher file byte for byte: it must be "
+    "strict JSON (no NaN/Infinity, no comments, no trailing data).",
+    "publisher_file_too_deep": "Ship the source's publisher file: JSON nested deeper than 64 "
+    "levels is refused.",
+    "publisher_file_not_object": "A publisher JSON file must hold a JSON object at the top, as "
+    "the source's config.json, generation_config.json, tokenizer_config.json and "
+    "hf_quant_config.json do.",
+    "publisher_config_geometry_mismatch": "config.json describes another model than the "
+    "carrier's GGUF metadata (layers, hidden size, heads, KV heads or context): ship the "
+    "config.json of the source the GGUF was converted from (mesh-llm's writer refuses this "
+    "pair).",
+    "publisher_default_mismatch": "Make publisher_defaults say what its file says: json_path "
+    "must resolve in the bound publisher file and its value must map to the declared dtype by "
+    "the writer's mapping; re-write the package to re-derive the defaults.",
+})
+CATALOG |= _rows("publisher_files", W, {
+    "publisher_defaults_not_rederived": "publisher_defaults differ from what mesh-llm's writer "
+    "derives from these publisher files (or the writer would refuse them): re-write the "
+    "package with the writer, or fix the declaration by hand and re-identify the package.",
+    "architecture_not_split_certified": "Nodes serve this architecture split only with `mesh-llm "
+    "serve --split --allow-uncertified-split`; serve it on one node, or get it onto mesh-llm's "
+    "split-serving roster (split-certified.json). Refresh meshcert's copy with "
+    "scripts/refresh_split_roster.py if mesh-llm has certified it since.",
+})
+CATALOG |= _rows("publisher_files", I, {
+    "publisher_config_nextn_block": "Nothing to do: the GGUF's block_count counts the NextN "
+    "(MTP) block(s) that Hugging Face's num_hidden_layers leaves out. mesh-llm's writer refuses "
+    "this pair, so such a package was not written by it with config.json.",
+})
+CATALOG |= _rows("mesh_llm", E, {
+    "mesh_llm_version_too_old": "The manifest uses fields that the mesh-llm release given with "
+    "--min-mesh-llm refuses at parse time: re-write the package without them (no "
+    "publisher metadata for < 0.77.0, no --generation-defaults for < 0.78.1), or upgrade the "
+    "nodes and raise --min-mesh-llm.",
+})
+CATALOG |= _rows("mesh_llm", I, {
+    "mesh_llm_minimum_version": "Nothing to do: the oldest mesh-llm release that loads this "
+    "manifest. Pass --min-mesh-llm X.Y.Z to make it an error when your nodes are older.",
 })
 
 # --- Engine --------------------------------------------------------------------------------

@@ -10,6 +10,8 @@ from datetime import UTC, datetime
 from certify.checks import Check, all_checks
 from certify.findings import Finding, finding
 from certify.manifest_model import is_int, layer_count
+from certify.mesh_llm_support import mesh_llm_support
+from certify.node_defaults import node_defaults
 from certify.report import (
     SCHEMA_VERSION,
     CertReport,
@@ -234,7 +236,8 @@ def build_report(
         started_at=started_at, finished_at=utc_now(), verification=view.verification,
         stage_plan=plan, transfer=transfer, runtime_abi=view.options.runtime_abi,
         package_format=view.package_format, package_id=_package_id(view),
-        scope=_scope(view), digests=_digests(view),
+        scope=_scope(view), digests=_digests(view), hub_digests=_hub_digests(view),
+        node_defaults=node_defaults(view.manifest), mesh_llm=mesh_llm_support(view),
         declared_artifacts=list(dict.fromkeys(
             e.path for e in view.artifacts() if isinstance(e.path, str))),
     )
@@ -255,6 +258,13 @@ def _digests(view: PackageView) -> dict[str, str]:
     """The SHA-256 this run computed (not the Hub's attested ones), for `report merge`."""
     return {path: fact.sha256 for path, fact in sorted(view.files.items())
             if fact.sha256 is not None}
+
+
+def _hub_digests(view: PackageView) -> dict[str, str]:
+    """The Hub's LFS SHA-256 of each artifact the run did not hash (what the Hub-attested
+    checks compared the manifest with), for signing the result (meshcert.attest)."""
+    return {path: fact.lfs_sha256 for path, fact in sorted(view.files.items())
+            if fact.sha256 is None and fact.lfs_sha256 is not None}
 
 
 def _package_id(view: PackageView) -> str | None:

@@ -27,7 +27,8 @@ class ArtifactEntry:
     """One artifact entry as declared.
 
     role: `shared.metadata`, `shared.embeddings`, `shared.output`, `shared.common` (v2),
-    `layer`, `projector` (v1 projector or v2 sidecar) or `other` (a v2 path no consumer knows).
+    `layer`, `projector` (v1 projector or v2 sidecar), `publisher` (a v2 publisher file that
+    publisher_metadata names: not a GGUF) or `other` (a v2 path no consumer knows).
     """
 
     role: str

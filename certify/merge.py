@@ -92,6 +92,8 @@ def merge_slices(slices: Sequence[Slice]) -> CertReport:
     status = combine_statuses([gate.status, *(g.status for g in gates
                                               if g.severity == "required")])
     digests = {p: d for s in slices for p, d in s.report.digests.items()}
+    hub_digests = {p: d for s in slices for p, d in s.report.hub_digests.items()
+                   if p not in digests}
     merge = MergeInfo(
         slices=[SliceCoverage(report=s.name, status=s.report.status, layer_start=s.layers[0],
                               layer_end=s.layers[1],
@@ -119,6 +121,8 @@ def merge_slices(slices: Sequence[Slice]) -> CertReport:
         "transfer": None,
         "scope": None,
         "digests": dict(sorted(digests.items())),
+        "hub_digests": dict(sorted(hub_digests.items())),
+        "attestation": None,
         "merge": merge,
     })
 

@@ -7,7 +7,7 @@ The JSON Schema in `docs/cert.schema.json` is generated from these models
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -135,6 +135,62 @@ class HfJob(_Model):
     report: bool = Field(description="Whether its slice report came back through its logs.")
 
 
+class RequestProfile(_Model):
+    """One profile of generation.request_defaults, as a node would apply it."""
+
+    name: str
+    selection: list[str] = Field(
+        default_factory=list, description="The selection roles naming it: default, "
+        "reasoning_enabled, reasoning_disabled.")
+    fields: dict[str, Any] = Field(
+        default_factory=dict, description="Its set fields as declared (long strings and lists "
+        "shortened for the report), provenance included.")
+
+
+class NodeDefaults(_Model):
+    """What a mesh-llm node applies from the package (mesh-llm-0.79.md §2.3 'Runtime use'):
+    an explicit user K/V type wins, then the package's kv_cache_dtype, then its compute_dtype;
+    only q8_0/q4_0 change the live cache, everything else runs F16/F16."""
+
+    kv_cache_type: str = Field(description="The K and V cache type a node applies when its "
+                               "user gives none: f16, q8_0 or q4_0.")
+    kv_cache_from: Literal["kv_cache_dtype", "compute_dtype", "runtime_default"] = Field(
+        description="Which package declaration decided it (runtime_default: none did).")
+    declared_kv_cache_dtype: str | None = None
+    declared_compute_dtype: str | None = None
+    request_profiles: list[RequestProfile] = Field(default_factory=list)
+
+
+class MeshLlmSupport(_Model):
+    """Which mesh-llm releases can load the package (§4) and serve it split (§3.4)."""
+
+    minimum_version: str | None = Field(
+        default=None, description="The oldest mesh-llm release that accepts the manifest "
+        "(null for v1 or an unreadable manifest).")
+    minimum_reasons: list[str] = Field(
+        default_factory=list, description="Each manifest feature and the release it needs, "
+        "e.g. 'publisher_metadata >= 0.77.0'.")
+    required_by_option: str | None = Field(
+        default=None, description="--min-mesh-llm: the oldest release the package must load "
+        "on.")
+    architecture: str | None = None
+    split_certified: bool | None = Field(
+        default=None, description="Whether the architecture is on the split-serving roster "
+        "meshcert ships (null when the architecture is unknown).")
+    roster_recipe: dict[str, str] = Field(default_factory=dict)
+    roster_retrieved: str | None = None
+    roster_partial: bool = False
+
+
+class AttestationSummary(_Model):
+    """The signed attestation made of this report (`--attest-key`; docs/attestation.md)."""
+
+    signer: str = Field(description="ed25519:<64 hex> key id, or a CI identity.")
+    result: Literal["PASSED", "FAILED"]
+    subjects: int = Field(description="Subjects signed: the manifest and every artifact.")
+    file: str | None = Field(default=None, description="The .intoto.jsonl file written.")
+
+
 class CertReport(_Model):
     schema_version: Literal[1] = SCHEMA_VERSION
     status: OverallStatus
@@ -177,10 +233,21 @@ class CertReport(_Model):
         "the slices of a `report merge` must cover together).")
     digests: dict[str, str] = Field(
         default_factory=dict, description="Every SHA-256 this run computed: path -> hex.")
+    hub_digests: dict[str, str] = Field(
+        default_factory=dict, description="The Hub's LFS SHA-256 at the resolved commit of each "
+        "artifact this run did not hash itself (hf:// with Hub-attested hashes): path -> hex.")
     merge: MergeInfo | None = Field(
         default=None, description="Set on a report merged from slices (`report merge`).")
     hf_jobs: list[HfJob] = Field(
         default_factory=list, description="`--hf-job`: the jobs that certified the slices.")
+    attestation: AttestationSummary | None = Field(
+        default=None, description="Set when the report was signed (`--attest-key`).")
+    node_defaults: NodeDefaults | None = Field(
+        default=None, description="v2: the KV-cache type and request profiles a mesh-llm node "
+        "applies from the package.")
+    mesh_llm: MeshLlmSupport | None = Field(
+        default=None, description="v2: the oldest mesh-llm release that loads the package and "
+        "whether its architecture may be served split.")
 
     def to_json(self) -> str:
         """Pretty JSON plus a newline, as mesh-llm writes cert.json."""

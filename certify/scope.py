@@ -3,8 +3,8 @@
 A mesh node loads only its stage's parts, so it can verify exactly those: the selection follows
 the stage rules of `certify.stages` (metadata always, embeddings when A = 0, the layers in range,
 output when B = L, v2's shared/common always). For certification, the stage that starts at
-layer 0 also takes every projector/sidecar and every artifact no stage loads (v2 role `other`),
-so that the N slices of a plan together cover every declared artifact.
+layer 0 also takes every projector/sidecar and every artifact no stage loads (v2 roles `other`
+and `publisher`), so that the N slices of a plan together cover every declared artifact.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from certify.stages import StageRange, plan_stages, stage_count_exceeds, stage_p
 
 _LAYERS = re.compile(r"^\s*(\d+)\s*\.\.\s*(\d+)\s*$")
 _STAGE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
-FIRST_STAGE_EXTRAS = ("projector", "other")
+FIRST_STAGE_EXTRAS = ("projector", "other", "publisher")
 
 
 @dataclass(frozen=True)

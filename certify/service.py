@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from certify.engine import build_report, utc_now
-from certify.findings import finding
+from certify.findings import Finding, finding
 from certify.manifest_parse import ParsedManifest
 from certify.progress import NullProgress, ProgressObserver
 from certify.refs import PackageRef, RefError, parse_ref
@@ -46,6 +46,9 @@ class CertRequest:
     # --source facts already gathered (a writer that hashed the source and the package's
     # tensors while writing them): used instead of reading and hashing source_gguf again
     source_facts: SourceFacts | None = None
+    # more findings from the gathered facts, decided by the caller (e.g. a trust policy's
+    # verdict on the package's signed attestation, meshcert.attest.policy_check)
+    extra_findings: Callable[[PackageView], list[Finding]] | None = None
 
 
 def _empty_view(ref: PackageRef | None, text: str, options: CertOptions) -> PackageView:
@@ -119,9 +122,15 @@ def certify_with_view(request: CertRequest, progress: ProgressObserver | None = 
         except Exception as exc:  # containment, as above
             _contain(view, f"reading --source {request.source_gguf} failed", exc, api_key)
     _load_as_node(request, view, progress, api_key)
+    extra: list[Finding] = []
+    if request.extra_findings is not None:
+        try:
+            extra = list(request.extra_findings(view))
+        except Exception as exc:  # containment, as above
+            _contain(view, "the caller's extra check failed", exc, api_key)
     gates = _runtime_or_default(request, progress)
     return build_report(view, input_text=request.model, started_at=started,
-                        runtime_gates=gates), view
+                        runtime_gates=gates, extra_findings=extra), view
 
 
 def _load_as_node(request: CertRequest, view: PackageView, progress: ProgressObserver,

@@ -106,3 +106,13 @@ def template_audits(view: PackageView, holders: Holders) -> dict[str, list[Templ
     if isinstance(attached, dict):
         return attached
     return audit_templates(holders)
+
+
+def audit_texts(texts: list[str]) -> dict[str, list[TemplateIssue]]:
+    """Text -> its issues for templates that are not in a GGUF header (publisher files): each
+    distinct text audited once in the sandboxed worker, the first MAX_RENDERS rendered."""
+    audits: dict[str, list[TemplateIssue]] = {}
+    for text in texts:
+        if text not in audits:
+            audits[text] = _audit(text, render=len(audits) < MAX_RENDERS)
+    return audits

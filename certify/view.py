@@ -38,6 +38,24 @@ class FileFact:
     detail: str | None = None
 
 
+# publisher files (metadata/*.json, metadata/chat_template.jinja) are read whole, up to this
+MAX_PUBLISHER_FILE_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SmallFile:
+    """A small non-GGUF artifact the source read whole (a publisher file): its bytes, or, when
+    it was larger than the cap, its size and no bytes."""
+
+    path: str
+    data: bytes | None
+    size: int
+
+    @property
+    def too_large(self) -> bool:
+        return self.data is None
+
+
 @dataclass
 class CertOptions:
     """User choices that change what the checks demand."""
@@ -48,7 +66,7 @@ class CertOptions:
     stages: int | None = None
     evidence_verdicts: dict[str, str] | None = None  # policy -> verdict (from decisions.json)
     scope: ScopeRequest | None = None  # --layers A..B / --stage I/N: certify one node's slice
-
+    min_mesh_llm: str | None = None  # --min-mesh-llm X.Y.Z: the oldest release to load on
 
 
 @dataclass
@@ -77,6 +95,9 @@ class PackageView:
     _catalog: list[TensorCatalog | None] = field(default_factory=list, repr=False)  # memo
     standalone: bool = False  # `models inspect`: the headers are bare GGUF files, no package
     _selection: list[Selection] = field(default_factory=list, repr=False)  # memo
+    # v2 publisher artifacts read whole by the source (path -> bytes); a path missing here was
+    # not read (missing file, outside the slice, a Hub failure the source reported)
+    publisher_files: dict[str, SmallFile] = field(default_factory=dict)
 
     @property
     def manifest(self) -> dict[str, Any] | None:
@@ -106,6 +127,21 @@ class PackageView:
     def selected(self, path: object) -> bool:
         """Whether the artifact at `path` is in this run's slice (sources gather only those)."""
         return self.selection().includes(path)
+
+    def publisher_artifact_paths(self) -> list[str]:
+        """v2: the paths of the artifacts publisher_metadata names (catalog order), the ones a
+        source reads whole into `publisher_files`."""
+        if self.package_format != "v2":
+            return []
+        from certify.formats.publisher import publisher_artifact_ids
+
+        ids = publisher_artifact_ids(self.manifest or {})
+        out: list[str] = []
+        for entry in self.artifacts():
+            if (entry.artifact_id in ids and isinstance(entry.path, str)
+                    and entry.path not in out):
+                out.append(entry.path)
+        return out
 
     def carrier_entry(self) -> ArtifactEntry | None:
         """v2: the metadata carrier's artifact entry (None for v1 or when none is declared)."""

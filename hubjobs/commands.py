@@ -19,8 +19,14 @@ SOURCE_MOUNT = "/source"
 REPORT_FILE = '"${TMPDIR:-/tmp}/meshcert-report-$$.json"'
 WORK_DIR = '"${TMPDIR:-/tmp}/meshcert-work-$$"'
 WORK = "\0work\0"  # in meshcert_args: stands for the job's own scratch directory
+# in meshcert_args: stands for a file the script writes from GENERATION_DEFAULTS_ENV (the
+# content of a local --generation-defaults file, passed as a plain env value: it is no secret)
+GENERATION_DEFAULTS = "\0generation-defaults\0"
+GENERATION_DEFAULTS_ENV = "GENERATION_DEFAULTS_JSON"  # the name mesh-llm's job script reads
+GENERATION_DEFAULTS_FILE = '"${TMPDIR:-/tmp}/meshcert-generation-defaults-$$.json"'
 INSTALL_FAILED = 90  # exit statuses the launcher can tell from meshcert's own (0-3)
 EMIT_FAILED = 91
+DEFAULTS_FAILED = 92  # the generation defaults file could not be written
 # inside a job Xet uploads have failed (mesh-llm sets this too); meshcert's uploads are LFS
 # anyway (publish/hub_writer.py), and the variable also keeps huggingface_hub's downloads off it
 JOB_ENV = {"HF_HUB_DISABLE_XET": "1", "HF_HUB_DISABLE_TELEMETRY": "1",
@@ -34,12 +40,18 @@ def default_install() -> str:
 def job_script(install: str, meshcert_args: list[str], tag: str) -> list[str]:
     """`meshcert_args` end with `--report-out`: the report file is added by the script."""
     q = shlex.quote
-    run = " ".join('"$work"' if a == WORK else q(a)
+    placeholders = {WORK: '"$work"', GENERATION_DEFAULTS: '"$defaults"'}
+    run = " ".join(placeholders.get(a, q(a))
                    for a in ["python", "-m", "meshcert", *meshcert_args])
+    defaults = ([f"defaults={GENERATION_DEFAULTS_FILE}",
+                 f'printf \'%s\' "${GENERATION_DEFAULTS_ENV}" > "$defaults" '
+                 f"|| exit {DEFAULTS_FAILED}"]
+                if GENERATION_DEFAULTS in meshcert_args else [])
     script = "\n".join([
         "set -u",
         f"report={REPORT_FILE}",
         f"work={WORK_DIR}",
+        *defaults,
         f"python -m pip install --quiet --no-input --disable-pip-version-check {q(install)} "
         f"|| exit {INSTALL_FAILED}",
         f'{run} "$report"',

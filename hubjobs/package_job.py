@@ -16,6 +16,14 @@ The job (`job_spec`) runs a stock Python image: meshcert pip-installed (no compi
 then `package write /source/... --publish --delete-after-upload` with the source repo mounted
 read-only at the resolved commit, HF_TOKEN only as a secret, labels naming source, target and
 meshcert version; it prints the published package's certification through its logs.
+
+Publisher metadata as mesh-llm's job adds it: every one of the five publisher files present at
+the commit is passed as `--publisher-metadata /source/<basename>` (read inside the job from the
+mount; `no_publisher_metadata` leaves them out), after the pre-flight here has read them and run
+the writer's checks (config.json geometry, typed defaults). A local `--generation-defaults`
+file is validated here and reaches the job as its content in the plain env value
+GENERATION_DEFAULTS_JSON (as mesh-llm's job takes it; never a secret), which the job script
+writes to a file for `--generation-defaults`.
 """
 
 from __future__ import annotations
@@ -25,7 +33,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from certify.version import __version__
-from hubjobs.commands import IMAGE, JOB_ENV, SOURCE_MOUNT, WORK, job_script
+from hubjobs.commands import (
+    GENERATION_DEFAULTS,
+    GENERATION_DEFAULTS_ENV,
+    IMAGE,
+    JOB_ENV,
+    SOURCE_MOUNT,
+    WORK,
+    job_script,
+)
 from hubjobs.costs import FIXED_S, WRITE_BYTES_PER_S, timeout_for
 from hubjobs.hardware import Flavor, Needs, NoFlavor, pick_flavor
 from hubjobs.jobs_api import JobSpec, Mount
@@ -39,6 +55,9 @@ CPUS = 2
 
 class JobRefused(ValueError):
     """The job is not submitted: the reason, in words."""
+
+# --attest-key: the signing key's PEM reaches the job as this secret (never env, args or logs)
+ATTEST_KEY_SECRET = "MESHCERT_ATTEST_KEY"
 
 
 @dataclass
@@ -63,6 +82,10 @@ class PackageJobPlan:
     experimental: bool
     job_id: str | None = None
     notes: list[str] = field(default_factory=list)
+    publisher_files: list[str] = field(default_factory=list)  # repo paths, manifest order
+    publisher_defaults: dict[str, Any] | None = None
+    generation_defaults: str | None = None  # the validated file's content (the env value)
+    attest: bool = False  # --attest-key: the job signs; the key reaches it as a secret only
 
     @property
     def source_bytes(self) -> int:
@@ -84,6 +107,10 @@ class PackageJobPlan:
             "max_cost_usd": self.max_cost_usd, "rate_bytes_per_s": WRITE_BYTES_PER_S,
             "fixed_seconds": FIXED_S, "install": self.install, "catalog": self.catalog,
             "experimental": self.experimental, "notes": list(self.notes),
+            "publisher_metadata": list(self.publisher_files),
+            "publisher_defaults": self.publisher_defaults,
+            "generation_defaults": self.generation_defaults is not None,
+            "attest": self.attest,
             "job_id": self.job_id,
         }
 
@@ -119,12 +146,12 @@ def check_names(target: str, model_id: str | None) -> None:
 def plan_package_job(source: str, *, target: str, model_id: str | None, fmt: str,
                      flavors: list[Flavor], flavor_name: str, timeout_s: int | None,
                      install: str, catalog: str | None, experimental: bool,
-                     whoami: dict[str, Any] | None) -> PackageJobPlan:
+                     whoami: dict[str, Any] | None, no_publisher_metadata: bool = False,
+                     generation_defaults: str | None = None) -> PackageJobPlan:
     """Everything the job needs, decided here; JobRefused when it must not be submitted.
     Raises splitter's Refusal for a source that cannot be planned."""
     from splitter.hub_source import default_model_id, load_hub, parse_coordinate
-    from splitter.plan import plan_package
-    from splitter.write import is_hub_source
+    from splitter.write import WriteRequest, is_hub_source, plan_for
 
     if parse_coordinate(source) is None or not is_hub_source(source):
         raise JobRefused(f"{source!r} is not org/repo[@rev]:QUANT or "
@@ -138,12 +165,19 @@ def plan_package_job(source: str, *, target: str, model_id: str | None, fmt: str
     if not may_write(whoami, namespace):
         raise JobRefused(f"the token of {whoami.get('name')!r} cannot create or push repos "
                          f"in {namespace!r}: use a write token for that namespace")
-    model = load_hub(source)
+    request = WriteRequest(source=source, out_dir=".", fmt="v1" if fmt == "v1" else "v2",
+                           pick_up_publisher_metadata=not no_publisher_metadata,
+                           generation_defaults=generation_defaults)
+    model = load_hub(source, publisher_metadata=request.pick_up_publisher_metadata
+                     and request.fmt == "v2")
     try:
-        plan = plan_package(model, "v1" if fmt == "v1" else "v2")
+        plan = plan_for(request, model)  # refuses what the job's writer would refuse
+        publisher_files = [a.publisher.basename for a in plan.artifacts
+                           if a.publisher is not None]
         files = [(f.location, f.size) for f in model.files]
         projectors = [p.location for p in model.projectors]
         files += [(p.location, p.size) for p in model.projectors]
+        files += [(p.basename, p.size) for p in model.publisher_files]
         repo, commit = model.repo or "", model.revision or ""
         primary = model.primary.location
     finally:
@@ -172,7 +206,17 @@ def plan_package_job(source: str, *, target: str, model_id: str | None, fmt: str
         artifacts=len(sizes), package_bytes=sum(sizes), largest_artifact=max(sizes),
         disk_bytes_needed=needs.disk_bytes, flavor=flavor,
         timeout_s=timeout_s if timeout_s is not None else derived, install=install,
-        catalog=catalog, experimental=experimental, notes=notes)
+        catalog=catalog, experimental=experimental, notes=notes,
+        publisher_files=publisher_files, publisher_defaults=plan.publisher_defaults,
+        generation_defaults=_read_text(generation_defaults))
+
+
+def _read_text(path: str | None) -> str | None:
+    """The --generation-defaults file as the job gets it (already validated by plan_for)."""
+    if path is None:
+        return None
+    with open(path, "rb") as handle:
+        return handle.read().decode("utf-8")
 
 
 def write_command(plan: PackageJobPlan) -> list[str]:
@@ -186,10 +230,21 @@ def write_command(plan: PackageJobPlan) -> list[str]:
         args += ["--catalog", plan.catalog]
     if plan.experimental:
         args.append("--experimental")
+    for basename in plan.publisher_files:  # read in the job from the mounted commit
+        args += ["--publisher-metadata", f"{SOURCE_MOUNT}/{basename}"]
+    if plan.generation_defaults is not None:
+        args += ["--generation-defaults", GENERATION_DEFAULTS]
+    if plan.attest:  # the name of the secret, never the key
+        args += ["--attest-key", f"env:{ATTEST_KEY_SECRET}"]
     return job_script(plan.install, [*args, "--report-out"], REPORT_TAG)
 
 
-def job_spec(plan: PackageJobPlan, token: str | None) -> JobSpec:
+def job_spec(plan: PackageJobPlan, token: str | None, attest_key_pem: str | None = None
+             ) -> JobSpec:
+    """The job; `attest_key_pem` (--attest-key) goes in `secrets` only, like the token."""
+    secrets = {"HF_TOKEN": token} if token else {}
+    if plan.attest and attest_key_pem is not None:
+        secrets[ATTEST_KEY_SECRET] = attest_key_pem
     return JobSpec(
         image=IMAGE, command=write_command(plan), flavor=plan.flavor.name,
         timeout_s=plan.timeout_s,
@@ -197,4 +252,6 @@ def job_spec(plan: PackageJobPlan, token: str | None) -> JobSpec:
                 "source": plan.repo.replace("/", "--"), "source-commit": plan.commit[:12],
                 "target": plan.target.replace("/", "--")},
         mounts=[Mount(repo=plan.repo, revision=plan.commit, path=SOURCE_MOUNT)],
-        env=dict(JOB_ENV), secrets={"HF_TOKEN": token} if token else {})
+        env=dict(JOB_ENV) | ({GENERATION_DEFAULTS_ENV: plan.generation_defaults}
+                             if plan.generation_defaults is not None else {}),
+        secrets=secrets)

@@ -34,6 +34,11 @@ def git_blob_id(content: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
 
 
+# the Hub may store a small artifact (a publisher file, metadata/*.json) as a regular git file,
+# listed by its git blob id and no LFS sha256; up to this size that id is taken locally too
+SMALL_FILE_BYTES = 16 * 1024 * 1024
+
+
 @dataclass(frozen=True)
 class LocalFile:
     """One artifact to publish: its certified sha256 and the stat it was certified with."""
@@ -43,6 +48,19 @@ class LocalFile:
     size: int
     sha256: str
     stat_key: tuple[int, int, int, int]  # (size, mtime_ns, ctime_ns, inode)
+    git_blob_id: str | None = None  # a small file: its git oid (see SMALL_FILE_BYTES)
+
+
+def local_file(path: str, local_path: str, size: int, sha256: str,
+               key: tuple[int, int, int, int]) -> LocalFile:
+    """A LocalFile, with its git blob id when it is small enough to be a regular file."""
+    blob = None
+    if size <= SMALL_FILE_BYTES:
+        with open(local_path, "rb") as handle:
+            content = handle.read(SMALL_FILE_BYTES + 1)
+        if hashlib.sha256(content).hexdigest() == sha256:  # the certified bytes
+            blob = git_blob_id(content)
+    return LocalFile(path, local_path, size, sha256, key, blob)
 
 
 @dataclass(frozen=True)
@@ -59,8 +77,13 @@ def stat_key(path: str) -> tuple[int, int, int, int]:
 
 
 def same_content(local: LocalFile, remote: RemoteFile | None) -> bool:
-    """An artifact is on the target already when the Hub attests the same sha256 and size."""
-    return remote is not None and remote.lfs_sha256 == local.sha256 and remote.size == local.size
+    """An artifact is on the target already when the Hub attests the same sha256 and size
+    (LFS), or, stored as a regular file, lists the same git blob id."""
+    if remote is None:
+        return False
+    if remote.lfs_sha256 is None:
+        return local.git_blob_id is not None and remote.blob_id == local.git_blob_id
+    return remote.lfs_sha256 == local.sha256 and remote.size == local.size
 
 
 def same_bytes(content: bytes, remote: RemoteFile | None) -> bool:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from certify.hub.errors import RETRYABLE_STATUS, HubError
 from certify.hub.settings import HubSettings
 from publish import catalog as catalog_entry
+from publish.attestation import SignPublished, commit_attestation
 from publish.card import render_card
 from publish.hub_writer import Addition, HubWriter, StopRetrying
 from publish.plan import (
@@ -47,6 +48,7 @@ from publish.plan import (
     README,
     LocalFile,
     batches,
+    local_file,
     missing,
     same_bytes,
     stale,
@@ -76,6 +78,8 @@ class PublishRequest:
     max_bytes_per_commit: int = DEFAULT_MAX_BYTES_PER_COMMIT
     verify_cache: str | None = None  # the certification's digest cache, reused
     token: str | None = None  # None: huggingface_hub's own (HF_TOKEN, then the stored login)
+    # --attest-key: signs the published commit's passed certification (publish/attestation.py)
+    sign: SignPublished | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,8 @@ class PublishResult:
     local_report: CertReport | None = None
     remote_report: CertReport | None = None
     catalog: CatalogOutcome | None = None
+    attestation_commit: str | None = None  # --attest-key: the commit adding the attestation
+    attestation_note: str | None = None  # why no attestation was made, when none was
 
     @property
     def ref(self) -> str | None:
@@ -174,6 +180,9 @@ def publish_package(request: PublishRequest, *, writer: HubWriter | None = None,
         return result
     if not certify_published(result, say):
         return result
+    if request.sign is not None and not commit_attestation(request.sign, hub, result,
+                                                           upload.revision, say):
+        return result
     if request.catalog is not None:
         list_in_catalog(request, hub, result, manifest, say)
     return result
@@ -231,7 +240,7 @@ def _certified(request: PublishRequest, result: PublishResult, say: Progress
         if key[0] > MAX_FILE_BYTES:
             raise Refused(f"{path} is {key[0]} bytes, over the Hub's {MAX_FILE_BYTES}-byte "
                           "limit per file: nothing uploaded")
-        files.append(LocalFile(path, local, key[0], digest, key))
+        files.append(local_file(path, local, key[0], digest, key))
     return files, manifest_raw, manifest
 
 
@@ -366,13 +375,15 @@ def certify_published(result: PublishResult, say: Progress, **request: Any) -> b
 def list_in_catalog(request: PublishRequest, hub: HubWriter, result: PublishResult,
                      manifest: dict[str, Any], say: Progress) -> None:
     assert request.catalog is not None and result.commit is not None
+    # pinned where the attestation is, when one was committed (its artifacts are the same)
+    pinned = result.attestation_commit or result.commit
     source = catalog_entry.source_of(manifest)
     assert source is not None  # checked before uploading
     path = catalog_entry.entry_path(source)
     try:
         existing = hub.read(request.catalog, path, "main", repo_type="dataset")
         entry = catalog_entry.updated_entry(existing, manifest, target=request.target,
-                                            commit=result.commit,
+                                            commit=pinned,
                                             experimental=request.experimental)
         if request.experimental:
             as_pr, reason = True, "--experimental: proposed, not merged"
@@ -381,11 +392,11 @@ def list_in_catalog(request: PublishRequest, hub: HubWriter, result: PublishResu
         else:
             as_pr, reason = False, "committed to the catalog's main branch"
         say(f"catalog {request.catalog}: {path} ({'pull request' if as_pr else 'commit'})")
-        message = f"Add layer package {request.target}@{result.commit[:12]}"
+        message = f"Add layer package {request.target}@{pinned[:12]}"
         data = catalog_entry.entry_bytes(entry)
         done = hub.retry(f"catalog {request.catalog}", lambda: hub.commit(
             request.catalog or "", additions=[(path, data)], message=message,
-            description=f"Package {request.target} pinned at {result.commit}, certified passed "
+            description=f"Package {request.target} pinned at {pinned}, certified passed "
             "by meshcert.", revision="main", create_pr=as_pr, repo_type="dataset"))
     except catalog_entry.CatalogError as exc:
         result.status, result.message = "incomplete", f"{result.message}; catalog: {exc}"

@@ -25,6 +25,7 @@ from publish.plan import (
     DEFAULT_MAX_BYTES_PER_COMMIT,
     DEFAULT_MAX_FILES_PER_COMMIT,
     LocalFile,
+    local_file,
     stat_key,
 )
 from publish.service import Progress, PublishRequest, PublishResult, Upload
@@ -73,7 +74,8 @@ class StreamingPublisher:
         self._thread.start()
 
     def ready(self, result: ArtifactResult, path: Path) -> None:
-        item = LocalFile(result.path, str(path), result.size, result.sha256, stat_key(str(path)))
+        item = local_file(result.path, str(path), result.size, result.sha256,
+                          stat_key(str(path)))
         with self._cond:
             self.files.append(item)
             self._pending.append(item)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from certify.hub.errors import HubError
 from certify.hub.settings import HubSettings
+from publish.attestation import commit_attestation
 from publish.card import render_card
 from publish.hub_writer import HubWriter
 from publish.service import (
@@ -137,6 +138,9 @@ def write_and_publish(write_request: WriteRequest, request: PublishRequest, *,
                 result.message += "; the manifest was withdrawn again"
             except (HubError, Refused, Failed) as exc:
                 result.message += f"; withdrawing the manifest failed: {exc}"
+        return outcome
+    if request.sign is not None and not commit_attestation(
+            request.sign, hub, result, publisher.upload.revision, say):
         return outcome
     if request.catalog is not None:
         list_in_catalog(request, hub, result, written.manifest, say)

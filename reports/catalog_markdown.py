@@ -9,6 +9,12 @@ from reports.mdutil import STATUS_ICONS, code, status, table, text
 MESH_ICONS = {"accepts": "\u2705", "refuses": "\u274c", "unknown": "\u2796"}
 
 
+def _attested(signer: str, only: bool) -> str:
+    if not signer:
+        return "\u2014"
+    return code(signer) + (" (accepted from it, no header read)" if only else "")
+
+
 def render_catalog_markdown(report: CatalogReport, link_prefix: str = "") -> str:
     view = build_catalog_view(report, link_prefix)
     c = report.counts
@@ -20,12 +26,14 @@ def render_catalog_markdown(report: CatalogReport, link_prefix: str = "") -> str
     if view.rows:
         out += table(
             ["verdict", "entry", "variant", "package", "format", "errors", "warnings",
-             "mesh-llm", "codes"],
+             "mesh-llm", "codes", "needs mesh-llm", "defaults", "attested"],
             [[status(r.status), code(r.entry), text(r.variant), code(r.ref_text)
               + ("" if r.pinned else " (not pinned)"), text(r.format), str(r.errors),
               str(r.warnings), f"{MESH_ICONS[r.mesh]} {text(r.mesh)}",
-              ", ".join(code(c) for c in r.error_codes + r.warning_codes)]
-             for r in view.rows], ["l", "l", "l", "l", "l", "r", "r", "l", "l"])
+              ", ".join(code(c) for c in r.error_codes + r.warning_codes),
+              text(r.mesh_minimum or "\u2014"), text(r.defaults or "\u2014"),
+              _attested(r.attested, r.attested_only)]
+             for r in view.rows], ["l", "l", "l", "l", "l", "r", "r", "l", "l", "l", "l", "l"])
     else:
         out.append("The catalog lists no layer-package reference.")
     if view.entry_findings:

@@ -42,6 +42,10 @@ class CatalogRowView:
     mesh_short: list[str]  # the reasons' codes, each once, with a count when repeated
     href: str | None  # the package's cert.html, relative to the page
     change: str
+    mesh_minimum: str = ""  # ">= 0.77.0": the oldest mesh-llm release that loads it (v2)
+    defaults: str = ""  # "KV f16 · compute bf16 · profiles: a*, b" (v2; * = selection.default)
+    attested: str = ""  # --trust: the trusted signer of its valid attestation
+    attested_only: bool = False  # --trust-attested: accepted from it, no header read
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,25 @@ def _row(row: CatalogPackage, link_prefix: str) -> CatalogRowView:
         mesh=MESH_LABELS[row.mesh_llm_verdict], mesh_reasons=row.mesh_llm_reasons,
         mesh_short=_short(row.mesh_llm_reasons),
         href=link_prefix + row.cert_html if row.cert_html else None,
-        change=CHANGE_LABELS.get(row.change or "", ""))
+        change=CHANGE_LABELS.get(row.change or "", ""),
+        mesh_minimum=f">= {row.facts.mesh_llm_minimum}"
+        if row.facts is not None and row.facts.mesh_llm_minimum else "",
+        defaults=shipped_defaults(row), attested=row.attested or "",
+        attested_only=row.attested_only)
+
+
+def shipped_defaults(row: CatalogPackage) -> str:
+    """What a node applies from the package, in one line ('' for v1 or no facts)."""
+    facts = row.facts
+    if facts is None or facts.kv_cache_type is None:
+        return ""
+    parts = [f"KV {facts.kv_cache_type}"]
+    if facts.compute_dtype:
+        parts.append(f"compute {facts.compute_dtype}")
+    if facts.request_profiles:
+        names = [f"{n}*" if n == facts.default_profile else n for n in facts.request_profiles]
+        parts.append("profiles: " + ", ".join(names))
+    return " \u00b7 ".join(parts)
 
 
 def sorted_rows(report: CatalogReport) -> list[CatalogPackage]:

@@ -15,6 +15,7 @@ from certify.report import CertReport, CheckRun, MaterializedStage, RuntimeGate
 from reports import fmt, svg
 from reports.common import Fact, Stat
 from reports.coverage_view import CoverageView, build_coverage_view
+from reports.node_view import NodeView, build_node_view
 
 SEVERITY_ORDER = ("error", "warning", "info")
 SEVERITY_TITLES = {"error": "Errors", "warning": "Warnings", "info": "Notes"}
@@ -137,6 +138,8 @@ class CertView:
     provenance: list[Fact]
     counts: dict[str, int] = field(default_factory=dict)
     coverage: CoverageView | None = None  # merged reports: which slice verified which layers
+    node: NodeView | None = None  # v2: what a node applies, which mesh-llm loads it
+    attestation: list[Fact] | None = None  # --attest-key: what was signed, by whom
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,6 +355,16 @@ def _provenance(report: CertReport) -> list[Fact]:
     return facts
 
 
+def _attestation(report: CertReport) -> list[Fact] | None:
+    signed = report.attestation
+    if signed is None:
+        return None
+    return [Fact("result", signed.result), _mono("signer", signed.signer),
+            Fact("subjects", f"{signed.subjects:,}", note="the manifest and every artifact, "
+                 "by the SHA-256 certification verified"),
+            _mono("attestation file", signed.file)]
+
+
 def build_cert_view(report: CertReport) -> CertView:
     counts = {s: sum(f.severity == s for f in report.findings) for s in SEVERITY_ORDER}
     return CertView(
@@ -365,4 +378,6 @@ def build_cert_view(report: CertReport) -> CertView:
         provenance=_provenance(report),
         counts=counts,
         coverage=build_coverage_view(report),
+        node=build_node_view(report),
+        attestation=_attestation(report),
     )

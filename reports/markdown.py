@@ -6,10 +6,16 @@ from typing import TYPE_CHECKING
 
 from certify.report import CertReport
 from reports.cert_view import build_cert_view
+from reports.common import Fact
 from reports.mdutil import STATUS_ICONS, code, status, table, text
 
 if TYPE_CHECKING:
     from evidence.report import EvidenceReport
+
+def _fact_rows(facts: list[Fact]) -> list[list[str]]:
+    return [[text(f.label), (code(f.value) if f.mono else text(f.value))
+             + (f" ({text(f.note)})" if f.note else "")] for f in facts]
+
 
 def render_cert_markdown(report: CertReport) -> str:
     view = build_cert_view(report)
@@ -28,6 +34,10 @@ def render_cert_markdown(report: CertReport) -> str:
                f"{view.counts['info']} note(s)")
     if b.gate_details:
         out += ["", f"> {text(b.gate_details)}"]
+    if report.attestation is not None:
+        a = report.attestation
+        out += ["", f"**Attestation:** {text(a.result)}, signed by {code(a.signer)}, "
+                f"{a.subjects} subject(s)" + (f" in {code(a.file)}" if a.file else "")]
 
     out += ["", "### Findings", ""]
     if not view.severity_groups:
@@ -67,6 +77,16 @@ def render_cert_markdown(report: CertReport) -> str:
                  [[code(g.name), status(g.status), text(g.http_status), text(g.latency),
                    text(g.ttft), text(g.tokens_per_s), text(g.details)] for g in view.gates],
                  ["l", "l", "r", "r", "r", "r", "l"])
+    if view.node is not None:
+        out += ["", "### What a node will apply", ""]
+        out += table(["field", "value"], _fact_rows(view.node.applies + view.node.mesh_llm))
+        if view.node.profiles:
+            out += ["", "Request profiles:", ""]
+            out += table(["profile", "selected as", "fields", "source"],
+                         [[code(p.name), text(p.selection or "\u2014"),
+                           "; ".join(f"{text(k)} {code(v)}" for k, v in p.fields),
+                           code(p.source) if p.source else "\u2014"]
+                          for p in view.node.profiles])
     out += ["", "<details><summary>Provenance</summary>", ""]
     out += table(["field", "value"], [[text(f.label), (code(f.value) if f.mono else text(f.value))
                              + (f" ({text(f.note)})" if f.note else "")]

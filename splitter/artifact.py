@@ -9,10 +9,11 @@ offset. Planning (splitter.plan) and the carrier (splitter.carrier) build these;
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from certify.formats.v2_carrier import SPLIT_KEYS
 from splitter import wire
+from splitter.publisher import PublisherInput
 from splitter.source import ProjectorFile, SourceModel, SourceTensor
 
 Format = Literal["v2", "v1"]
@@ -45,13 +46,14 @@ class Artifact:
     artifact_id: str
     path: str
     role: str  # shared.metadata | shared.embeddings | shared.output | shared.common | layer |
-    # projector
+    # projector | publisher
     layer_index: int | None
     placements: list[Placement]
     kv_pieces: list[bytes]  # raw metadata entries, in order (shared with other artifacts)
     alignment: int
     trailing_padding: bool = True
     projector: ProjectorFile | None = None  # a verbatim copy of this file
+    publisher: PublisherInput | None = None  # a verbatim copy of these bytes (metadata/*)
     # the v2 carrier: tensor infos given as bytes (the whole model's directory), no data
     directory: list[bytes] | None = None
     data_offset: int = 0
@@ -60,6 +62,9 @@ class Artifact:
     def __post_init__(self) -> None:
         if self.projector is not None:
             self.data_offset = self.size = self.projector.size
+            return
+        if self.publisher is not None:
+            self.data_offset = self.size = self.publisher.size
             return
         header = wire.PREAMBLE_BYTES + sum(map(len, self.kv_pieces)) + sum(
             map(len, self._infos()))
@@ -72,6 +77,12 @@ class Artifact:
         if self.directory is not None:
             return self.directory
         return [p.info_bytes() for p in self.placements]
+
+    @property
+    def verbatim(self) -> bool:
+        """A file copied byte for byte (a projector, a publisher file), not a GGUF written
+        from tensors."""
+        return self.projector is not None or self.publisher is not None
 
     @property
     def tensor_bytes(self) -> int:
@@ -94,12 +105,17 @@ class PackagePlan:
     mtp_layers: list[int]
     carrier: Artifact | None = None  # v2 only (its size is exact: see splitter.carrier)
     sidecar_names: dict[str, str] = field(default_factory=dict)  # v2 projector id -> name
+    # v2: publisher_metadata[] entries, publisher_defaults (None: absent) and the
+    # --generation-defaults object (None: none given)
+    publisher_entries: list[dict[str, str]] = field(default_factory=list)
+    publisher_defaults: dict[str, dict[str, str]] | None = None
+    request_defaults: dict[str, Any] | None = None
 
     @property
     def payload(self) -> list[Artifact]:
         """v2: the artifacts the carrier's tensor_part indexes, sorted by id."""
         return sorted((a for a in self.artifacts if a.role not in ("shared.metadata",
-                                                                   "projector")),
+                                                                   "projector", "publisher")),
                       key=lambda a: a.artifact_id)
 
     def all_artifacts(self) -> list[Artifact]:

@@ -7,14 +7,21 @@ once, the tensor data once, front to back, straight into the artifacts. Nothing 
 whole and no copy of the source lands on disk. `QUANT` selects the GGUF file (or split set)
 whose path names it; files whose base name starts with `mmproj` are projectors, never quants.
 Every Hub failure becomes a Refusal (before writing) or an Aborted write (while streaming).
+
+With `publisher_metadata`, those of mesh-llm's five publisher files (`config.json`, ...) present
+at the repo's root at the resolved commit are read whole (capped, checked against the listing's
+size and git blob id) into `SourceModel.publisher_files`, as mesh-llm's HF job passes every one
+of them present in the pinned snapshot.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from certify.formats.publisher import PUBLISHER_FILES
 from certify.hub.api import HubApi
 from certify.hub.errors import HubError, Redactor
 from certify.hub.files import HubFiles
@@ -22,7 +29,9 @@ from certify.hub.listing import RemoteFile
 from certify.hub.range_source import HubRangeSource
 from certify.hub.settings import HubSettings
 from certify.hub.stats import TransferCounter
+from certify.view import MAX_PUBLISHER_FILE_BYTES
 from splitter.errors import Aborted, Refusal
+from splitter.publisher import BAD_FILE, PublisherInput
 from splitter.source import (
     SourceFile,
     SourceModel,
@@ -121,8 +130,48 @@ def _token() -> str | None:
         return None
 
 
+def _git_blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def read_publisher_files(files: HubFiles, by_path: dict[str, RemoteFile], repo: str,
+                         commit: str) -> list[PublisherInput]:
+    """The publisher files at the repo root, in mesh-llm's order of the five basenames."""
+    out = []
+    for known in PUBLISHER_FILES:
+        remote = by_path.get(known.basename)
+        if remote is None:
+            continue
+        if remote.size is not None and remote.size > MAX_PUBLISHER_FILE_BYTES:
+            raise Refusal(BAD_FILE, f"{repo}@{commit}/{known.basename} is {remote.size} bytes, "
+                          f"over the {MAX_PUBLISHER_FILE_BYTES} byte limit for a publisher "
+                          "file (--no-publisher-metadata leaves it out)")
+
+        def check(data: bytes, remote: RemoteFile = remote) -> str | None:
+            if remote.size is not None and len(data) != remote.size:
+                return f"got {len(data)} bytes, the listing says {remote.size}"
+            if remote.lfs_sha256 is not None:
+                if hashlib.sha256(data).hexdigest() != remote.lfs_sha256:
+                    return "its sha256 is not the one the listing gives"
+            elif remote.blob_id and _git_blob_id(data) != remote.blob_id:
+                return "its git blob id is not the one the listing gives"
+            return None
+
+        try:
+            data = files.read_all(known.basename, MAX_PUBLISHER_FILE_BYTES, check=check)
+        except HubError as err:
+            raise Refusal("hub_error", f"reading {known.basename}: {err.message}") from None
+        if len(data) > MAX_PUBLISHER_FILE_BYTES:
+            raise Refusal(BAD_FILE, f"{repo}@{commit}/{known.basename} is over the "
+                          f"{MAX_PUBLISHER_FILE_BYTES} byte limit for a publisher file")
+        out.append(PublisherInput(known.basename, f"hf://{repo}@{commit}/{known.basename}",
+                                  data, picked_up=True))
+    return out
+
+
 def load_hub(text: str, projectors: list[str] | None = None,
-             settings: HubSettings | None = None) -> SourceModel:
+             settings: HubSettings | None = None, *,
+             publisher_metadata: bool = False) -> SourceModel:
     coordinate = parse_coordinate(text)
     if coordinate is None:
         raise Refusal("usage", f"{text!r} is not org/repo[@rev]:QUANT nor "
@@ -181,6 +230,9 @@ def load_hub(text: str, projectors: list[str] | None = None,
                                                     by_path[location].size or 0),
                          extra, repo=coordinate.repo, revision=resolved.commit,
                          requested_revision=coordinate.revision)
+        if publisher_metadata:
+            model.publisher_files = read_publisher_files(files, by_path, coordinate.repo,
+                                                         resolved.commit)
     except BaseException:
         files.close()
         raise

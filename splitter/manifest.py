@@ -1,17 +1,24 @@
 """model-package.json from the plan and the digests taken while writing (pure).
 
 v1 in the real writer's key order (package-v2.md, "What the real v1 writer writes"), with the
-real sizes and digests where mesh-llm writes null; v2 as package-v2.md's table, artifacts
-listed carrier first, then the payload parts by id, then the projectors, sidecars sorted, and
-the canonical `package_id` computed by certify's own code.
+real sizes and digests where mesh-llm writes null; v2 as package-v2.md's table with
+mesh-llm-0.79.md §1.1's fields in its order, artifacts listed carrier first, then the payload
+parts by id, then the projectors, then the publisher files in the order given, sidecars sorted,
+`publisher_metadata[]` in the order given, `publisher_defaults` when derived (an empty `{}`
+kept), `generation` as `{request_defaults, speculative_decoding}` (meshcert keeps an inferred
+MTP declaration beside request defaults; mesh-llm drops it), and the canonical `package_id`
+computed by certify's own code. `manifest_bytes` writes it as serde_json's pretty printer does
+(two-space indent, UTF-8, f64 fields in serde's spelling), so the file equals mesh-llm's apart
+from `created_at_unix_secs` and `generator_version`.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
-from certify.formats.package_id import compute_package_id
+from certify.formats.package_id import F64, canonical_manifest, compute_package_id, serde_f64
 from splitter.artifact import Artifact, PackagePlan
 from splitter.stream import StreamState
 
@@ -123,15 +130,54 @@ def _v2(plan: PackagePlan, identity: Identity, state: StreamState) -> dict[str, 
                       key=lambda s: (s["kind"], s["name"], s["artifact_id"]))
     if sidecars:
         manifest["sidecars"] = sidecars
-    if plan.mtp_layers:  # the v2 writer emits generation only for native MTP
-        manifest["generation"] = {"speculative_decoding": {
+    if plan.publisher_entries:
+        manifest["publisher_metadata"] = [dict(e) for e in plan.publisher_entries]
+    if plan.publisher_defaults is not None:
+        manifest["publisher_defaults"] = {slot: dict(d)
+                                          for slot, d in plan.publisher_defaults.items()}
+    generation: dict[str, Any] = {}
+    if plan.request_defaults is not None:
+        generation["request_defaults"] = serde_request_defaults(plan.request_defaults)
+    if plan.mtp_layers:  # native MTP (kept beside request_defaults: see the module doc)
+        generation["speculative_decoding"] = {
             "default": "mtp", "strategies": {"mtp": {
                 "type": "native-mtp", "prediction_depth": 1,
                 "layer_indices": [plan.layer_count - 1],
                 "window_policy": {"default": "fixed", "initial_window": 1, "min_window": 1,
-                                  "max_window": 1}}}}}
+                                  "max_window": 1}}}}
+    if generation:
+        manifest["generation"] = generation
     manifest |= {"native_abi_version": identity.abi_version,
                  "generator_version": identity.generator_version,
                  "created_at_unix_secs": identity.created_at}
     manifest["package_id"] = compute_package_id(manifest)
     return manifest
+
+
+def serde_request_defaults(value: dict[str, Any]) -> Any:
+    """`generation.request_defaults` as mesh-llm's structs serialize it: fields in struct
+    order, absent ones skipped, profiles and logit_bias by key, f64 fields as F64."""
+    canonical = canonical_manifest({"generation": {"request_defaults": value}})
+    return canonical["generation"]["request_defaults"]
+
+
+def manifest_bytes(manifest: dict[str, Any]) -> bytes:
+    """The manifest file as serde_json's `to_string_pretty` writes it, plus a newline."""
+    return (_pretty(manifest, "") + "\n").encode("utf-8")
+
+
+def _pretty(value: Any, indent: str) -> str:
+    inner = indent + "  "
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_pretty(v, inner)}"
+                 for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + indent + "}"
+    if isinstance(value, list | tuple):
+        if not value:
+            return "[]"
+        return "[\n" + ",\n".join(inner + _pretty(v, inner) for v in value) + "\n" + indent + "]"
+    if isinstance(value, F64):
+        return serde_f64(value)
+    return json.dumps(value, ensure_ascii=False)

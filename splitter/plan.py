@@ -10,7 +10,8 @@ included, for both formats as writer.md describes them:
   sorted-name order (a single tensor over the budget stays whole), tensors sorted by name in
   every payload part, the source's metadata entries copied raw (split.* left out,
   general.alignment added if missing, no skippy.* keys), `-partNN` files without trailing
-  padding; projectors `projectors/projector-NNNNN.gguf`, copied verbatim.
+  padding; projectors `projectors/projector-NNNNN.gguf`, copied verbatim; publisher files
+  (splitter.publisher) `metadata/<basename>`, copied verbatim, listed last in the given order.
 - v1: `shared/metadata.gguf` (all metadata, the metadata-role tensors),
   `shared/embeddings.gguf`, `shared/output.gguf` (output + final norm),
   `layers/layer-NNN.gguf`; metadata-role tensors copied into every fragment; every fragment
@@ -21,7 +22,7 @@ included, for both formats as writer.md describes them:
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Literal
+from typing import Any, Literal
 
 from splitter import wire
 from splitter.artifact import (
@@ -35,6 +36,7 @@ from splitter.artifact import (
 )
 from splitter.carrier import plan_carrier
 from splitter.errors import Refusal
+from splitter.publisher import PublisherPlan
 from splitter.roles import is_nextn, role_of
 from splitter.source import SourceModel, SourceTensor
 
@@ -111,13 +113,27 @@ def by_budget(tensors: list[SourceTensor], budget: int) -> list[list[SourceTenso
 
 def plan_package(source: SourceModel, fmt: Format = "v2", *,
                  max_artifact_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES,
-                 v2_layout: V2Layout = "common") -> PackagePlan:
+                 v2_layout: V2Layout = "common", publisher: PublisherPlan | None = None,
+                 request_defaults: dict[str, Any] | None = None) -> PackagePlan:
+    """`publisher` and `request_defaults` (v2 only) are decided beforehand
+    (splitter.publisher, splitter.generation_defaults)."""
     if max_artifact_bytes <= 0:
         raise Refusal("usage", "--max-artifact-bytes must be > 0")
     mtp = mtp_layers(source)
     if fmt == "v1":
+        if publisher is not None or request_defaults is not None:
+            raise Refusal("usage", "publisher metadata and generation defaults are v2 "
+                          "manifest fields: --format v1 cannot carry them")
         return _plan_v1(source, mtp)
-    return _plan_v2(source, mtp, max_artifact_bytes, v2_layout)
+    plan = _plan_v2(source, mtp, max_artifact_bytes, v2_layout)
+    if publisher is not None:
+        plan.artifacts += [Artifact(known.artifact_id, known.package_path, "publisher", None,
+                                    [], [], source.alignment, publisher=item)
+                           for known, item in publisher.files]
+        plan.publisher_entries = list(publisher.entries)
+        plan.publisher_defaults = publisher.defaults
+    plan.request_defaults = request_defaults
+    return plan
 
 
 # --- v2 ---------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ these models (`python -m splitter.plan_report > docs/package-plan.schema.json`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any, Literal
 
@@ -45,6 +46,36 @@ class StageFetch(_Model):
     byte_size: int
 
 
+class PlannedPublisherFile(_Model):
+    role: str = Field(description="model_config, generation_config, tokenizer_config, "
+                      "chat_template or hf_quant_config")
+    artifact_id: str
+    path: str
+    source_path: str
+    byte_size: int
+    sha256: str
+    picked_up: bool = Field(description="Found at the Hub source's revision (not named by "
+                            "--publisher-metadata).")
+
+
+class PlannedDtype(_Model):
+    dtype: str
+    artifact_id: str
+    json_path: str
+
+
+class PlannedPublisherDefaults(_Model):
+    compute_dtype: PlannedDtype | None = None
+    kv_cache_dtype: PlannedDtype | None = None
+
+
+class PlannedRequestDefaults(_Model):
+    default: str
+    reasoning_enabled: str | None = None
+    reasoning_disabled: str | None = None
+    profiles: list[str]
+
+
 class PackagePlanReport(_Model):
     schema_version: Literal[1] = 1
     format: Literal["v1", "v2"]
@@ -57,6 +88,16 @@ class PackagePlanReport(_Model):
     total_bytes: int
     artifacts: list[PlannedArtifact]
     stages: list[StageFetch]
+    publisher_metadata: list[PlannedPublisherFile] = Field(
+        default_factory=list, description="v2: publisher_metadata[] in manifest order.")
+    publisher_defaults: PlannedPublisherDefaults | None = Field(
+        default=None, description="v2: publisher_defaults as it will be written (None: "
+        "absent).")
+    request_defaults: PlannedRequestDefaults | None = Field(
+        default=None, description="v2: generation.request_defaults (--generation-defaults).")
+    speculative_decoding: str | None = Field(
+        default=None, description="The native MTP strategy written (kept beside "
+        "request_defaults).")
 
 
 def _entries(plan: PackagePlan) -> list[ArtifactEntry]:
@@ -67,7 +108,8 @@ def _entries(plan: PackagePlan) -> list[ArtifactEntry]:
             "source_model": {"metadata_artifact_id": "metadata"},
             "artifact_catalog": {"entries": [{"id": a.artifact_id, "path": a.path,
                                               "byte_size": a.size}
-                                             for a in plan.all_artifacts()]},
+                                             for a in plan.all_artifacts()
+                                             if a.publisher is None]},
             "sidecars": [{"kind": "mmproj", "artifact_id": a.artifact_id} for a in projectors]}
         return v2_artifact_entries(manifest)
 
@@ -107,7 +149,42 @@ def plan_report(plan: PackagePlan, stages: int, *, source: str,
                                    layer_index=a.layer_index, tensor_count=len(a.placements),
                                    tensor_bytes=a.tensor_bytes, byte_size=a.size)
                    for a in plan.all_artifacts()],
-        stages=fetches)
+        stages=fetches, **_publisher_fields(plan))
+
+
+def _publisher_fields(plan: PackagePlan) -> dict[str, Any]:
+    """What the plan adds beside the GGUFs (nodes never fetch these: no stage lists them)."""
+    files = {a.artifact_id: a for a in plan.artifacts if a.publisher is not None}
+    out: dict[str, Any] = {"publisher_metadata": [
+        PlannedPublisherFile(role=e["role"], artifact_id=e["artifact_id"],
+                             path=files[e["artifact_id"]].path, source_path=e["source_path"],
+                             byte_size=files[e["artifact_id"]].size,
+                             sha256=_sha256(files[e["artifact_id"]]),
+                             picked_up=_picked_up(files[e["artifact_id"]]))
+        for e in plan.publisher_entries]}
+    if plan.publisher_defaults is not None:
+        out["publisher_defaults"] = PlannedPublisherDefaults(
+            **{slot: PlannedDtype(**d) for slot, d in plan.publisher_defaults.items()})
+    rd = plan.request_defaults
+    if rd is not None:
+        selection = rd.get("selection") or {}
+        out["request_defaults"] = PlannedRequestDefaults(
+            default=selection.get("default", ""),
+            reasoning_enabled=selection.get("reasoning_enabled"),
+            reasoning_disabled=selection.get("reasoning_disabled"),
+            profiles=sorted(rd.get("profiles") or {}))
+    if plan.format == "v2" and plan.mtp_layers:
+        out["speculative_decoding"] = f"native-mtp, layer {plan.layer_count - 1}"
+    return out
+
+
+def _sha256(a: Artifact) -> str:
+    assert a.publisher is not None
+    return hashlib.sha256(a.publisher.data).hexdigest()
+
+
+def _picked_up(a: Artifact) -> bool:
+    return a.publisher is not None and a.publisher.picked_up
 
 
 def plan_json_schema() -> dict[str, Any]:

@@ -131,6 +131,8 @@ class SourceModel:
     requested_revision: str | None = None
     closer: Callable[[], None] | None = None  # releases the Hub connections
     transfer: Any = None  # a Hub source's certify.hub.stats.TransferCounter
+    # a Hub source: the publisher files found at the resolved revision (splitter.publisher)
+    publisher_files: list[Any] = field(default_factory=list)
 
     def close(self) -> None:
         if self.closer is not None:

@@ -123,7 +123,7 @@ class Target:
         if size != artifact.size:
             os.ftruncate(self.fd, artifact.size)  # zeros: the padding and the tensors to come
             self.rewritten = self.existed
-        header = b"".join(artifact.header_pieces()) if artifact.projector is None else b""
+        header = b"" if artifact.verbatim else b"".join(artifact.header_pieces())
         self._put(header, 0)
         self.digest.update(header)
         self.cursor = len(header)

@@ -19,13 +19,14 @@ from splitter.errors import Aborted
 
 
 def verify_written(path: Path, artifact: Artifact) -> GGUFHeader | None:
-    """The re-opened header of a GGUF artifact (None for a verbatim projector copy);
+    """The re-opened header of a GGUF artifact (None for a verbatim copy: a projector, a
+    publisher file);
     raises Aborted naming the first difference from the plan."""
     size = os.path.getsize(path)
     if size != artifact.size:
         raise Aborted("verification_failed", f"{artifact.path} is {size} bytes, the plan says "
                       f"{artifact.size}")
-    if artifact.projector is not None:
+    if artifact.verbatim:
         return None
     header, raw = read_header_and_bytes(LocalFileSource(path))
     if not isinstance(header, GGUFHeader):

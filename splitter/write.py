@@ -7,7 +7,9 @@
 2. stream the source into the payload parts (v1: the fragments), each finished as it completes:
    digest, re-opened header compared with the plan, hook;
 3. v2: the carrier, built from the parts' re-opened headers; then the projectors, copied and
-   hashed; each verified and hooked like the parts;
+   hashed; then the publisher files (`--publisher-metadata`, or picked up at a Hub source's
+   revision), copied byte for byte from the bytes read (and checked) before writing began;
+   each verified and hooked like the parts;
 4. check that no artifact (and no local source file) changed since, then write README.md and,
    last, `model-package.json` (temp file + rename): the manifest marks the package complete.
 
@@ -18,7 +20,6 @@ here. Nothing here prints or exits.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import threading
@@ -33,8 +34,15 @@ from certify.atomic import write_atomic
 from splitter.card import render_card
 from splitter.carrier import carrier_artifact, rows_from_headers
 from splitter.errors import Aborted, Interrupted, Refusal
+from splitter.generation_defaults import read_generation_defaults
 from splitter.hooks import after_artifact_hook
-from splitter.manifest import SKIPPY_ABI, Identity, activation_width, build_manifest
+from splitter.manifest import (
+    SKIPPY_ABI,
+    Identity,
+    activation_width,
+    build_manifest,
+    manifest_bytes,
+)
 from splitter.plan import (
     DEFAULT_MAX_ARTIFACT_BYTES,
     Format,
@@ -42,6 +50,7 @@ from splitter.plan import (
     V2Layout,
     plan_package,
 )
+from splitter.publisher import combine, plan_publisher, read_local
 from splitter.source import SourceModel, load_local
 from splitter.stream import (
     ArtifactSink,
@@ -93,6 +102,11 @@ class WriteRequest:
     # sink that releases files, the disk needed is what `sink_disk_bytes` says, not the package
     sink: ArtifactSink | None = None
     sink_disk_bytes: Callable[[PackagePlan], int] | None = None
+    # v2 publisher metadata (splitter.publisher): files named by the caller, and whether those
+    # present at a Hub source's revision are picked up too (--no-publisher-metadata: not)
+    publisher_metadata: list[str] = field(default_factory=list)
+    pick_up_publisher_metadata: bool = True
+    generation_defaults: str | None = None  # a GenerationRequestDefaults JSON file
 
 
 @dataclass
@@ -145,7 +159,9 @@ def open_source(request: WriteRequest) -> SourceModel:
     if is_hub_source(request.source):
         from splitter.hub_source import load_hub
 
-        return load_hub(request.source, request.projectors)
+        return load_hub(request.source, request.projectors,
+                        publisher_metadata=request.pick_up_publisher_metadata
+                        and request.fmt == "v2")
     return load_local(request.source, request.projectors)
 
 
@@ -159,9 +175,8 @@ def prepare(request: WriteRequest) -> Prepared:
     if not source.kv_int("embedding_length"):
         raise Refusal("bad_source", f"{source.primary.name}: no positive "
                       f"{source.architecture}.embedding_length (the activation width)")
-    plan = plan_package(source, request.fmt, max_artifact_bytes=request.max_artifact_bytes,
-                        v2_layout=request.v2_layout)
     identity = _identity(request, source)
+    plan = plan_for(request, source)
     root = Path(request.out_dir).resolve()
     need = request.sink_disk_bytes(plan) if request.sink_disk_bytes is not None else None
     existing = preflight(plan, root, request.resume, request.free_bytes, need)
@@ -170,6 +185,22 @@ def prepare(request: WriteRequest) -> Prepared:
     else:
         ref = source.primary.location
     return Prepared(request, source, plan, identity, root, existing, ref)
+
+
+def plan_for(request: WriteRequest, source: SourceModel) -> PackagePlan:
+    """The plan of `request` over the opened `source`, in mesh-llm's order: the generation
+    defaults validated, the publisher files refused or planned (with the manifest's source
+    repo and revision; config.json checked against the GGUF), then the artifacts."""
+    request_defaults = (read_generation_defaults(request.generation_defaults)
+                        if request.generation_defaults is not None else None)
+    named = [read_local(path) for path in request.publisher_metadata]
+    publisher = plan_publisher(combine(named, list(source.publisher_files)),
+                               repo=request.source_repo or source.repo,
+                               revision=request.source_revision or source.revision,
+                               gguf_kv=source.header.kv, architecture=source.architecture)
+    return plan_package(source, request.fmt, max_artifact_bytes=request.max_artifact_bytes,
+                        v2_layout=request.v2_layout, publisher=publisher,
+                        request_defaults=request_defaults)
 
 
 def _identity(request: WriteRequest, source: SourceModel) -> Identity:
@@ -243,13 +274,15 @@ def write(prepared: Prepared, progress: WriteProgress | None = None,
     finisher = Finisher(state, hook, progress, len(plan.all_artifacts()), cancel,
                         sink=request.sink)
     targets: list[Target] = []
-    total = plan.source.total_bytes + sum(p.size for p in plan.source.projectors)
+    total = (plan.source.total_bytes + sum(p.size for p in plan.source.projectors)
+             + sum(a.size for a in plan.artifacts if a.publisher is not None))
     progress.begin("writing", total)
     try:
         _stream_parts(prepared, state, finisher, targets, progress, cancel)
         if plan.carrier is not None:
             _write_carrier(prepared, state, finisher, targets)
         _copy_projectors(prepared, finisher, targets, progress, cancel)
+        _copy_publisher_files(prepared, finisher, targets, progress, cancel)
         finisher.wait()
     except KeyboardInterrupt:
         cancel.set()
@@ -267,7 +300,7 @@ def write(prepared: Prepared, progress: WriteProgress | None = None,
     _check_unchanged(root, state, plan.source, before, request.sink)
     identity = Identity(**{**prepared.identity.__dict__, "created_at": int(time.time())})
     manifest = build_manifest(plan, identity, state)
-    raw = (json.dumps(manifest, indent=2) + "\n").encode("utf-8")
+    raw = manifest_bytes(manifest)
     digest = hashlib.sha256(raw).hexdigest()
     card = None
     if request.readme:
@@ -285,7 +318,7 @@ def _stream_parts(prepared: Prepared, state: StreamState, finisher: Finisher,
     existing = set(prepared.existing)
     destinations: dict[str, list[tuple[Target, int]]] = defaultdict(list)
     for a in plan.artifacts:
-        if a.projector is not None:
+        if a.verbatim:
             continue
         target = Target(prepared.root, a, a.path in existing)
         targets.append(target)
@@ -343,6 +376,38 @@ def _copy_projectors(prepared: Prepared, finisher: Finisher, targets: list[Targe
         if attested and digest != attested:
             raise Aborted("source_changed", f"{a.projector.location} hashed to {digest}, but "
                           f"the Hub lists sha256 {attested}")
+        finisher.submit(target)
+
+
+class _BytesReader:
+    """A ByteReader over bytes already in memory (a publisher file, read and checked before
+    writing began)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    @property
+    def size(self) -> int:
+        return len(self._data)
+
+    def readinto(self, offset: int, buffer: memoryview) -> int:
+        piece = self._data[offset:offset + len(buffer)]
+        buffer[:len(piece)] = piece
+        return len(piece)
+
+    def close(self) -> None:
+        return None
+
+
+def _copy_publisher_files(prepared: Prepared, finisher: Finisher, targets: list[Target],
+                          progress: WriteProgress, cancel: threading.Event) -> None:
+    for a in prepared.plan.artifacts:
+        if a.publisher is None:
+            continue
+        finisher.throttle()
+        target = Target(prepared.root, a, a.path in prepared.existing)
+        targets.append(target)
+        copy_file(_BytesReader(a.publisher.data), b"", target, progress, cancel)
         finisher.submit(target)
 
 

@@ -46,6 +46,7 @@ CATALOG_RUN_CODES = frozenset({
     "catalog_package_gated", "catalog_package_unreadable", "catalog_layer_count_mismatch",
     "catalog_total_bytes_mismatch", "catalog_source_revision_mismatch",
     "catalog_source_mismatch", "catalog_package_duplicate", "catalog_mesh_llm_would_refuse",
+    "catalog_mixed_mesh_llm_versions",
 })
 
 

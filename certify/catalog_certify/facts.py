@@ -6,6 +6,8 @@ from typing import Any
 
 from certify.catalog_certify.model import PackageFacts
 from certify.manifest_model import is_int
+from certify.mesh_llm_versions import minimum_mesh_llm
+from certify.node_defaults import node_defaults
 from certify.view import PackageView
 
 
@@ -42,4 +44,18 @@ def package_facts(view: PackageView) -> PackageFacts | None:
         artifacts=len(sizes), source_repo=_text(source.get("repo")),
         source_revision=_text(source.get("revision")), source_file=_base_name(primary),
         producer_abi=_text(manifest.get("native_abi_version" if fmt == "v2"
-                                        else "skippy_abi_version")))
+                                        else "skippy_abi_version")),
+        **_node_facts(manifest))
+
+
+def _node_facts(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The mesh-llm release it needs and the defaults it ships (v2; empty for v1)."""
+    need = minimum_mesh_llm(manifest)
+    node = node_defaults(manifest)
+    if need is None or node is None:
+        return {}
+    default = next((p.name for p in node.request_profiles if "default" in p.selection), None)
+    return {"mesh_llm_minimum": need.version, "kv_cache_type": node.kv_cache_type,
+            "compute_dtype": node.declared_compute_dtype,
+            "request_profiles": [p.name for p in node.request_profiles],
+            "default_profile": default}

@@ -61,6 +61,17 @@ class PackageFacts(_Model):
                                     "primary file.")
     producer_abi: str | None = Field(default=None, description="native_abi_version (v2) or "
                                      "skippy_abi_version (v1).")
+    mesh_llm_minimum: str | None = Field(
+        default=None, description="v2: the oldest mesh-llm release that loads the manifest "
+        "(0.76.0 base v2, 0.77.0 with publisher metadata, 0.78.1 with request defaults).")
+    kv_cache_type: str | None = Field(default=None, description="v2: the K/V cache type a "
+                                      "node applies from the package (f16, q8_0, q4_0).")
+    compute_dtype: str | None = Field(default=None, description="v2: the declared "
+                                      "publisher_defaults.compute_dtype.")
+    request_profiles: list[str] = Field(default_factory=list, description="v2: the request "
+                                        "profile names it ships (generation.request_defaults).")
+    default_profile: str | None = Field(default=None, description="v2: the profile "
+                                        "selection.default names.")
 
 
 class Certification(_Model):
@@ -110,6 +121,11 @@ class CatalogPackage(_Model):
                                   "relative to the --out-dir (when kept).")
     cert_html: str | None = None
     facts: PackageFacts | None = None
+    attested: str | None = Field(default=None, description="With --trust: the trusted "
+                                 "signer of the package's valid attestation (ed25519:<hex> or "
+                                 "a CI identity).")
+    attested_only: bool = Field(default=False, description="--trust-attested: accepted from "
+                                "its attestation without reading any header.")
     requests: int = Field(default=0, description="Hub requests this row cost in this run "
                           "(0: re-used, or certified once for an earlier row).")
     change: Change | None = Field(default=None, description="With --since: new, changed "

@@ -19,11 +19,13 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
+from certify.catalog_certify.attested import AttestationPolicy, AttestedCheck, manifest_view
 from certify.catalog_certify.compare import Certified, Resolution, build_row, from_row, summarize
 from certify.catalog_certify.entries import PackageReference, ParsedEntry, parse_entry
 from certify.catalog_certify.facts import package_facts
+from certify.catalog_certify.mesh_versions import mixed_version_findings
 from certify.catalog_certify.model import (
     CatalogCounts,
     CatalogOptions,
@@ -78,6 +80,8 @@ class CatalogRequest:
     concurrency: int = DEFAULT_CONCURRENCY
     previous: Previous | None = None  # --since
     keep_reports: bool = False  # --out-dir: rows name their cert.json / cert.html
+    # --trust FILE [--trust-attested]: the trust policy's verdicts (meshcert.attest)
+    attestation: AttestationPolicy | None = None
 
 
 @dataclass
@@ -108,6 +112,8 @@ class _Outcome:
     requests: int = 0
     reused: bool = False  # --since: the previous report's certification of this commit
     shared: bool = False  # another job certified the same commit
+    attested_by: str | None = None  # the trusted signer of a valid attestation (--trust)
+    by_attestation: bool = False  # accepted from it without certifying (--trust-attested)
 
 
 @dataclass
@@ -177,6 +183,10 @@ class _Runner:
         from certify.hub.stats import TransferCounter
 
         requests = 0
+        if not job.pinned and self.request.previous is None:
+            attested, requests = self._attested(job.repo, job.revision, "resolved")
+            if attested is not None:  # accepted: the attestation's check resolved the commit
+                return attested
         if job.pinned:
             assert job.revision is not None
             resolution = Resolution(job.revision.lower(), "entry")
@@ -196,6 +206,11 @@ class _Runner:
         earlier = previous.reusable(job.repo, resolution.revision) if previous else None
         if earlier is not None and (certified := from_row(earlier)) is not None:
             return _Outcome(resolution, certified, requests, reused=True)
+        if job.pinned:
+            attested, cost = self._attested(job.repo, resolution.revision, "entry")
+            if attested is not None:
+                return attested
+            requests += cost
         key = (job.repo.lower(), resolution.revision)
         with self._lock:
             future = self._by_commit.get(key)
@@ -214,19 +229,47 @@ class _Runner:
         future.set_result(outcome)
         return outcome
 
+    def _attested(self, repo: str, revision: str | None, source: Literal["entry", "resolved"]
+                  ) -> tuple[_Outcome | None, int]:
+        """--trust-attested: the outcome when a valid trusted attestation accepts the package
+        (no header read), else None and the requests the attempt cost."""
+        policy = self.request.attestation
+        check = policy.accept(repo, revision, self.gate) if policy is not None else None
+        if check is None:
+            return None, 0
+        if not check.accepted or check.commit is None or check.manifest_raw is None:
+            return None, check.requests
+        return _Outcome(Resolution(check.commit, source), attested_certified(check),
+                        check.requests, attested_by=check.signer, by_attestation=True), 0
+
     def _certify(self, repo: str, commit: str) -> tuple[Certified, int]:
         from certify.service import CertRequest, certify_with_view
         from certify.view import CertOptions
 
         options = self.request.options
+        policy = self.request.attestation
         report, view = certify_with_view(CertRequest(
             model=f"hf://{repo}@{commit}", hub_gate=self.gate,
             options=CertOptions(runtime_abi=options.runtime_abi,
-                                verify_sha256=options.verify_sha256)))
+                                verify_sha256=options.verify_sha256),
+            extra_findings=policy.findings if policy is not None else None))
         if self.on_certified is not None:
             self.on_certified(repo, commit, report)
         requests = report.transfer.requests if report.transfer else 0
         return summarize(report, package_facts(view), options), requests
+
+
+def attested_certified(check: AttestedCheck) -> Certified:
+    """A package accepted from its attestation: passed as attested, its facts from the
+    manifest alone; mesh-llm's refusals were not re-checked, so its verdict stays unknown."""
+    from certify.catalog_certify.model import Certification
+
+    facts = package_facts(manifest_view(check.manifest_raw or b""))
+    warnings = sorted(set(check.warning_codes))
+    return Certified(Certification(status="passed", warning_codes=warnings,
+                                   warnings=len(warnings)),
+                     facts, "unknown", ("verified by attestation: mesh-llm's refusals were not "
+                                        "re-checked",))
 
 
 def _jobs(references: list[PackageReference]) -> tuple[list[_Job], dict[int, int]]:
@@ -279,6 +322,7 @@ def certify_catalog(source: EntrySource, request: CatalogRequest | None = None, 
                         duplicate_of=duplicates.get(i, []))
         row.requests = 0 if job in charged else outcome.requests
         charged.add(job)
+        _attach_attestation(row, outcome, request)
         _attach_reports(row, outcome, request)
         if request.previous is not None:
             row.change, row.previous_revision = request.previous.change(
@@ -286,6 +330,7 @@ def certify_catalog(source: EntrySource, request: CatalogRequest | None = None, 
             changes.append(row.change)
         rows.append(row)
     loose: list[Finding] = list(snapshot.findings) + [f for e in entries for f in e.findings]
+    loose += mixed_version_findings(rows)
     report = CatalogReport(
         status=_status(rows, loose),
         catalog=CatalogSource(input=snapshot.input, kind=snapshot.kind,
@@ -299,6 +344,19 @@ def certify_catalog(source: EntrySource, request: CatalogRequest | None = None, 
         present: set[RowKey] = {row_key(r.entry, r.variant, r.repo) for r in rows}
         report.since = request.previous.summary(changes, present)
     return CatalogRun(report, entries, references, snapshot)
+
+
+def _attach_attestation(row: CatalogPackage, outcome: _Outcome, request: CatalogRequest
+                        ) -> None:
+    policy = request.attestation
+    signer = outcome.attested_by
+    if signer is None and policy is not None and row.revision and outcome.certified:
+        signer = policy.signer_of(row.repo, row.revision)
+    row.attested, row.attested_only = signer, outcome.by_attestation
+    if outcome.by_attestation:
+        row.findings.append(finding("attestation_verified", f"hf://{row.repo}@{row.revision}: "
+                                    f"verified by attestation, signer {signer}; no header "
+                                    "was read", path=row.entry))
 
 
 def _attach_reports(row: CatalogPackage, outcome: _Outcome, request: CatalogRequest) -> None:

@@ -12,7 +12,8 @@ one finding and a package certified locally and from the Hub gives the same find
   a streamed digest already shows the same disagreement;
 - hub_size_mismatch: the LFS pointer declares another size than the manifest while the listed
   size does not show it (the Hub contradicting itself);
-- hub_artifact_not_lfs (warning): the file is plain git, so the Hub attests no sha256 for it.
+- hub_artifact_not_lfs (warning): the file is plain git, so the Hub attests no sha256 for it
+  (not for a publisher file: the source reads those whole and hashes them itself).
 """
 
 from __future__ import annotations
@@ -70,6 +71,6 @@ def _entry_findings(entry: ArtifactEntry, fact: FileFact, lfs_size: Any) -> Iter
             yield finding("hub_sha256_mismatch", f"{entry.label}: the Hub attests sha256 "
                           f"{attested} for {path}, the manifest says {expected}",
                           path=path, layer_index=li)
-    if fact.is_lfs is False:
+    if fact.is_lfs is False and not (entry.role == "publisher" and fact.sha256):
         yield finding("hub_artifact_not_lfs", f"{entry.label}: {path} is stored as a plain git "
                       "file, so the Hub attests no sha256 for it", path=path, layer_index=li)

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from certify.checks import register
 from certify.findings import Finding, finding
 from certify.formats.v2_carrier import CatalogTensor, TensorCatalog
-from certify.formats.v2_layout import MESH_SELECTABLE_SHARED
+from certify.formats.v2_layout import MESH_SELECTABLE_SHARED, NOT_PAYLOAD_ROLES, PUBLISHER_ROLE
 from certify.gguf.fragments import capped, preview
 from certify.gguf.model import GGUFHeader
 from certify.gguf.names import layer_of, required_tensors
@@ -124,7 +124,8 @@ def _tensor_rules(t: CatalogTensor, layers: int | None) -> Iterator[Finding]:
     where = f"tensor {t.name!r}"
     if art is None:
         yield finding("unknown_artifact", f"{where}: tensor_part {t.part} names no payload "
-                      "artifact (parts are the non-carrier, non-sidecar artifacts sorted by id)")
+                      "artifact (parts are the artifacts other than the carrier, the sidecars "
+                      "and the publisher files, sorted by id)")
     if not t.shape or any(d == 0 for d in t.shape):
         yield finding("invalid_dimension", f"{where} has dimensions {list(t.shape)}", path=path)
     if layers is not None and t.layer_ordinal is not None and t.layer_ordinal >= layers:
@@ -216,7 +217,7 @@ def v2_payload_directories(view: PackageView) -> Iterator[Finding]:
     out: list[Finding] = []
     for entry in view.artifacts():
         path = entry.path
-        if entry.role in ("shared.metadata", "projector") or not isinstance(path, str):
+        if entry.role in NOT_PAYLOAD_ROLES or not isinstance(path, str):
             continue
         header = view.headers.get(path)
         if not isinstance(header, GGUFHeader):
@@ -253,13 +254,15 @@ def v2_payload_directories(view: PackageView) -> Iterator[Finding]:
 
 @register("v2_mesh_compatibility", order=303, codes=["mesh_certify_would_fail"], formats=["v2"])
 def v2_mesh_compatibility(view: PackageView) -> Iterator[Finding]:
-    """Valid layouts mesh-llm's certifier still refuses ("unsupported artifact path")."""
+    """Valid layouts mesh-llm's certifier still refuses ("unsupported artifact path").
+    Publisher artifacts are never selected, so never refused (mesh-llm-0.79.md §3.2)."""
     if view.package_format != "v2":
         return
     layout = view.unidentified_carrier()
     for entry in view.artifacts():
         path = entry.path
-        if entry.role in ("shared.metadata", "projector", "layer") or not isinstance(path, str):
+        if entry.role in ("shared.metadata", "projector", "layer", PUBLISHER_ROLE) \
+                or not isinstance(path, str):
             continue
         if layout is not None and path == layout.path:
             continue  # the carrier by layout: what is wrong is the manifest's metadata id

@@ -1,8 +1,12 @@
-"""Package v2 `generation` (package-v2.md): only `speculative_decoding`, a strictly typed
-grammar (entries tagged by `type`, unknown types and fields rejected), then the runtime value
-rules v1 also has (depth 1, windows, history scope, n-gram bounds, MTP layers in range and
-holding `nextn` tensors). The value rules are shared with the v1 checks; in v2 they carry the
-v2 code `invalid_generation_value` (layer ranges: `layer_out_of_bounds`).
+"""Package v2 `generation` (package-v2.md; mesh-llm-0.79.md §1.4): `{request_defaults?,
+speculative_decoding?}`, both optional (`{}` is valid). `request_defaults` is read and
+validated as mesh-llm does (certify/checks/v2_request_defaults.py). `speculative_decoding` is
+a strictly typed grammar (entries tagged by `type`, unknown types and fields rejected), then
+the runtime value rules v1 also has (depth 1, windows, history scope, n-gram bounds, MTP layers
+in range and holding `nextn` tensors). The value rules are shared with the v1 checks; in v2
+they carry the v2 code `invalid_generation_value` (layer ranges: `layer_out_of_bounds`).
+A package with `.nextn.` tensors but no `speculative_decoding` is valid; mesh-llm's runtime
+warns that native MTP stays off, and so does this check.
 """
 
 from __future__ import annotations
@@ -18,7 +22,10 @@ from certify.checks.speculative import (
     window_policy,
 )
 from certify.checks.v2_manifest import unknown_keys
+from certify.checks.v2_publisher import findings_of
+from certify.checks.v2_request_defaults import request_defaults_problems
 from certify.findings import Finding, finding
+from certify.gguf.fragments import capped, preview
 from certify.gguf.names import layer_of
 from certify.manifest_model import is_int
 from certify.manifest_parse import MANIFEST_NAME
@@ -41,7 +48,7 @@ STRATEGY_FIELDS: dict[str, frozenset[str]] = {
                             "window_policy"}),
 }
 V1_GENERATION_KEYS = frozenset({"policy", "thresholds"})
-UNRELEASED_GENERATION_KEYS = frozenset({"request_defaults"})
+GENERATION_KEYS = frozenset({"request_defaults", "speculative_decoding"})
 
 
 def _f(code: str, message: str) -> Finding:
@@ -74,32 +81,42 @@ def _mtp_layers(view: PackageView) -> dict[int, bool] | None:
 @register("v2_generation", order=50, codes=[
     "v1_field_in_v2_manifest", "unreleased_manifest_extension", "unknown_manifest_field",
     "unknown_strategy", "unknown_proposer", "invalid_generation_value", "layer_out_of_bounds",
-    "native_mtp_layer_missing_tensors",
+    "native_mtp_layer_missing_tensors", "missing_value", "invalid_identifier",
+    "mtp_without_speculative_decoding",
 ], formats=["v2"])
 def v2_generation(view: PackageView) -> Iterator[Finding]:
     m = view.manifest
-    if view.package_format != "v2" or m is None or m.get("generation") is None:
+    if view.package_format != "v2" or m is None:
         return
-    gen = m["generation"]
+    gen = m.get("generation")
+    if gen is None:  # an Option: absent or null
+        yield from _mtp_without_declaration(view)
+        return
     if not isinstance(gen, dict):
         yield _f("invalid_generation_value", "generation must be an object")
         return
-    for key in sorted(set(gen) - {"speculative_decoding"}):
+    for key in sorted(set(gen) - GENERATION_KEYS):
         if key in V1_GENERATION_KEYS:
             yield _f("v1_field_in_v2_manifest", f"generation.{key} is v1-only; v2 rejects it")
-        elif key in UNRELEASED_GENERATION_KEYS:
-            yield _f("unreleased_manifest_extension", f"generation.{key} exists only on mesh-llm "
-                     "branches; released mesh-llm (v0.76.1) rejects it")
         else:
             yield from unknown_keys("generation.", {key: None}, frozenset())
+    if gen.get("request_defaults") is not None:
+        yield from capped(list(findings_of(request_defaults_problems(gen["request_defaults"]))),
+                          limit=50)
     spec = gen.get("speculative_decoding")
     if spec is None:
+        yield from _mtp_without_declaration(view)
         return
     if not isinstance(spec, dict):
         yield _f("invalid_generation_value", f"{SPEC} must be an object")
         return
     yield from unknown_keys(f"{SPEC}.", spec, frozenset({"default", "proposers", "strategies"}))
     layers = m.get("layer_count") if is_int(m.get("layer_count")) else None
+    for key in ("proposers", "strategies"):
+        if key in spec and not isinstance(spec[key], dict):
+            # a defaulted map: absent is empty, a null is a parse error (mesh-llm-0.79.md §1.1)
+            yield _f("invalid_generation_value", f"{SPEC}.{key} must be an object (name -> "
+                     f"entry), found {spec[key]!r}")
     proposers = _map(spec, "proposers")
     strategies = _map(spec, "strategies")
     for name, raw in (proposers or {}).items():
@@ -112,6 +129,19 @@ def v2_generation(view: PackageView) -> Iterator[Finding]:
     elif default not in (strategies or {}):
         yield _f("unknown_strategy", f"{SPEC}.default {default!r} is not a declared strategy")
     yield from _nextn_tensors(view, proposers or {}, strategies or {})
+
+
+def _mtp_without_declaration(view: PackageView) -> Iterator[Finding]:
+    """`.nextn.` tensors but no speculative_decoding (e.g. written with mesh-llm's
+    --generation-defaults, which drops the inferred declaration): mesh-llm's runtime warns
+    that native MTP will not be enabled."""
+    have = _mtp_layers(view)
+    layers = sorted(layer for layer, nextn in (have or {}).items() if nextn)
+    if layers:
+        yield finding("mtp_without_speculative_decoding", f"the tensor catalog has "
+                      f"blk.N.nextn.* (MTP) tensors in layer(s) {preview([str(n) for n in layers])}"
+                      f" but the manifest has no {SPEC}: native MTP will not be enabled",
+                      path=MANIFEST_NAME)
 
 
 def _map(spec: dict[str, Any], key: str) -> dict[str, Any] | None:

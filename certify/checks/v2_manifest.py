@@ -1,5 +1,7 @@
-"""Package v2 manifest rules (package-v2.md, "v2 manifest"): strict keys, root values, source
-identity, the artifact catalog and sidecars, and the recomputed canonical package id.
+"""Package v2 manifest rules (package-v2.md, "v2 manifest"; mesh-llm-0.79.md §1.1): strict
+keys, root values, source identity, the artifact catalog and sidecars, and the recomputed
+canonical package id. publisher_metadata / publisher_defaults are checked in v2_publisher,
+generation in v2_generation.
 
 Every object rejects unknown keys in v2, so an unknown key is an error here (v1 is additive and
 only notes them). Codes are mesh-llm's v2 names.
@@ -20,18 +22,19 @@ from certify.manifest_model import is_int
 from certify.manifest_parse import MANIFEST_NAME
 from certify.view import PackageView
 
-HEX64_LOWER = re.compile(r"^[0-9a-f]{64}$")
-PACKAGE_ID = re.compile(r"^sha256:[0-9a-f]{64}$")
-IDENTIFIER = re.compile(r"^[A-Za-z0-9._-]+$")
+HEX64_LOWER = re.compile(r"[0-9a-f]{64}")  # lower case only (validate_sha256)
+PACKAGE_ID = re.compile(r"sha256:[0-9a-f]{64}")
+IDENTIFIER = re.compile(r"[A-Za-z0-9._-]+")
 V2_GGUF_FORMAT = "gguf"
+# mesh-llm v0.77+'s PackageRoot (mesh-llm-0.79.md §1.1); the canonical id's order is
+# certify.formats.package_id.ROOT_ORDER
 ROOT_KEYS = frozenset({
     "schema_version", "package_id", "model_id", "source_model", "format", "layer_count",
-    "artifact_catalog", "sidecars", "generation", "native_abi_version", "generator_version",
-    "created_at_unix_secs"})
+    "artifact_catalog", "sidecars", "publisher_metadata", "publisher_defaults", "generation",
+    "native_abi_version", "generator_version", "created_at_unix_secs"})
 V1_ROOT_KEYS = frozenset({"shared", "layers", "projectors", "activation_width",
                           "skippy_abi_version"})
 INLINE_CATALOG_KEYS = frozenset({"model_metadata", "tensor_catalog"})
-UNRELEASED_ROOT_KEYS = frozenset({"publisher_metadata", "publisher_defaults"})
 SOURCE_KEYS = frozenset({"sha256", "metadata_artifact_id", "repo", "revision", "primary_file",
                          "canonical_ref", "distribution_id", "files"})
 OPTIONAL_SOURCE_TEXT = ("repo", "revision", "canonical_ref", "distribution_id")
@@ -78,11 +81,14 @@ def unknown_keys(where: str, obj: dict[str, Any], known: frozenset[str]) -> Iter
                       "unknown keys", path=MANIFEST_NAME, severity="error")
 
 
+# unreleased_manifest_extension stays registered (a code is a contract) but nothing emits it
+# since mesh-llm v0.77-v0.79 released publisher_metadata, publisher_defaults and
+# generation.request_defaults (mesh-llm-0.79.md §3.3)
 @register("v2_manifest_root", order=10, codes=[
     "unknown_manifest_field", "v1_field_in_v2_manifest", "inline_tensor_catalog",
     "unreleased_manifest_extension", "missing_value", "invalid_digest", "invalid_format",
     "too_few_layers", "invalid_manifest_field", "package_identity_mismatch",
-    "skippy_abi_not_checked", "native_abi_differs", "check_not_run",
+    "skippy_abi_not_checked", "native_abi_differs",
 ], formats=["v2"])
 def v2_manifest_root(view: PackageView) -> Iterator[Finding]:
     m = _v2(view)
@@ -94,9 +100,6 @@ def v2_manifest_root(view: PackageView) -> Iterator[Finding]:
         elif key in INLINE_CATALOG_KEYS:
             yield _f("inline_tensor_catalog", f"inline {key!r}: written by pre-release v2 writers "
                      "(mesh-llm PRs #1672..#1706); no current consumer loads it")
-        elif key in UNRELEASED_ROOT_KEYS:
-            yield _f("unreleased_manifest_extension", f"{key!r} exists only on mesh-llm "
-                     "branches; released mesh-llm (v0.76.1) rejects it and fails to load")
         else:
             yield from unknown_keys("", {key: None}, frozenset())
     for key in ("model_id", "format", "native_abi_version", "generator_version"):
@@ -132,33 +135,13 @@ def _package_id(m: dict[str, Any]) -> Iterator[Finding]:
     if not isinstance(declared, str) or _blank(declared):
         yield _f("missing_value", f"package_id must be set, found {declared!r}")
         return
-    if not PACKAGE_ID.match(declared):
+    if not PACKAGE_ID.fullmatch(declared):
         yield _f("invalid_digest", f"package_id {declared!r} is not 'sha256:' + 64 lower-case hex")
         return
     computed = compute_package_id(m)
-    if computed == declared:
-        return
-    extensions = branch_extensions(m)
-    if not extensions:
+    if computed != declared:
         yield _f("package_identity_mismatch", f"package_id is {declared} but the canonical "
                  f"manifest hashes to {computed}")
-    elif compute_package_id(m, branch=True) != declared:
-        # The branch's own writer hashes its extension in a form meshcert reproduces only as
-        # far as it knows the branch: never claim a mismatch that writer would not.
-        yield finding("check_not_run", f"package_id {declared} not checked: the manifest "
-                      f"carries the branch-only {', '.join(extensions)}, and neither the "
-                      "released canonical form nor meshcert's reproduction of the branch "
-                      "writer's form hashes to it", path=MANIFEST_NAME)
-
-
-def branch_extensions(m: dict[str, Any]) -> list[str]:
-    """The mesh-llm branch extensions the manifest carries (its unreleased_manifest_extension
-    findings name them)."""
-    gen = m.get("generation")
-    found = [k for k in sorted(UNRELEASED_ROOT_KEYS) if k in m]
-    if isinstance(gen, dict) and "request_defaults" in gen:
-        found.append("generation.request_defaults")
-    return found
 
 
 def _native_abi(raw: Any, runtime: str | None) -> Iterator[Finding]:
@@ -202,7 +185,7 @@ def v2_source_model(view: PackageView) -> Iterator[Finding]:
         return
     yield from unknown_keys("source_model.", src, SOURCE_KEYS)
     sha = src.get("sha256")
-    if not isinstance(sha, str) or not HEX64_LOWER.match(sha):
+    if not isinstance(sha, str) or not HEX64_LOWER.fullmatch(sha):
         yield _f("invalid_digest", f"source_model.sha256 must be 64 lower-case hex, found {sha!r}")
     for key in OPTIONAL_SOURCE_TEXT:
         if key in src and src[key] is not None and _blank(src[key]):
@@ -250,7 +233,7 @@ def _source_file(i: int, item: Any, by_path: dict[str, dict[str, Any]]) -> Itera
     sha = item.get("sha256")
     if sha is None:
         yield _f("missing_value", f"{where}.sha256 is required in v2")
-    elif not isinstance(sha, str) or not HEX64_LOWER.match(sha):
+    elif not isinstance(sha, str) or not HEX64_LOWER.fullmatch(sha):
         yield _f("invalid_digest", f"{where}.sha256 must be 64 lower-case hex, found {sha!r}")
 
 
@@ -309,7 +292,7 @@ def _artifact(i: int, entry: Any) -> Iterator[Finding]:
     where_path = path if isinstance(path, str) else MANIFEST_NAME
     if not isinstance(ident, str) or _blank(ident):
         yield _f("missing_value", f"{where}.id must be set")
-    elif not IDENTIFIER.match(ident):
+    elif not IDENTIFIER.fullmatch(ident):
         yield _f("invalid_identifier", f"{where}.id {ident!r} has characters outside "
                  "[A-Za-z0-9._-]")
     problem = normalized_path_problem(path)
@@ -324,7 +307,7 @@ def _artifact(i: int, entry: Any) -> Iterator[Finding]:
     sha = entry.get("sha256")
     if sha is None:
         yield _f("missing_value", f"{where}.sha256 is required", path=where_path)
-    elif not isinstance(sha, str) or not HEX64_LOWER.match(sha):
+    elif not isinstance(sha, str) or not HEX64_LOWER.fullmatch(sha):
         yield _f("invalid_digest", f"{where}.sha256 must be exactly 64 lower-case hex (v2), "
                  f"found {sha!r}", path=where_path)
 
@@ -335,11 +318,12 @@ def _artifact(i: int, entry: Any) -> Iterator[Finding]:
 ], formats=["v2"])
 def v2_sidecars(view: PackageView) -> Iterator[Finding]:
     m = _v2(view)
-    if m is None or m.get("sidecars") is None:
+    if m is None or "sidecars" not in m:
         return
     sidecars = m["sidecars"]
     if not isinstance(sidecars, list):
-        yield _f("invalid_manifest_field", "sidecars must be a list")
+        # a defaulted collection: absent is [], but serde refuses a null (mesh-llm-0.79.md §1.1)
+        yield _f("invalid_manifest_field", f"sidecars must be a list, found {sidecars!r}")
         return
     ids = {e.get("id") for e in catalog_entries(m)}
     seen: Counter[tuple[Any, Any]] = Counter()

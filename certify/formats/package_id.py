@@ -1,7 +1,9 @@
-"""The canonical v2 `package_id` (package-v2.md, "Canonical package id"), byte-exact.
+"""The canonical v2 `package_id` (package-v2.md, "Canonical package id"; mesh-llm-0.79.md §1.6),
+byte-exact.
 
 mesh-llm serializes its manifest struct with serde_json: compact, keys in struct field order,
-absent optionals skipped, maps (proposers, strategies) sorted by name. This module rebuilds
+absent optionals skipped, maps (proposers, strategies, profiles, logit_bias) sorted by name,
+f64 fields in serde_json's float spelling whatever the JSON literal was. This module rebuilds
 those bytes from the parsed manifest dict, so a check can compare the declared id with the
 recomputed one and the package writer can produce a valid id. Pure; never raises on odd input
 (a value of the wrong shape is serialized as it is, so the id simply will not match).
@@ -14,9 +16,12 @@ import json
 import math
 from typing import Any
 
+from certify.formats.publisher import ROLE_RANK
+
 ROOT_ORDER = ("schema_version", "package_id", "model_id", "source_model", "format",
-              "layer_count", "artifact_catalog", "sidecars", "generation",
-              "native_abi_version", "generator_version", "created_at_unix_secs")
+              "layer_count", "artifact_catalog", "sidecars", "publisher_metadata",
+              "publisher_defaults", "generation", "native_abi_version", "generator_version",
+              "created_at_unix_secs")
 SOURCE_ORDER = ("sha256", "metadata_artifact_id", "repo", "revision", "primary_file",
                 "canonical_ref", "distribution_id", "files")
 ARTIFACT_ORDER = ("id", "path", "byte_size", "sha256")
@@ -36,8 +41,12 @@ STRATEGY_ORDER = {
 WINDOW_ORDER = ("default", "initial_window", "min_window", "max_window", "pipeline_depth")
 EXTENSION_ORDER = ("max_tokens", "initial_tokens", "tail_backoff_proposals")
 SPEC_ORDER = ("default", "proposers", "strategies")
-# generation.request_defaults: a mesh-llm branch extension (not in v0.76.1), declared there
-# before speculative_decoding in `Generation`; its f64 fields serialize as serde_json does
+PUBLISHER_METADATA_ORDER = ("role", "artifact_id", "source_repo", "source_revision",
+                            "source_path")
+PUBLISHER_DEFAULTS_ORDER = ("compute_dtype", "kv_cache_dtype")
+DTYPE_DECLARATION_ORDER = ("dtype", "artifact_id", "json_path")
+# generation.request_defaults (mesh-llm-0.79.md §1.5), declared before speculative_decoding
+# in `Generation`; its f64 fields serialize as serde_json does
 REQUEST_DEFAULTS_ORDER = ("selection", "profiles")
 SELECTION_ORDER = ("default", "reasoning_enabled", "reasoning_disabled")
 PROFILE_ORDER = (
@@ -99,8 +108,14 @@ class F64(float):
 
 
 def _f64(value: Any) -> Any:
-    is_number = isinstance(value, int | float) and not isinstance(value, bool)
-    return F64(value) if is_number else value
+    """A number in an f64 field as serde_json holds it (an integer literal becomes a float;
+    one beyond f64's range, which serde_json refuses at parse, is left as it is)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return value
+    try:
+        return F64(value)
+    except OverflowError:
+        return value
 
 
 def _floats(obj: Any, order: tuple[str, ...], floats: frozenset[str]) -> Any:
@@ -138,11 +153,11 @@ def _request_defaults(obj: Any) -> Any:
     return out
 
 
-def _generation(gen: Any, branch: bool = False) -> Any:
+def _generation(gen: Any) -> Any:
     if not isinstance(gen, dict):
         return gen
     out: dict[str, Any] = {}
-    if branch and gen.get("request_defaults") is not None:
+    if gen.get("request_defaults") is not None:
         out["request_defaults"] = _request_defaults(gen["request_defaults"])
     spec = gen.get("speculative_decoding")
     if isinstance(spec, dict):
@@ -164,11 +179,25 @@ def _generation(gen: Any, branch: bool = False) -> Any:
     return out
 
 
-def canonical_manifest(manifest: dict[str, Any], *, branch: bool = False) -> dict[str, Any]:
-    """The manifest as mesh-llm hashes it: id blanked, time zeroed, lists sorted, keys ordered.
+def _publisher_metadata_key(entry: Any) -> tuple[int, str, str, str, str]:
+    """The derived Ord of mesh-llm's PublisherMetadata: role by its enum's declaration order,
+    then the strings by byte order (code point order, which UTF-8 keeps)."""
+    role = entry.get("role") if isinstance(entry, dict) else None
+    rank = ROLE_RANK.get(role, len(ROLE_RANK)) if isinstance(role, str) else len(ROLE_RANK)
+    return (rank, _sort_key(entry, "artifact_id"), _sort_key(entry, "source_repo"),
+            _sort_key(entry, "source_revision"), _sort_key(entry, "source_path"))
 
-    `branch`: as mesh-llm's branch writer that declares `generation.request_defaults` hashes
-    it (released mesh-llm has no such field, so by default it is left out)."""
+
+def _publisher_defaults(obj: Any) -> Any:
+    out = _ordered(obj, PUBLISHER_DEFAULTS_ORDER)  # {} stays {}: the skip rule is "absent"
+    if isinstance(out, dict):
+        out = {k: _ordered(v, DTYPE_DECLARATION_ORDER) for k, v in out.items()}
+    return out
+
+
+def canonical_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest as mesh-llm hashes it: id blanked, time zeroed, lists sorted, keys ordered
+    (publisher_metadata by its derived Ord; the manifest itself keeps the writer's order)."""
     out: dict[str, Any] = {}
     for key in ROOT_ORDER:
         value = manifest.get(key)
@@ -204,19 +233,27 @@ def canonical_manifest(manifest: dict[str, Any], *, branch: bool = False) -> dic
                         name if isinstance(name, str) else "", _sort_key(s, "artifact_id"))
 
             value = [_ordered(s, SIDECAR_ORDER) for s in sorted(value, key=sidecar_key)]
+        elif key == "publisher_metadata" and isinstance(value, list):
+            if not value:
+                continue
+            value = [_ordered(e, PUBLISHER_METADATA_ORDER)
+                     for e in sorted(value, key=_publisher_metadata_key)]
+        elif key == "publisher_defaults":
+            value = _publisher_defaults(value)
         elif key == "generation":
-            value = _generation(value, branch)
+            value = _generation(value)
         out[key] = value
     return out
 
 
-def canonical_bytes(manifest: dict[str, Any], *, branch: bool = False) -> bytes:
-    """Compact JSON, non-ASCII written as UTF-8 (as serde_json does)."""
-    return _dump(canonical_manifest(manifest, branch=branch)).encode("utf-8")
+def canonical_bytes(manifest: dict[str, Any]) -> bytes:
+    """Compact JSON, non-ASCII written as UTF-8 (as serde_json does). A lone surrogate (which
+    Python's json reads and serde_json refuses) is kept as its bytes, so nothing raises."""
+    return _dump(canonical_manifest(manifest)).encode("utf-8", "surrogatepass")
 
 
-def compute_package_id(manifest: dict[str, Any], *, branch: bool = False) -> str:
-    return "sha256:" + hashlib.sha256(canonical_bytes(manifest, branch=branch)).hexdigest()
+def compute_package_id(manifest: dict[str, Any]) -> str:
+    return "sha256:" + hashlib.sha256(canonical_bytes(manifest)).hexdigest()
 
 
 def _dump(value: Any) -> str:
@@ -232,7 +269,9 @@ def _dump(value: Any) -> str:
 
 def serde_f64(value: float) -> str:
     """An f64 the way serde_json writes it (ryu's shortest digits, its fixed/scientific
-    choice: fixed for 1e-5 <= |x| < 1e16, always with a fraction; `1e-7`, `1.5e16`)."""
+    choice: fixed for 1e-5 <= |x| < 1e16, an integral value with `.0`; otherwise an exponent
+    without `+` or zero padding: `1e-6`, `1.5e-7`, `1e16`). serde_json writes a non-finite
+    f64 as `null` (it cannot be parsed from JSON in the first place)."""
     if not math.isfinite(value):
         return "null"
     if value == 0:

@@ -3,7 +3,10 @@
 A v2 manifest lists artifacts in `artifact_catalog.entries` with no roles: the role comes from
 the path layout the writer uses (package-v2.md), the layer ordinal from
 `layers/layer-<N>[-partMM].gguf`. The metadata carrier is the artifact named by
-`source_model.metadata_artifact_id`; sidecars are the artifacts `sidecars[]` name.
+`source_model.metadata_artifact_id`; sidecars are the artifacts `sidecars[]` name; publisher
+artifacts (role `publisher`: metadata/config.json, ...) are the ones `publisher_metadata[]`
+names, by id as mesh-llm does (mesh-llm-0.79.md §1.8): not GGUFs, not payload parts, never
+selected by a stage, checked by size and SHA-256 only.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from certify.formats.publisher import publisher_artifact_ids
 from certify.manifest_model import ArtifactEntry
 
 LAYER_PATH = re.compile(r"^layers/layer-(?P<n>\d+)(?:-part\d+)?\.gguf$")
@@ -22,6 +26,9 @@ ROLE_BY_PATH = {
 }
 # the non-layer paths mesh-llm's certifier selects; any other non-layer artifact fails there
 MESH_SELECTABLE_SHARED = frozenset(ROLE_BY_PATH)
+PUBLISHER_ROLE = "publisher"
+# roles that are no payload part (`skippy.package.tensor_part` indexes the others)
+NOT_PAYLOAD_ROLES = frozenset({"shared.metadata", "projector", PUBLISHER_ROLE})
 
 
 def catalog_entries(manifest: dict[str, Any]) -> list[dict[str, Any]]:
@@ -49,11 +56,14 @@ def layer_ordinal(path: Any) -> int | None:
     return int(match["n"]) if match else None
 
 
-def role_of(path: Any, artifact_id: Any, metadata_id: str | None, sidecars: set[str]) -> str:
+def role_of(path: Any, artifact_id: Any, metadata_id: str | None, sidecars: set[str],
+            publisher: frozenset[str] | set[str] = frozenset()) -> str:
     if isinstance(artifact_id, str) and artifact_id == metadata_id:
         return "shared.metadata"
     if isinstance(artifact_id, str) and artifact_id in sidecars:
         return "projector"
+    if isinstance(artifact_id, str) and artifact_id in publisher:
+        return PUBLISHER_ROLE
     if not isinstance(path, str):
         return "other"
     if path in ROLE_BY_PATH:
@@ -68,18 +78,20 @@ def role_of(path: Any, artifact_id: Any, metadata_id: str | None, sidecars: set[
 def v2_artifact_entries(manifest: dict[str, Any]) -> list[ArtifactEntry]:
     metadata_id = metadata_artifact_id(manifest)
     sidecars = sidecar_ids(manifest)
+    publisher = publisher_artifact_ids(manifest)
     out: list[ArtifactEntry] = []
     for i, entry in enumerate(catalog_entries(manifest)):
         path = entry.get("path")
-        role = role_of(path, entry.get("id"), metadata_id, sidecars)
+        role = role_of(path, entry.get("id"), metadata_id, sidecars, publisher)
         out.append(ArtifactEntry(role, i, entry, fmt="v2",
                                  ordinal=layer_ordinal(path) if role == "layer" else None))
     return out
 
 
 def payload_entries(entries: list[ArtifactEntry]) -> list[ArtifactEntry]:
-    """The artifacts `skippy.package.tensor_part` indexes: every non-carrier, non-sidecar
-    artifact, sorted by id (entries without a string id cannot be indexed and are left out)."""
-    payload = [e for e in entries if e.role not in ("shared.metadata", "projector")
+    """The artifacts `skippy.package.tensor_part` indexes: every artifact but the carrier,
+    the sidecars and the publisher artifacts, sorted by id (entries without a string id
+    cannot be indexed and are left out)."""
+    payload = [e for e in entries if e.role not in NOT_PAYLOAD_ROLES
                and e.artifact_id is not None]  # "projector" is given to sidecars only
     return sorted(payload, key=lambda e: e.artifact_id or "")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from functools import partial
 
 from certify.byte_source import TailCache
 from certify.findings import Finding, finding
@@ -41,8 +42,14 @@ from certify.paths import unsafe_path_reason
 from certify.progress import NullProgress, ProgressObserver
 from certify.refs import PackageRef
 from certify.report import RefInfo
-from certify.sources.local import MAX_README_BYTES, README_NAME, metadata_digest_paths
-from certify.view import CertOptions, PackageView
+from certify.sources.local import (
+    MAX_README_BYTES,
+    README_NAME,
+    gguf_header_paths,
+    metadata_digest_paths,
+    publisher_read_paths,
+)
+from certify.view import MAX_PUBLISHER_FILE_BYTES, CertOptions, PackageView, SmallFile
 
 
 def _token() -> str | None:
@@ -144,6 +151,7 @@ def _fill(view: PackageView, listing: list[RemoteFile], files: HubFiles,
     view.files = {a.path: fact_for(a.path, by_path, folders) for a in view.artifacts()
                   if unsafe_path_reason(a.path) is None and view.selected(a.path)}
     _read_headers(view, files, settings, progress)
+    _read_publisher_files(view, by_path, files)
     if view.options.verify_sha256:
         _verify(view, files, settings, progress)
 
@@ -186,9 +194,9 @@ def _git_blob_id(data: bytes) -> str:
 
 
 def header_paths(view: PackageView) -> list[str]:
-    """Declared .gguf artifacts the listing has as files: the ones whose headers are read."""
-    return [path for path, fact in view.files.items()
-            if fact.kind == "file" and path.lower().endswith(".gguf")]
+    """Declared .gguf artifacts the listing has as files (v2 publisher artifacts aside): the
+    ones whose headers are read by HTTP ranges."""
+    return gguf_header_paths(view)
 
 
 def _read_headers(view: PackageView, files: HubFiles, settings: HubSettings,
@@ -226,6 +234,37 @@ def _read_headers(view: PackageView, files: HubFiles, settings: HubSettings,
     view.headers = {p: r for p, r in results.items() if not isinstance(r, HubError)}
     view.tensor_digests = {p: digests[p] for p in metadata_digest_paths(view) if p in digests}
     _record_failures(view, failures, what=f"GGUF header reads ({len(paths)} fragments)")
+
+
+def _read_publisher_files(view: PackageView, by_path: dict[str, RemoteFile],
+                          files: HubFiles) -> None:
+    """Download each publisher file whole (they are small), at most MAX_PUBLISHER_FILE_BYTES;
+    one the listing says is larger is kept as its size only, never downloaded."""
+    failures: list[HubError] = []
+    paths = publisher_read_paths(view)
+    for path in paths:
+        listed = by_path.get(path)
+        if listed is None:
+            continue
+        if listed.size is not None and listed.size > MAX_PUBLISHER_FILE_BYTES:
+            view.publisher_files[path] = SmallFile(path, None, listed.size)
+            continue
+        try:
+            data = files.read_all(path, MAX_PUBLISHER_FILE_BYTES,
+                                  check=partial(listed_content_problem, listed))
+        except HubError as err:
+            failures.append(err)
+            continue
+        if len(data) > MAX_PUBLISHER_FILE_BYTES:
+            view.publisher_files[path] = SmallFile(path, None, len(data))
+            continue
+        view.publisher_files[path] = SmallFile(path, data, len(data))
+        # the Hub keeps small files as plain git (no LFS sha256 to attest): the bytes were read
+        # whole, so their sha256 is known first-hand and the artifact checks compare it
+        if path in view.files:
+            view.files[path] = replace(view.files[path],
+                                       sha256=hashlib.sha256(data).hexdigest())
+    _record_failures(view, failures, what=f"publisher file reads ({len(paths)} files)")
 
 
 def _verify(view: PackageView, files: HubFiles, settings: HubSettings,

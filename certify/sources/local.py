@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from certify.byte_source import LocalFileSource
 from certify.findings import finding
+from certify.formats.v2_layout import PUBLISHER_ROLE
 from certify.gguf.model import GGUFHeader, HeaderError
 from certify.gguf.reader import read_header_file
 from certify.gguf.tensor_digests import (
@@ -26,7 +27,13 @@ from certify.manifest_parse import (
 from certify.paths import unsafe_path_reason
 from certify.progress import NullProgress, ProgressObserver
 from certify.report import RefInfo
-from certify.view import CertOptions, FileFact, PackageView
+from certify.view import (
+    MAX_PUBLISHER_FILE_BYTES,
+    CertOptions,
+    FileFact,
+    PackageView,
+    SmallFile,
+)
 
 README_NAME = "README.md"
 MAX_README_BYTES = 4 * 1024 * 1024
@@ -140,6 +147,7 @@ def load_local_package(
         view.readme_text = data[:MAX_README_BYTES].decode("utf-8", errors="replace")
     view.headers = read_local_headers(root, view)
     view.tensor_digests = read_metadata_tensor_digests(root, view)
+    view.publisher_files = read_local_publisher_files(root, view)
     if on_headers is not None:
         on_headers(view)
     if view.options.verify_sha256:
@@ -186,14 +194,45 @@ def _hashed(view: PackageView, root: str, progress: ProgressObserver,
 
 
 def read_local_headers(root: str, view: PackageView) -> dict[str, GGUFHeader | HeaderError]:
-    """GGUF headers of every declared .gguf artifact that is a regular file.
+    """GGUF headers of every declared .gguf artifact that is a regular file (v2 publisher
+    artifacts aside: they are never GGUFs, whatever their name).
 
     Header reads touch only the first bytes of each file (certify.gguf.reader); a file that
     is not a GGUF, or is cut short, yields a HeaderError for the structure checks to report.
     """
     return {rel: read_header_file(os.path.join(root, *rel.split("/")))
-            for rel, fact in view.files.items()
-            if fact.kind == "file" and rel.lower().endswith(".gguf")}
+            for rel in gguf_header_paths(view)}
+
+
+def gguf_header_paths(view: PackageView) -> list[str]:
+    """Declared .gguf artifacts that are regular files, v2 publisher artifacts left out: the
+    ones whose GGUF headers a source reads."""
+    publisher = {e.path for e in view.artifacts() if e.role == PUBLISHER_ROLE}
+    return [rel for rel, fact in view.files.items()
+            if fact.kind == "file" and rel.lower().endswith(".gguf") and rel not in publisher]
+
+
+def publisher_read_paths(view: PackageView) -> list[str]:
+    """Publisher artifacts of the slice that are regular files: the ones read whole."""
+    return [path for path in view.publisher_artifact_paths()
+            if (fact := view.files.get(path)) is not None and fact.kind == "file"]
+
+
+def read_local_publisher_files(root: str, view: PackageView) -> dict[str, SmallFile]:
+    """Each publisher file whole, at most MAX_PUBLISHER_FILE_BYTES (a larger one is kept as its
+    size only); an unreadable one is left out (the artifact checks report it)."""
+    out: dict[str, SmallFile] = {}
+    for rel in publisher_read_paths(view):
+        try:
+            data = _read_capped(os.path.join(root, *rel.split("/")), MAX_PUBLISHER_FILE_BYTES)
+        except OSError:
+            continue
+        if len(data) > MAX_PUBLISHER_FILE_BYTES:
+            size = view.files[rel].size
+            out[rel] = SmallFile(rel, None, size if size is not None else len(data))
+        else:
+            out[rel] = SmallFile(rel, data, len(data))
+    return out
 
 
 def metadata_digest_paths(view: PackageView) -> list[str]:

@@ -8,7 +8,15 @@ from typing import Any
 
 import typer
 
-from meshcert.cli import catalog_cmd, demo_cmd, evidence_cmd, models_cmd, package_cmd, report_cmd
+from meshcert.cli import (
+    attest_cmd,
+    catalog_cmd,
+    demo_cmd,
+    evidence_cmd,
+    models_cmd,
+    package_cmd,
+    report_cmd,
+)
 from meshcert.cli.fast_exit import exit_without_teardown, status_of
 
 _SETTINGS: dict[str, Any] = dict(
@@ -22,7 +30,7 @@ _SETTINGS: dict[str, Any] = dict(
     rich_markup_mode=None,
 )
 GROUPS = {"models": models_cmd.app, "report": report_cmd.app, "evidence": evidence_cmd.app,
-          "package": package_cmd.app, "catalog": catalog_cmd.app}
+          "package": package_cmd.app, "catalog": catalog_cmd.app, "attest": attest_cmd.app}
 
 app = typer.Typer(**_SETTINGS)
 for _name, _group in GROUPS.items():

@@ -16,6 +16,7 @@ from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
 
 if TYPE_CHECKING:
     from certify.catalog_certify.run import CatalogRun
+    from meshcert.attest.catalog_trust import CatalogTrust
 
 app = typer.Typer(help="Catalog commands: certify every package a catalog lists.",
                   no_args_is_help=True, rich_markup_mode=None)
@@ -90,6 +91,14 @@ def certify(
                         ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary: only "
                                         "errors, on stderr.")] = False,
+    trust: Annotated[str | None, typer.Option(
+        "--trust", metavar="trust.toml", help="Verify each package's signed attestation "
+        "(attestations/meshcert.intoto.jsonl) under this trust policy: mode warn reports a "
+        "missing or bad one as a warning, enforce as an error.")] = None,
+    trust_attested: Annotated[bool, typer.Option(
+        "--trust-attested", help="With --trust: accept a package whose valid, trusted PASSED "
+        "attestation matches the commit's listing without certifying it again (no header "
+        "read; 3 Hub requests).")] = False,
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
@@ -126,7 +135,8 @@ def certify(
 
         on_certified = PackageReportWriter(out_dir)
     request = CatalogRequest(options=options, concurrency=concurrency, previous=previous,
-                             keep_reports=out_dir is not None)
+                             keep_reports=out_dir is not None,
+                             attestation=_catalog_trust(trust, trust_attested))
     try:
         run = certify_catalog(source, request, progress=progress, on_certified=on_certified)
     except CatalogError as exc:
@@ -139,6 +149,18 @@ def certify(
     _deliver(run, out_dir=out_dir, since=since, write_pins=write_pins, root=root,
              report_out=report_out, json_out=json_out, quiet=quiet, html=html, md=md,
              junit=junit)
+
+
+def _catalog_trust(trust: str | None, trust_attested: bool) -> CatalogTrust | None:
+    if trust is None:
+        if trust_attested:
+            raise typer.BadParameter("needs --trust FILE (whose signers to accept)",
+                                     param_hint="--trust-attested")
+        return None
+    from meshcert.attest.catalog_trust import CatalogTrust
+    from meshcert.cli.attest_cmd import load_policy
+
+    return CatalogTrust(load_policy(trust, None), trust_attested=trust_attested)
 
 
 def _deliver(run: CatalogRun, *, out_dir: str | None, since: str | None, write_pins: str | None,
@@ -189,9 +211,13 @@ def _summary(run: CatalogRun, written: Sequence[tuple[str, object]]) -> None:
     for f in report.findings:
         typer.echo(f"  {f.code}: {f.message}")
     for row in report.packages:
+        ref = f"hf://{row.repo}@{row.revision[:12]}" if row.revision else f"hf://{row.repo}"
+        if row.attested_only:
+            typer.echo(f"  {row.status:<10} {row.entry} {row.variant} {ref}: verified by "
+                       f"attestation, signer {row.attested}")
+            continue
         if row.status == "passed" and not row.findings:
             continue
-        ref = f"hf://{row.repo}@{row.revision[:12]}" if row.revision else f"hf://{row.repo}"
         codes = ", ".join(row.error_codes + row.warning_codes)
         typer.echo(f"  {row.status:<10} {row.entry} {row.variant} {ref}: {codes}")
     if report.since is not None:

@@ -6,6 +6,9 @@ with `println!`): `Skippy package certification: <status>` (`passed`, `failed`, 
 was written. mesh-llm's values are never empty; where meshcert's report has none (a package
 whose manifest could not be read) the value is `unknown`.
 
+A v2 package then gets meshcert's own `mesh-llm: >= X.Y.Z; split serving ...` line: the oldest
+mesh-llm release that loads the manifest and whether the architecture is on the split roster.
+
 Then one block per finding, grouped by severity (errors first), that reads at 80 columns:
 
     error  missing_layer  layers/layer-0003.gguf (layer 3)
@@ -67,6 +70,18 @@ def mesh_llm_lines(report: CertReport, report_out: str | None) -> list[Line]:
     if report_out:
         lines.append(Line(f"Report: {report_out}"))
     return lines
+
+
+def mesh_llm_support_lines(report: CertReport) -> list[Line]:
+    """meshcert's line after mesh-llm's: the oldest mesh-llm release that loads the package
+    (v2 only), and whether it may be served split."""
+    support = report.mesh_llm
+    if support is None or support.minimum_version is None:
+        return []
+    split = ("" if support.split_certified is None else
+             "; split serving certified" if support.split_certified else
+             "; split serving needs --allow-uncertified-split")
+    return [Line(f"mesh-llm: >= {support.minimum_version}{split}")]
 
 
 def where(f: Finding) -> str:
@@ -140,6 +155,8 @@ def render_lines(report: CertReport, report_out: str | None, width: int = 80, *,
     width = max(width, MIN_WIDTH)
     lines = inspect_lines(report, report_out) if inspect else mesh_llm_lines(report,
                                                                             report_out)
+    if not inspect:
+        lines += mesh_llm_support_lines(report)
     for severity in SEVERITIES:
         group = [f for f in report.findings if f.severity == severity]
         if not group:

@@ -12,6 +12,8 @@ from meshcert.cli.exit_codes import EXIT_CODES
 from meshcert.cli.job_budget import USAGE, end_dry_run, refuse_over_budget
 
 if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     from hubjobs.certify_slices import CertifyJobsPlan
 
 
@@ -47,7 +49,10 @@ def certify_on_hf_jobs(model: str, *, stages: int | None, flavor: str, install: 
                        confirm: bool, follow: bool, max_cost_usd: float | None,
                        runtime_abi: str | None, allow_unpinned: bool, report_out: str | None,
                        json_out: bool, quiet: bool, html: str | None, md: str | None,
-                       junit: str | None, sarif: str | None) -> None:
+                       junit: str | None, sarif: str | None,
+                       signing: tuple[Ed25519PrivateKey, str] | None = None) -> None:
+    """`signing` (--attest-key): the merged report is signed here, on the launching machine;
+    the key never goes to a job."""
     from certify.hub.errors import HubError
     from certify.hub.settings import HubSettings
     from certify.service import CertRequest, certify_package
@@ -112,5 +117,9 @@ def certify_on_hf_jobs(model: str, *, stages: int | None, flavor: str, install: 
     except HubError as exc:
         typer.echo(f"error: {exc.message} (submitted jobs were cancelled)", err=True)
         raise typer.Exit(EXIT_CODES["incomplete"]) from None
+    if signing is not None:
+        from meshcert.cli.attest_sign import sign_certification
+
+        report = sign_certification(report, signing[0], signing[1], quiet=quiet)
     deliver(report, report_out=report_out, json_out=json_out, quiet=quiet, html=html, md=md,
             junit=junit, sarif=sarif)

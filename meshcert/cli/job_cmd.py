@@ -51,6 +51,15 @@ def describe(plan: PackageJobPlan, *, dry_run: bool) -> str:
         f"  installs {plan.install}; catalog: {plan.catalog or 'none'}"
         + (" (experimental: a pull request)" if plan.experimental else ""),
     ]
+    lines += [f"  publisher metadata: /source/{basename} (read in the job at the commit)"
+              for basename in plan.publisher_files]
+    if plan.publisher_defaults is not None:
+        lines.append("  publisher defaults: " + (", ".join(
+            f"{slot} {d['dtype']} ({d['artifact_id']} {d['json_path']})"
+            for slot, d in plan.publisher_defaults.items()) or "{} (none declared)"))
+    if plan.generation_defaults is not None:
+        lines.append("  generation defaults: validated here, passed to the job as "
+                     "GENERATION_DEFAULTS_JSON")
     lines += [f"  note: {n}" for n in plan.notes]
     return "\n".join(lines)
 
@@ -107,8 +116,19 @@ def job(
     catalog: Annotated[str, typer.Option(
         "--catalog", metavar="NS/CATALOG", help="The catalog the pinned package is added to "
         "('none' to skip).")] = "meshllm/catalog",
+    no_publisher_metadata: Annotated[bool, typer.Option(
+        "--no-publisher-metadata", help="Do not add the publisher files (config.json, ...) "
+        "present at the source commit (by default the job adds every one, as mesh-llm's "
+        "does).")] = False,
+    generation_defaults: Annotated[str | None, typer.Option(
+        "--generation-defaults", metavar="FILE", help="A GenerationRequestDefaults JSON "
+        "file, validated here and passed to the job as GENERATION_DEFAULTS_JSON.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the plan (or job) as JSON.")
                         ] = False,
+    attest_key: Annotated[str | None, typer.Option(
+        "--attest-key", metavar="NAME.key", help="The job signs the published commit's passed "
+        "certification (attestations/meshcert.intoto.jsonl); the key reaches it as an HF Jobs "
+        "secret only.")] = None,
 ) -> None:
     """Write, publish and certify a package on HF Jobs, or manage such jobs. Exit 0 (a dry
     run, a submitted job, or with --follow a COMPLETED job whose package certified passed),
@@ -133,37 +153,45 @@ def job(
                   timeout_s=parse_duration(timeout) if timeout else None,
                   experimental=experimental, confirm=confirm, follow=follow, flavor=flavor,
                   max_cost_usd=max_cost_usd, fmt=fmt, install=install,
-                  catalog=None if catalog.lower() == "none" else catalog, json_out=json_out)
+                  catalog=None if catalog.lower() == "none" else catalog, json_out=json_out,
+                  no_publisher_metadata=no_publisher_metadata,
+                  generation_defaults=generation_defaults, attest_key=attest_key)
 
 
 def _plan_and_run(source: str, *, target: str, model_id: str | None, timeout_s: int | None,
                   experimental: bool, confirm: bool, follow: bool, flavor: str,
                   max_cost_usd: float | None, fmt: str, install: str | None,
-                  catalog: str | None, json_out: bool) -> None:
+                  catalog: str | None, json_out: bool, no_publisher_metadata: bool = False,
+                  generation_defaults: str | None = None, attest_key: str | None = None
+                  ) -> None:
     from certify.hub.errors import HubError
     from hubjobs.commands import default_install
     from hubjobs.package_job import JobRefused, job_spec, plan_package_job
     from splitter.errors import Refusal
 
+    key_pem = _attest_key_pem(attest_key)
     jobs, token = _jobs()
     try:
         plan = plan_package_job(source, target=target, model_id=model_id, fmt=fmt,
                                 flavors=jobs.hardware(), flavor_name=flavor,
                                 timeout_s=timeout_s, install=install or default_install(),
                                 catalog=catalog, experimental=experimental,
-                                whoami=jobs.whoami())
+                                whoami=jobs.whoami(),
+                                no_publisher_metadata=no_publisher_metadata,
+                                generation_defaults=generation_defaults)
     except (JobRefused, Refusal) as exc:
         typer.echo(f"refused: {getattr(exc, 'message', exc)}", err=True)
         raise typer.Exit(USAGE) from None
     except HubError as exc:
         raise _hub_error(exc) from None
+    plan.attest = key_pem is not None
     typer.echo(describe(plan, dry_run=not confirm), err=True)
     refuse_over_budget(plan.max_cost_usd, max_cost_usd)
     if not confirm:
         end_dry_run(plan.as_json(), json_out=json_out, what="it",
                     say=lambda text: typer.echo(text, err=True))
     try:
-        state = jobs.run(job_spec(plan, token))
+        state = jobs.run(job_spec(plan, token, key_pem))
     except HubError as exc:
         raise _hub_error(exc) from None
     plan.job_id = state.job_id
@@ -173,6 +201,20 @@ def _plan_and_run(source: str, *, target: str, model_id: str | None, timeout_s: 
                f"package job --logs {state.job_id} --follow`", err=True)
     if follow:
         _follow_to_the_end(jobs, state.job_id)
+
+
+def _attest_key_pem(attest_key: str | None) -> str | None:
+    """The key as the job's secret: read and checked here (a bad key is a usage error before
+    any job), PKCS#8 PEM without a passphrase (the job has none to give)."""
+    if attest_key is None:
+        return None
+    from cryptography.hazmat.primitives import serialization
+
+    from meshcert.cli.attest_cmd import load_signing_key
+
+    key = load_signing_key(attest_key)
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption()).decode("ascii")
 
 
 def _follow_to_the_end(jobs: HubJobs, job_id: str) -> None:

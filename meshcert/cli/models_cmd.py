@@ -15,7 +15,13 @@ from meshcert.cli.exit_codes import EXIT_CODES
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
 
 if TYPE_CHECKING:  # the engine loads inside the commands
+    from collections.abc import Callable
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from certify.findings import Finding
     from certify.scope import ScopeRequest
+    from certify.view import PackageView
     from certify.workers.parity import ParityRequest
 
 app = typer.Typer(help="Model package commands.", no_args_is_help=True, rich_markup_mode=None)
@@ -91,6 +97,11 @@ def certify(
                                             "gates, seconds.")] = 600.0,
     runtime_abi: Annotated[str | None, typer.Option(
         help="Check skippy_abi_version against this runtime ABI (X.Y.Z).")] = None,
+    min_mesh_llm: Annotated[str | None, typer.Option(
+        "--min-mesh-llm", metavar="VERSION",
+        help="The oldest mesh-llm release the package must load on (X.Y.Z): a package that "
+        "needs a newer one (publisher metadata >= 0.77.0, request defaults >= 0.78.1) is an "
+        "error, not a note.")] = None,
     allow_unpinned: Annotated[bool, typer.Option(
         help="Accept a moving hf:// revision (warning instead of error).")] = False,
     verify_sha256: Annotated[bool | None, typer.Option(
@@ -149,6 +160,19 @@ def certify(
         help="Wall clock in seconds of each llama.cpp worker (--materialize's re-open, "
         "--parity's load and decode of each model); one that outlives it is "
         "llama_cpp_crashed.")] = 600.0,
+    attest_key: Annotated[str | None, typer.Option(
+        "--attest-key", metavar="NAME.key", help="Sign a passed or failed certification of "
+        "the whole package (in-toto/VSA in DSSE, Ed25519; docs/attestation.md).")] = None,
+    attestation_out: Annotated[str | None, typer.Option(
+        "--attestation-out", metavar="PATH", help="--attest-key: write the attestation here "
+        "(default: <report stem>.intoto.jsonl beside --report-out).")] = None,
+    trust: Annotated[str | None, typer.Option(
+        "--trust", metavar="trust.toml", help="Verify the package's signed attestation "
+        "under this trust policy: mode warn reports a missing or bad one as a warning, "
+        "enforce as an error.")] = None,
+    attestation: Annotated[str | None, typer.Option(
+        "--attestation", metavar="FILE", help="--trust: the attestation to verify (default: "
+        "attestations/meshcert.intoto.jsonl in the package).")] = None,
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
@@ -179,13 +203,18 @@ def certify(
         raise typer.BadParameter("must be > 0", param_hint="--stages")
     if runtime_abi is not None and not _ABI.match(runtime_abi):
         raise typer.BadParameter("must be major.minor[.patch]", param_hint="--runtime-abi")
+    if min_mesh_llm is not None and not _ABI.match(min_mesh_llm.removeprefix("v")):
+        raise typer.BadParameter("must be major.minor[.patch]", param_hint="--min-mesh-llm")
+    signing = _signing(attest_key, attestation_out, report_out)
     if hf_job:
         from meshcert.cli.hf_job_cmd import certify_on_hf_jobs
 
         for flag, given in (("--api-base", api_base is not None), ("--source", source),
                             ("--parity", parity), ("--materialize", materialize),
                             ("--layers", layers), ("--stage", stage),
-                            ("--mounted-from", mounted_from)):
+                            ("--mounted-from", mounted_from), ("--trust", trust),
+                            ("--attestation", attestation),
+                            ("--min-mesh-llm", min_mesh_llm is not None)):
             if given:
                 raise typer.BadParameter(f"{flag} cannot be combined with --hf-job",
                                          param_hint="--hf-job")
@@ -193,7 +222,7 @@ def certify(
             model, stages=stages, flavor=flavor, install=install, confirm=confirm,
             follow=follow, max_cost_usd=max_cost_usd, runtime_abi=runtime_abi,
             allow_unpinned=allow_unpinned, report_out=report_out, json_out=json_out,
-            quiet=quiet, html=html, md=md, junit=junit, sarif=sarif)
+            quiet=quiet, html=html, md=md, junit=junit, sarif=sarif, signing=signing)
     for flag, given in (("--confirm", confirm), ("--follow", follow),
                         ("--max-cost-usd", max_cost_usd is not None),
                         ("--flavor", flavor != "auto"), ("--install", install is not None)):
@@ -213,7 +242,7 @@ def certify(
             max_tokens=max_tokens, api_key=api_key or os.environ.get("MESH_LLM_API_KEY") or None,
             timeout_s=timeout, concurrency=concurrency, strict=strict, deadline_s=deadline)
     options = CertOptions(
-        runtime_abi=runtime_abi, allow_unpinned=allow_unpinned,
+        runtime_abi=runtime_abi, min_mesh_llm=min_mesh_llm, allow_unpinned=allow_unpinned,
         verify_sha256=verify_sha256,
         stages=stages, evidence_verdicts=load_evidence_verdicts(evidence) if evidence else None,
         scope=scope)
@@ -221,15 +250,51 @@ def certify(
                           verify_cache=verify_cache, source_gguf=source,
                           materialize=materialize, materialize_dir=materialize_dir,
                           parity=parity_request, llama_timeout_s=llama_timeout,
-                          mounted_from=mounted_from)
+                          mounted_from=mounted_from,
+                          extra_findings=_trust_gate(trust, attestation))
     progress: ProgressObserver = NullProgress() if (quiet or json_out) else RichProgress()
     try:
         report = certify_package(request, progress)
     except KeyboardInterrupt:
         typer.echo("interrupted: no report written", err=True)
         raise typer.Exit(EXIT_CODES["incomplete"]) from None
+    if signing is not None:
+        from meshcert.attest.statement import VerdictOptions
+        from meshcert.cli.attest_sign import sign_certification
+
+        verdict = VerdictOptions(strict=strict, source=source is not None,
+                                 parity=parity is not None, materialize=materialize)
+        report = sign_certification(report, signing[0], signing[1], options=verdict,
+                                    quiet=quiet)
     deliver(report, report_out=report_out, json_out=json_out, quiet=quiet, html=html, md=md,
             junit=junit, sarif=sarif)
+
+
+def _signing(attest_key: str | None, attestation_out: str | None, report_out: str | None
+             ) -> tuple[Ed25519PrivateKey, str] | None:
+    """--attest-key: the key (read now: a bad key is a usage error before any work) and where
+    the attestation goes."""
+    if attest_key is None:
+        if attestation_out is not None:
+            raise typer.BadParameter("needs --attest-key", param_hint="--attestation-out")
+        return None
+    from meshcert.cli.attest_cmd import load_signing_key
+    from meshcert.cli.attest_sign import attestation_target
+
+    return load_signing_key(attest_key), attestation_target(report_out, attestation_out)
+
+
+def _trust_gate(trust: str | None, attestation: str | None
+                ) -> Callable[[PackageView], list[Finding]] | None:
+    if trust is None:
+        if attestation is not None:
+            raise typer.BadParameter("needs --trust", param_hint="--attestation")
+        return None
+    from meshcert.attest.policy_check import trust_gate
+    from meshcert.cli.attest_cmd import load_trust_option
+
+    policy = load_trust_option(trust)
+    return trust_gate(policy, attestation) if policy is not None else None
 
 
 # --- `models inspect` (issue 12b) -------------------------------------------------------------

@@ -21,6 +21,7 @@ import typer
 from meshcert.cli.exit_codes import EXIT_CODES
 
 if TYPE_CHECKING:
+    from splitter.plan_report import PackagePlanReport
     from splitter.write import WriteRequest, WriteResult
 
 app = typer.Typer(help="Write, plan and publish layer packages.", no_args_is_help=True,
@@ -28,6 +29,15 @@ app = typer.Typer(help="Write, plan and publish layer packages.", no_args_is_hel
 
 EXIT_REFUSED, EXIT_INTERRUPTED = 2, 130
 DEFAULT_MAX = 8 << 30
+PUBLISHER_HELP = ("v2: a source publisher file copied into metadata/ and listed in "
+                  "publisher_metadata (repeatable): config.json, generation_config.json, "
+                  "tokenizer_config.json, chat_template.jinja or hf_quant_config.json; needs the "
+                  "source repo and its 40-hex commit revision.")
+NO_PUBLISHER_HELP = ("A Hub SOURCE: do not pick up the publisher files present at its "
+                     "revision (by default every one of the five is).")
+GENERATION_DEFAULTS_HELP = ("v2: a GenerationRequestDefaults JSON file, validated, written as "
+                            "generation.request_defaults (an inferred MTP declaration is "
+                            "kept beside it).")
 
 
 class LineProgress:
@@ -130,6 +140,12 @@ def write(
     fmt: Annotated[str, typer.Option("--format", help="v2 (default) or v1.")] = "v2",
     max_artifact_bytes: Annotated[int, typer.Option(
         help="v2: cut a group larger than this into -partNN files.")] = DEFAULT_MAX,
+    publisher_metadata: Annotated[list[str] | None, typer.Option(
+        "--publisher-metadata", metavar="FILE", help=PUBLISHER_HELP)] = None,
+    no_publisher_metadata: Annotated[bool, typer.Option(
+        "--no-publisher-metadata", help=NO_PUBLISHER_HELP)] = False,
+    generation_defaults: Annotated[str | None, typer.Option(
+        "--generation-defaults", metavar="FILE", help=GENERATION_DEFAULTS_HELP)] = None,
     resume: Annotated[bool, typer.Option(
         "--resume", help="Continue into an out-dir with artifacts: re-verify each one, "
         "rewrite any that fails.")] = False,
@@ -154,6 +170,9 @@ def write(
     experimental: Annotated[bool, typer.Option(
         "--experimental", help="--publish: mark it experimental; the catalog entry is a "
         "pull request.")] = False,
+    attest_key: Annotated[str | None, typer.Option(
+        "--attest-key", metavar="NAME.key", help="--publish: sign the published commit's "
+        "passed certification and commit it as attestations/meshcert.intoto.jsonl.")] = None,
 ) -> None:
     """Split SOURCE into a layer package, verify it, certify it; exit 0 passed, 1 failed,
     2 refused, 3 incomplete, 130 interrupted. With --publish, the same statuses for the
@@ -170,15 +189,19 @@ def write(
                            source_revision=source_revision, source_file=source_file,
                            projectors=list(projector or []),
                            after_artifact_command=after_artifact_command,
-                           max_artifact_bytes=max_artifact_bytes, resume=resume)
+                           max_artifact_bytes=max_artifact_bytes, resume=resume,
+                           publisher_metadata=list(publisher_metadata or []),
+                           pick_up_publisher_metadata=not no_publisher_metadata,
+                           generation_defaults=generation_defaults)
     progress = None if (quiet or json_out) else LineProgress()
     if publish is not None:
         _write_and_publish(request, publish, delete_after_upload=delete_after_upload,
                            private=private, catalog=catalog, experimental=experimental,
                            progress=progress, report_out=report_out, json_out=json_out,
-                           quiet=quiet)
+                           quiet=quiet, attest_key=attest_key)
     for flag, given in (("--delete-after-upload", delete_after_upload), ("--private", private),
-                        ("--catalog", catalog is not None), ("--experimental", experimental)):
+                        ("--catalog", catalog is not None), ("--experimental", experimental),
+                        ("--attest-key", attest_key is not None)):
         if given:
             raise typer.BadParameter(f"{flag} only applies with --publish", param_hint=flag)
     started = time.monotonic()
@@ -198,14 +221,15 @@ def write(
 def _write_and_publish(request: WriteRequest, target: str, *, delete_after_upload: bool,
                        private: bool, catalog: str | None, experimental: bool,
                        progress: LineProgress | None, report_out: str | None, json_out: bool,
-                       quiet: bool) -> None:
+                       quiet: bool, attest_key: str | None = None) -> None:
     from certify.atomic import write_atomic
     from meshcert.cli.publish_cmd import EXIT_CODES as PUBLISH_EXIT
-    from meshcert.cli.publish_cmd import print_result, quiet_hub_logs
+    from meshcert.cli.publish_cmd import attest_signer, print_result, quiet_hub_logs
     from publish.service import PublishRequest
     from publish.write_and_publish import write_and_publish
     publish = PublishRequest(package_dir=request.out_dir, target=target, private=private,
-                             experimental=experimental, catalog=catalog)
+                             experimental=experimental, catalog=catalog,
+                             sign=attest_signer(attest_key))
 
     def say(message: str) -> None:
         if not (quiet or json_out):
@@ -296,15 +320,24 @@ def plan(
         help="v2: cut a group larger than this into -partNN files.")] = DEFAULT_MAX,
     projector: Annotated[list[str] | None, typer.Option(
         "--projector", help="A projector GGUF (repeatable).")] = None,
+    source_repo: Annotated[str | None, typer.Option(
+        help="Source repo recorded in source_model.repo.")] = None,
+    source_revision: Annotated[str | None, typer.Option(
+        help="Source revision recorded in source_model.revision.")] = None,
+    publisher_metadata: Annotated[list[str] | None, typer.Option(
+        "--publisher-metadata", metavar="FILE", help=PUBLISHER_HELP)] = None,
+    no_publisher_metadata: Annotated[bool, typer.Option(
+        "--no-publisher-metadata", help=NO_PUBLISHER_HELP)] = False,
+    generation_defaults: Annotated[str | None, typer.Option(
+        "--generation-defaults", metavar="FILE", help=GENERATION_DEFAULTS_HELP)] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the plan as JSON "
                                            "(docs/package-plan.schema.json).")] = False,
 ) -> None:
     """From the header alone: the artifacts `package write` would write and what each of
     N nodes would fetch; exit 0, or 2 when the source is refused."""
     from splitter.errors import Refusal
-    from splitter.plan import plan_package
     from splitter.plan_report import plan_report
-    from splitter.write import WriteRequest, open_source
+    from splitter.write import WriteRequest, open_source, plan_for
 
     if fmt not in ("v2", "v1"):
         raise typer.BadParameter("must be v2 or v1", param_hint="--format")
@@ -312,12 +345,17 @@ def plan(
         raise typer.BadParameter("must be > 0", param_hint="--stages")
     if max_artifact_bytes <= 0:
         raise typer.BadParameter("must be > 0", param_hint="--max-artifact-bytes")
+    request = WriteRequest(source=source, out_dir=".", fmt="v1" if fmt == "v1" else "v2",
+                           projectors=list(projector or []), source_repo=source_repo,
+                           source_revision=source_revision,
+                           max_artifact_bytes=max_artifact_bytes,
+                           publisher_metadata=list(publisher_metadata or []),
+                           pick_up_publisher_metadata=not no_publisher_metadata,
+                           generation_defaults=generation_defaults)
     try:
-        model = open_source(WriteRequest(source=source, out_dir=".",
-                                         projectors=list(projector or [])))
+        model = open_source(request)
         try:
-            planned = plan_package(model, "v1" if fmt == "v1" else "v2",
-                                   max_artifact_bytes=max_artifact_bytes)
+            planned = plan_for(request, model)
         finally:
             model.close()
     except Refusal as err:
@@ -332,11 +370,38 @@ def plan(
     lines = [f"{report.format} package of {source}: {len(report.artifacts)} artifacts, "
              f"{report.total_bytes:,} bytes, {report.layer_count} layers"]
     lines += [f"  {a.path:<{width}}  {a.byte_size:>15,}" for a in report.artifacts]
+    lines += publisher_lines(report)
     lines.append(f"{stages} stage(s):")
     for s in report.stages:
         lines.append(f"  {s.stage_id}: layers {s.layer_start}..{s.layer_end - 1}, "
                      f"{len(s.artifacts)} artifacts, {s.byte_size:,} bytes")
     typer.echo("\n".join(lines))
+
+
+def publisher_lines(report: PackagePlanReport) -> list[str]:
+    """The publisher files, typed defaults and request profiles of a plan, one line each."""
+    lines = [f"publisher metadata: {p.source_path} ({p.role}) -> {p.path}"
+             + (" [picked up from the source revision]" if p.picked_up else "")
+             for p in report.publisher_metadata]
+    if report.publisher_defaults is not None:
+        declared = [f"{slot} {d.dtype} ({d.artifact_id} {d.json_path})"
+                    for slot, d in (("compute_dtype", report.publisher_defaults.compute_dtype),
+                                    ("kv_cache_dtype", report.publisher_defaults.kv_cache_dtype))
+                    if d is not None]
+        lines.append("publisher defaults: " + (", ".join(declared) if declared
+                                               else "{} (none declared)"))
+    if report.request_defaults is not None:
+        rd = report.request_defaults
+        lines.append(f"request defaults: profiles {', '.join(rd.profiles)}; default "
+                     f"{rd.default}" + (f"; reasoning on {rd.reasoning_enabled}"
+                                        if rd.reasoning_enabled else "")
+                     + (f"; reasoning off {rd.reasoning_disabled}"
+                        if rd.reasoning_disabled else ""))
+    if report.speculative_decoding is not None:
+        lines.append(f"speculative decoding: {report.speculative_decoding}"
+                     + (" (kept beside request_defaults)" if report.request_defaults
+                        else ""))
+    return lines
 
 
 from meshcert.cli import job_cmd, publish_cmd  # noqa: E402  (their commands join this group)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from publish.attestation import SignPublished
     from publish.service import PublishResult
 
 EXIT_CODES = {"published": 0, "failed": 1, "refused": 2, "incomplete": 3}
@@ -46,6 +47,10 @@ def publish(
     verify_cache: Annotated[str | None, typer.Option(
         help="Digest cache of the local certification, reused.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+    attest_key: Annotated[str | None, typer.Option(
+        "--attest-key", metavar="NAME.key", help="Sign the published commit's passed "
+        "certification and commit it as attestations/meshcert.intoto.jsonl "
+        "(docs/attestation.md).")] = None,
 ) -> None:
     """Publish DIR to the Hub over LFS, pinned and certified."""
     from publish.service import PublishRequest, publish_package, refusal
@@ -54,7 +59,8 @@ def publish(
         package_dir=directory, target=target, private=private, branch=branch,
         create_pr=create_pr, experimental=experimental, catalog=catalog,
         commit_message=commit_message, max_files_per_commit=max_files_per_commit,
-        max_bytes_per_commit=max_bytes_per_commit, verify_cache=verify_cache)
+        max_bytes_per_commit=max_bytes_per_commit, verify_cache=verify_cache,
+        sign=attest_signer(attest_key))
     problem = refusal(request)
     if problem is not None:
         raise typer.BadParameter(problem)
@@ -67,6 +73,16 @@ def publish(
     result = publish_package(request, progress=progress)
     print_result(result)
     raise typer.Exit(EXIT_CODES[result.status])
+
+
+def attest_signer(attest_key: str | None) -> SignPublished | None:
+    """--attest-key: the signer the publisher calls (the key read now, on this machine)."""
+    if attest_key is None:
+        return None
+    from meshcert.cli.attest_cmd import load_signing_key
+    from meshcert.cli.attest_sign import publish_signer
+
+    return publish_signer(load_signing_key(attest_key))
 
 
 def print_result(result: PublishResult) -> None:
@@ -90,6 +106,11 @@ def print_result(result: PublishResult) -> None:
         where = result.catalog.pull_request_url or f"commit {result.catalog.commit}"
         typer.echo(f"  catalog {result.catalog.repo}: {result.catalog.path}, {where} "
                    f"({result.catalog.reason})")
+    if result.attestation_commit is not None:
+        typer.echo(f"  attestation: attestations/meshcert.intoto.jsonl at commit "
+                   f"{result.attestation_commit}")
+    elif result.attestation_note is not None:
+        typer.echo(f"  {result.attestation_note}", err=True)
     if result.ref is not None:
         typer.echo(f"  immutable ref: {result.ref}")
         typer.echo(f"  run it: {result.serve_command}")

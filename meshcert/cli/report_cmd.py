@@ -61,6 +61,12 @@ def merge(
     md: MdOpt = None,
     junit: JunitOpt = None,
     sarif: SarifOpt = None,
+    attest_key: Annotated[str | None, typer.Option(
+        "--attest-key", metavar="NAME.key", help="Sign the merged result when the slices "
+        "cover every layer and artifact (docs/attestation.md).")] = None,
+    attestation_out: Annotated[str | None, typer.Option(
+        "--attestation-out", metavar="PATH", help="--attest-key: write the attestation here "
+        "(default: <report stem>.intoto.jsonl beside --report-out).")] = None,
 ) -> None:
     """Merge slice reports into one for the package; exit 0 passed, 1 failed, 2 unreadable
     input, 3 incomplete (some layers or artifacts verified by no slice)."""
@@ -71,6 +77,14 @@ def merge(
     from reports.loader import ReportLoadError, load_report
     from reports.outputs import write_reports
 
+    signing = None
+    if attest_key is not None:
+        from meshcert.cli.attest_cmd import load_signing_key
+        from meshcert.cli.attest_sign import attestation_target
+
+        signing = load_signing_key(attest_key), attestation_target(report_out, attestation_out)
+    elif attestation_out is not None:
+        raise typer.BadParameter("needs --attest-key", param_hint="--attestation-out")
     loaded: list[Slice] = []
     for path in slices:
         try:
@@ -83,6 +97,10 @@ def merge(
             raise typer.Exit(2)
         loaded.append(Slice(path, report))
     merged = merge_slices(loaded)
+    if signing is not None:
+        from meshcert.cli.attest_sign import sign_certification
+
+        merged = sign_certification(merged, signing[0], signing[1])
     try:
         if report_out:
             write_atomic(report_out, merged.to_json())

@@ -133,3 +133,59 @@ def rewrite_carrier(pkg: SplitPackage, edit: Callable[[list[list[int]]], Any] | 
     write_carrier(carrier, pkg.source_path, list(current.tensors), locators,
                   part_count=part_count, **options)
     refresh_artifact(pkg, "shared/metadata.gguf")
+
+
+# --- publisher files as mesh-llm v0.77-v0.79's writer adds them (mesh-llm-0.79.md §2.2) -------
+PINNED_REVISION = "0123456789ABCDEF0123456789abcdef01234567"  # upper-case hex: mesh-llm accepts it
+
+
+def tiny_config_json() -> dict[str, Any]:
+    """A config.json that agrees with the tiny llama carrier's geometry (§2.4)."""
+    return {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+            "num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4,
+            "num_key_value_heads": 4, "max_position_embeddings": 256,
+            "torch_dtype": "bfloat16"}
+
+
+def add_publisher_files(pkg: SplitPackage, files: dict[str, bytes], *,
+                        defaults: dict[str, Any] | None = None,
+                        generation: dict[str, Any] | None = None,
+                        revision: str = PINNED_REVISION) -> None:
+    """Add publisher files the way mesh-llm's writer does: `metadata/<basename>` artifacts after
+    the payload, `publisher_metadata[]` in the given (CLI) order, bound to the source's repo
+    and a pinned revision; `defaults` as publisher_defaults (None: none), `generation` as the
+    manifest's generation (None: unchanged); then re-identified, and the README's revision and
+    manifest checksum lines follow."""
+    from certify.formats.publisher import BY_BASENAME
+
+    old_raw = (pkg.root / MANIFEST).read_bytes()
+    old_revision = json.loads(old_raw)["source_model"].get("revision")
+
+    (pkg.root / "metadata").mkdir(exist_ok=True)
+    for basename, data in files.items():
+        (pkg.root / "metadata" / basename).write_bytes(data)
+
+    def edit(m: dict[str, Any]) -> None:
+        m["source_model"]["revision"] = revision
+        for basename, data in files.items():
+            spec = BY_BASENAME[basename]
+            m["artifact_catalog"]["entries"].append({
+                "id": spec.artifact_id, "path": spec.package_path, "byte_size": len(data),
+                "sha256": hashlib.sha256(data).hexdigest()})
+            m.setdefault("publisher_metadata", []).append({
+                "role": spec.role, "artifact_id": spec.artifact_id,
+                "source_repo": m["source_model"]["repo"], "source_revision": revision,
+                "source_path": basename})
+        if defaults is not None:
+            m["publisher_defaults"] = defaults
+        if generation is not None:
+            m["generation"] = generation
+
+    edit_manifest(pkg, edit)
+    card = pkg.root / "README.md"
+    if card.exists():
+        text = card.read_text(encoding="utf-8").replace(
+            hashlib.sha256(old_raw).hexdigest(),
+            hashlib.sha256((pkg.root / MANIFEST).read_bytes()).hexdigest())
+        card.write_text(text.replace(f"at revision {old_revision}", f"at revision {revision}"),
+                        encoding="utf-8")

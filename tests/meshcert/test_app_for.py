@@ -26,4 +26,4 @@ def test_one_group_answers_as_the_whole_app(argv: list[str]) -> None:
 def test_no_group_named_means_the_whole_app() -> None:
     assert app_for([]) is app and app_for(["demo"]) is app and app_for(["--help"]) is app
     assert app_for(["models"]) is not app
-    assert set(GROUPS) == {"models", "report", "evidence", "package", "catalog"}
+    assert set(GROUPS) == {"models", "report", "evidence", "package", "catalog", "attest"}

@@ -28,13 +28,18 @@ def test_the_summary_leads_with_the_verdict_and_counts(catalog_out: CatalogOut) 
 
 def test_a_row_per_package_failed_first(catalog_out: CatalogOut) -> None:
     md = render_catalog_markdown(catalog_out.report)
-    rows = [r for r in table_rows(md) if len(r) == 9]
+    rows = [r for r in table_rows(md) if len(r) == 12]  # the last column: attested
     assert len(rows) == 16
     verdicts = [r[0] for r in rows]
     assert verdicts == ["\u274c failed"] * 12 + ["\u2705 passed"] * 4
     gated = next(r for r in rows if "ns/gated" in r[3])
     assert "<code>hub\\_gated</code>" in gated[8] and "(not pinned)" in gated[3]
     assert gated[7] == "\u274c refuses"
+    # the mesh-llm release each package needs and the defaults it ships (v2 only)
+    good_v2 = next(r for r in rows if "ns/good-v2" in r[3])
+    assert (good_v2[9], good_v2[10]) == ("&gt;= 0.76.0", "KV f16")  # Markdown-escaped
+    good_v1 = next(r for r in rows if "ns/good-v1" in r[3])
+    assert (good_v1[9], good_v1[10]) == ("\u2014", "\u2014")
 
 
 def test_unreadable_entries_and_findings_are_listed(catalog_out: CatalogOut) -> None:

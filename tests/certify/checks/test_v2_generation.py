@@ -96,7 +96,9 @@ def test_a_valid_composite_strategy_passes(glm_v2: SplitPackage, tmp_path: Path)
                                           "extender": "sfx",
                                           "extension_policy": {"max_tokens": 8}}}}
     found = _codes(glm_v2, _with(spec), tmp_path)
-    assert found <= {"skippy_abi_not_checked", "readme_missing_field"}, found
+    # glm-dsa is not on mesh-llm's split roster; every v2 package names its oldest mesh-llm
+    assert found <= {"skippy_abi_not_checked", "readme_missing_field",
+                     "architecture_not_split_certified", "mesh_llm_minimum_version"}, found
 
 
 def test_llama_v2_without_mtp_tensors_declares_no_generation(tmp_path: Path) -> None:
@@ -145,3 +147,50 @@ def test_v2_zero_initial_tokens_is_invalid(glm_v2: SplitPackage, tmp_path: Path)
 def test_v2_zero_tail_backoff_proposals_is_invalid(glm_v2: SplitPackage, tmp_path: Path) -> None:
     [message] = _generation_messages(glm_v2, tmp_path, tail_backoff_proposals=0)
     assert "tail_backoff_proposals is 0" in message
+
+
+# --- mesh-llm-0.79.md §1.4, §2.5: generation without speculative_decoding ----------------------
+RD_REV = "b" * 40
+REQUEST_DEFAULTS = {"selection": {"default": "chat"}, "profiles": {"chat": {
+    "temperature": 0.6, "min_p": 0, "provenance": {
+        "source_repo": "org/m", "revision": RD_REV, "file": "README.md", "section": "Usage",
+        "url": f"https://huggingface.co/org/m/blob/{RD_REV}/README.md"}}}}
+
+
+@pytest.mark.parametrize("generation", [
+    {"request_defaults": REQUEST_DEFAULTS},  # what mesh-llm's --generation-defaults writes
+    {}, None, "absent"], ids=["request-defaults-only", "empty", "null", "absent"])
+def test_mtp_tensors_without_a_declaration_pass_with_mesh_llms_warning(
+        glm_v2: SplitPackage, tmp_path: Path, generation: Any) -> None:
+    def edit(m: dict[str, Any]) -> None:
+        if generation == "absent":
+            m.pop("generation", None)
+        else:
+            m["generation"] = generation
+
+    import shutil
+
+    root = tmp_path / "copy"
+    shutil.copytree(glm_v2.root, root)
+    clone = SplitPackage(root, copy.deepcopy(glm_v2.manifest), glm_v2.source_path)
+    edit_manifest(clone, edit)
+    report = certify_dir(root)
+    assert report.status == "passed", [f.message for f in report.findings if f.severity != "info"]
+    [found] = [f for f in report.findings if f.code == "mtp_without_speculative_decoding"]
+    assert found.severity == "warning" and "layer(s) 3" in found.message
+    assert "native MTP will not be enabled" in found.message
+
+
+def test_a_package_without_mtp_tensors_gets_no_mtp_warning(tmp_path: Path) -> None:
+    pkg = build_v2(tmp_path)
+    edit_manifest(pkg, lambda m: m.update(generation={}))
+    assert "mtp_without_speculative_decoding" not in {f.code for f in
+                                                       certify_dir(pkg.root).findings}
+
+
+@pytest.mark.parametrize("key", ["proposers", "strategies"])
+def test_a_null_map_in_speculative_decoding_is_refused_as_serde_does(
+        glm_v2: SplitPackage, tmp_path: Path, key: str) -> None:
+    spec = copy.deepcopy(glm_v2.manifest["generation"]["speculative_decoding"])
+    spec[key] = None
+    assert "invalid_generation_value" in _codes(glm_v2, _with(spec), tmp_path)

@@ -4,6 +4,7 @@ ABI is provenance only (mesh-llm #1959)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,52 +64,72 @@ def test_v1_keeps_its_skippy_abi_rule(tmp_path: Path) -> None:
     assert "native_abi_differs" not in codes(report) and report.status == "failed"
 
 
-# --- a branch manifest: generation.request_defaults (package-v2.md, unreleased extensions) -----
+# --- generation.request_defaults: released in mesh-llm v0.78.1 (mesh-llm-0.79.md §1.5, §3.3) ---
 REQUEST_DEFAULTS = {
     "selection": {"default": "chat"},
     "profiles": {"chat": {"temperature": 0.7, "top_p": 0.8, "top_k": 20,
                           "provenance": {"source_repo": "org/model", "revision": "a" * 40,
                                          "file": "README.md", "section": "Best practices",
-                                         "url": "https://example.org/readme"}}},
+                                         "url": "https://example.org/" + "a" * 40}}},
 }
 
 
-def _branch(pkg: SplitPackage, package_id: str | None = None) -> None:
-    """Add request_defaults; id as the branch writer computes it unless one is given."""
-    from certify.formats.package_id import compute_package_id
-
-    def edit(m: dict) -> None:  # type: ignore[type-arg]
+def _with_request_defaults(pkg: SplitPackage, package_id: str | None = None) -> None:
+    """Add request_defaults; re-identified as mesh-llm does unless an id is given."""
+    def edit(m: dict[str, Any]) -> None:
         m.setdefault("generation", {})["request_defaults"] = REQUEST_DEFAULTS
-        m["package_id"] = package_id or compute_package_id(m, branch=True)
+        if package_id is not None:
+            m["package_id"] = package_id
 
-    edit_manifest(pkg, edit, reid=False)
-
-
-def test_a_branch_writers_id_over_request_defaults_is_no_identity_mismatch(
-        v2: SplitPackage) -> None:
-    _branch(v2)
-    found = codes(certify_dir(v2.root))
-    assert "unreleased_manifest_extension" in found
-    assert not {"package_identity_mismatch", "check_not_run"} & found
+    edit_manifest(pkg, edit, reid=package_id is None)
 
 
-def test_an_id_in_the_released_form_is_no_identity_mismatch_either(v2: SplitPackage) -> None:
+def test_request_defaults_are_accepted_not_an_unreleased_extension(v2: SplitPackage) -> None:
+    _with_request_defaults(v2)
+    report = certify_dir(v2.root)
+    assert report.status == "passed", [f.message for f in report.findings]
+    assert not {"unreleased_manifest_extension", "package_identity_mismatch",
+                "check_not_run"} & codes(report)
+
+
+def test_an_id_that_leaves_request_defaults_out_is_now_a_mismatch(v2: SplitPackage) -> None:
     from certify.formats.package_id import compute_package_id
 
-    _branch(v2, package_id=compute_package_id(v2.manifest))  # request_defaults left out
-    assert "package_identity_mismatch" not in codes(certify_dir(v2.root))
-
-
-def test_a_branch_manifest_whose_id_matches_neither_form_is_not_checked(
-        v2: SplitPackage) -> None:
-    _branch(v2, package_id="sha256:" + "e" * 64)
+    _with_request_defaults(v2, package_id=compute_package_id(v2.manifest))  # without them
     report = certify_dir(v2.root)
-    assert "package_identity_mismatch" not in codes(report)
-    [found] = [f for f in report.findings if f.code == "check_not_run"]
-    assert "not checked" in found.message and "generation.request_defaults" in found.message
-    assert report.status == "failed"  # the extension itself is still an error
+    assert "package_identity_mismatch" in codes(report) and report.status == "failed"
 
 
-def test_without_a_branch_extension_a_stale_id_is_still_a_mismatch(v2: SplitPackage) -> None:
+@pytest.mark.parametrize("key", ["publisher_metadata", "publisher_defaults"])
+def test_publisher_root_keys_are_known_fields(v2: SplitPackage, key: str) -> None:
+    edit_manifest(v2, lambda m: m.update({key: [] if key == "publisher_metadata" else {}}))
+    report = certify_dir(v2.root)
+    assert report.status == "passed", [f.message for f in report.findings]
+    assert not {"unreleased_manifest_extension", "unknown_manifest_field"} & codes(report)
+
+
+def test_a_null_sidecars_list_is_refused_as_serde_does(v2: SplitPackage) -> None:
+    edit_manifest(v2, lambda m: m.update(sidecars=None))
+    assert "invalid_manifest_field" in codes(certify_dir(v2.root))
+
+
+@pytest.mark.parametrize(("path", "value"), [
+    (("source_model", "sha256"), "a" * 64 + "\n"),
+    (("artifact_catalog", "entries", 0, "id"), "metadata\n"),
+])
+def test_a_trailing_newline_does_not_slip_past_a_pattern(v2: SplitPackage,
+                                                          path: tuple[Any, ...],
+                                                          value: str) -> None:
+    def edit(m: dict[str, Any]) -> None:
+        target: Any = m
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+
+    edit_manifest(v2, edit)
+    assert {"invalid_digest", "invalid_identifier"} & codes(certify_dir(v2.root))
+
+
+def test_without_request_defaults_a_stale_id_is_still_a_mismatch(v2: SplitPackage) -> None:
     edit_manifest(v2, lambda m: m.update(model_id="someone/else"), reid=False)
     assert "package_identity_mismatch" in codes(certify_dir(v2.root))

@@ -5,6 +5,7 @@ metadata carrier and payload artifacts (tests/certify/v2_packages.py)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,7 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
 
 
 def _entries(m: dict[str, Any]) -> list[dict[str, Any]]:
-    return m["artifact_catalog"]["entries"]  # type: ignore[no-any-return]
+    return m["artifact_catalog"]["entries"]
 
 
 MANIFEST_RULES = [
@@ -111,8 +112,15 @@ MANIFEST_RULES = [
     (_set("generation", {"policy": {"profile": "glm-dsa-v1"}}), "v1_field_in_v2_manifest"),
     (_set("tensor_catalog", []), "inline_tensor_catalog"),
     (_set("model_metadata", {}), "inline_tensor_catalog"),
-    (_set("publisher_metadata", {}), "unreleased_manifest_extension"),
-    (_set("generation", {"request_defaults": {}}), "unreleased_manifest_extension"),
+    # released since mesh-llm v0.77-v0.79: validated, not unreleased_manifest_extension
+    (_set("publisher_metadata", {}), "invalid_manifest_field"),  # a list, not an object
+    (_set("publisher_metadata", [{"role": "model_config"}]), "missing_value"),
+    (_set("publisher_defaults", {"compute_dtype": {"dtype": "bf16", "artifact_id": "common",
+                                                   "json_path": "/torch_dtype"}}),
+     "source_identity_mismatch"),  # not bound to publisher_metadata
+    (_set("generation", {"request_defaults": {}}), "missing_value"),  # selection, profiles
+    (_set("generation", {"request_defaults": {"selection": {"default": "x"}, "profiles": {},
+                                              "extra": 1}}), "unknown_manifest_field"),
     (_set("model_id", " "), "missing_value"),
     (_drop_key("generator_version"), "missing_value"),
     (_drop_key("native_abi_version"), "missing_value"),
@@ -157,6 +165,16 @@ def test_each_v2_manifest_rule_gives_its_code(v2: SplitPackage, edit: Any, code:
     report = certify_dir(v2.root)
     assert code in codes(report), [f.message for f in report.findings]
     assert report.status == "failed"
+
+
+def test_released_mesh_llm_fields_are_accepted(v2: SplitPackage) -> None:
+    """What test_each_v2_manifest_rule_gives_its_code used to call unreleased: an empty
+    publisher_metadata, an empty publisher_defaults and a generation of its own."""
+    edit_manifest(v2, lambda m: m.update(publisher_metadata=[], publisher_defaults={},
+                                         generation={}))
+    report = certify_dir(v2.root)
+    assert report.status == "passed", [f.message for f in report.findings]
+    assert "unreleased_manifest_extension" not in codes(report)
 
 
 def test_a_hand_edited_manifest_fails_the_package_id(v2: SplitPackage) -> None:
@@ -317,3 +335,126 @@ def test_stage_plan_counts_the_bytes_each_v2_node_fetches(v2: SplitPackage) -> N
         paths = {p.path for p in stage.parts}
         assert {"shared/metadata.gguf", "shared/common.gguf"} <= paths
         assert stage.materialized_bytes == sum(sizes[p] for p in paths)
+
+
+# --- a package exactly as mesh-llm v0.79 writes it (mesh-llm-0.79.md §1.9, §2.2-2.5) ---------
+def _v079_files() -> dict[str, bytes]:
+    """The five publisher files in the HF job's (CLI) order."""
+    import json
+
+    from tests.certify.v2_packages import tiny_config_json
+
+    def js(obj: Any) -> bytes:
+        return json.dumps(obj, indent=2).encode()
+
+    return {
+        "config.json": js(tiny_config_json()),
+        "generation_config.json": js({"bos_token_id": 1, "eos_token_id": 2,
+                                      "temperature": 0.6, "top_p": 0.95, "top_k": 20}),
+        "tokenizer_config.json": js({"model_max_length": 256, "bos_token": "<s>"}),
+        "chat_template.jinja": b"{% for m in messages %}{{ m['content'] }}{% endfor %}\n",
+        "hf_quant_config.json": js({"producer": {"name": "modelopt"},
+                                    "kv_cache_quant_algo": "FP8"}),
+    }
+
+
+def _v079_generation(revision: str) -> dict[str, Any]:
+    prov = {"source_repo": "meshcert/tiny-llama", "revision": revision, "file": "README.md",
+            "section": "Best Practices",
+            "url": f"https://huggingface.co/meshcert/tiny-llama/blob/{revision}/README.md"}
+    return {"request_defaults": {
+        "selection": {"default": "thinking", "reasoning_enabled": "thinking",
+                      "reasoning_disabled": "direct"},
+        "profiles": {
+            "thinking": {"temperature": 0.6, "top_p": 0.95, "top_k": 20, "min_p": 0,
+                         "provenance": prov},
+            "direct": {"temperature": 0.7, "top_p": 0.8, "top_k": 20, "min_p": 0,
+                       "presence_penalty": 1.5,
+                       "reasoning": {"enabled": "off", "budget": 0}, "provenance": prov},
+        }}}
+
+
+def test_a_package_as_mesh_llm_v079_writes_it_passes_with_the_right_id(
+        v2: SplitPackage) -> None:
+    import hashlib
+
+    from certify.formats.package_id import canonical_bytes
+    from tests.certify.v2_packages import PINNED_REVISION, add_publisher_files
+
+    files = _v079_files()
+    defaults = {  # the writer's typed defaults: config.json /torch_dtype, hf_quant's KV algo
+        "compute_dtype": {"dtype": "bf16", "artifact_id": "publisher-config-json",
+                          "json_path": "/torch_dtype"},
+        "kv_cache_dtype": {"dtype": "fp8", "artifact_id": "publisher-hf-quant-config-json",
+                           "json_path": "/kv_cache_quant_algo"}}
+    pinned = json.loads(json.dumps(v2.manifest))
+    pinned["source_model"]["revision"] = PINNED_REVISION
+    base = canonical_bytes(pinned).decode()  # the splitter's part, tested elsewhere
+    add_publisher_files(v2, files, defaults=defaults,
+                        generation=_v079_generation(PINNED_REVISION))
+    written = json.loads((v2.root / "model-package.json").read_text())
+    assert [e["source_path"] for e in written["publisher_metadata"]] == list(files)  # CLI order
+    assert written["generation"]["request_defaults"]["profiles"]["direct"]["min_p"] == 0
+
+    report = certify_dir(v2.root)
+    assert report.status == "passed", [f.message for f in report.findings]
+    assert [f.code for f in report.findings if f.severity != "info"] == []
+
+    # The id, derived by hand (no real mesh-llm id exists for this package): the splitter's
+    # canonical bytes with the publisher parts spliced in as mesh-llm-0.79.md §1.6 orders them
+    # (catalog by id; publisher_metadata by role's enum order, not CLI order; publisher_defaults
+    # in struct order; request_defaults' profiles by name, `"min_p":0` hashed as `0.0`).
+    def art(name: str) -> str:
+        ident = "publisher-" + name.replace(".", "-").replace("_", "-")
+        data = files[name]
+        return (f'{{"id":"{ident}","path":"metadata/{name}","byte_size":{len(data)},'
+                f'"sha256":"{hashlib.sha256(data).hexdigest()}"}}')
+
+    def meta(role: str, name: str) -> str:
+        ident = "publisher-" + name.replace(".", "-").replace("_", "-")
+        return (f'{{"role":"{role}","artifact_id":"{ident}","source_repo":"meshcert/tiny-llama",'
+                f'"source_revision":"{PINNED_REVISION}","source_path":"{name}"}}')
+
+    prov = ('"provenance":{"source_repo":"meshcert/tiny-llama","revision":"' + PINNED_REVISION
+            + '","file":"README.md","section":"Best Practices","url":"https://huggingface.co/'
+            'meshcert/tiny-llama/blob/' + PINNED_REVISION + '/README.md"}')
+    spliced = (
+        "," + ",".join(art(n) for n in ("chat_template.jinja", "config.json",
+                                        "generation_config.json", "hf_quant_config.json",
+                                        "tokenizer_config.json")) + "]},"
+        '"publisher_metadata":[' + ",".join((
+            meta("model_config", "config.json"),
+            meta("generation_config", "generation_config.json"),
+            meta("tokenizer_config", "tokenizer_config.json"),
+            meta("chat_template", "chat_template.jinja"),
+            meta("hf_quant_config", "hf_quant_config.json"))) + "],"
+        '"publisher_defaults":{"compute_dtype":{"dtype":"bf16","artifact_id":'
+        '"publisher-config-json","json_path":"/torch_dtype"},"kv_cache_dtype":{"dtype":"fp8",'
+        '"artifact_id":"publisher-hf-quant-config-json","json_path":"/kv_cache_quant_algo"}},'
+        '"generation":{"request_defaults":{"selection":{"default":"thinking",'
+        '"reasoning_enabled":"thinking","reasoning_disabled":"direct"},"profiles":{'
+        '"direct":{"temperature":0.7,"top_p":0.8,"top_k":20,"min_p":0.0,'
+        '"presence_penalty":1.5,"reasoning":{"enabled":"off","budget":0},' + prov + '},'
+        '"thinking":{"temperature":0.6,"top_p":0.95,"top_k":20,"min_p":0.0,' + prov + '}}}},'
+        '"native_abi_version"')
+    assert base.count(']},"native_abi_version"') == 1
+    expected = base.replace(']},"native_abi_version"', spliced)
+    assert canonical_bytes(written).decode() == expected
+    want = "sha256:" + hashlib.sha256(expected.encode()).hexdigest()
+    assert report.package_id == written["package_id"] == want
+
+
+def test_stage_zeros_slice_covers_the_publisher_files_and_no_stage_loads_them(
+        v2: SplitPackage) -> None:
+    from certify.formats.v2_layout import v2_artifact_entries
+    from certify.scope import Selection, parse_stage
+    from certify.stages import StageRange, stage_parts
+    from tests.certify.v2_packages import add_publisher_files
+
+    add_publisher_files(v2, {"config.json": _v079_files()["config.json"]})
+    entries = v2_artifact_entries(v2.manifest)
+    slices = [Selection.resolve(parse_stage(f"{i}/2"), v2.manifest, "v2", entries)
+              for i in range(2)]
+    assert [s.includes("metadata/config.json") for s in slices] == [True, False]
+    loaded = stage_parts(entries, "v2", StageRange("all", 0, 4), 4)
+    assert "metadata/config.json" not in {e.path for e in loaded}

@@ -1,0 +1,58 @@
+"""The trust policy of a catalog run (certify.catalog_certify.attested.AttestationPolicy):
+attestation findings for each fully certified package, and with --trust-attested, packages
+accepted from a valid trusted PASSED attestation without reading any header."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from certify.catalog_certify.attested import AttestedCheck
+from certify.findings import Finding
+from meshcert.attest.package_state import ATTESTATION_PATH, hub_state
+from meshcert.attest.policy_check import verify_view
+from meshcert.attest.trust import TrustPolicy
+from meshcert.attest.verify import verify_file, with_mode
+
+if TYPE_CHECKING:
+    from certify.hub.gate import RequestGate
+    from certify.view import PackageView
+
+
+class CatalogTrust:
+    def __init__(self, policy: TrustPolicy, *, trust_attested: bool = False) -> None:
+        self.policy = policy
+        self.trust_attested = trust_attested
+        self._signers: dict[tuple[str, str], str] = {}
+        self._lock = threading.Lock()
+
+    def findings(self, view: PackageView) -> list[Finding]:
+        if self.policy.mode == "off":
+            return []
+        verdict = verify_view(view, self.policy)
+        if verdict.valid and verdict.signer and view.ref.repo and view.ref.resolved_commit:
+            with self._lock:
+                self._signers[(view.ref.repo.lower(), view.ref.resolved_commit)] = \
+                    verdict.signer
+        return with_mode(verdict.findings, self.policy.mode)
+
+    def signer_of(self, repo: str, commit: str) -> str | None:
+        with self._lock:
+            return self._signers.get((repo.lower(), commit.lower()))
+
+    def accept(self, repo: str, revision: str | None, gate: RequestGate
+               ) -> AttestedCheck | None:
+        if not self.trust_attested:
+            return None
+        state = hub_state(repo, revision, read_attestation=True, gate=gate)
+        if state.attestation is None:
+            return AttestedCheck(accepted=False, requests=state.requests)
+        name = f"hf://{repo}@{state.commit}/{ATTESTATION_PATH}"
+        verdict = verify_file(state.attestation, name, state, self.policy)
+        if not verdict.valid:
+            return AttestedCheck(accepted=False, requests=state.requests)
+        warnings = verdict.statement.report.get("warnings") if verdict.statement else None
+        return AttestedCheck(
+            accepted=True, requests=state.requests, commit=state.commit, signer=verdict.signer,
+            manifest_raw=state.manifest_raw,
+            warning_codes=tuple(str(w) for w in warnings) if isinstance(warnings, list) else ())

@@ -1,0 +1,34 @@
+"""The split-serving roster meshcert ships (certify/data/split-certified.json, read from
+Mesh-LLM/mesh-llm skippy/crates/skippy-api/src/split-certified.json @b51ef30e; the recipe and
+count are those mesh-llm-0.79.md §3.4 gives)."""
+
+from __future__ import annotations
+
+import pytest
+
+from certify.split_roster import RosterError, bundled_roster, roster_from_json
+
+
+def test_the_bundled_roster_is_mesh_llms_newest() -> None:
+    roster = bundled_roster()
+    assert len(roster.architectures) == 84
+    assert roster.native_recipe == {
+        "llama_upstream_sha": "8212c7802455255460ab8e18fc34754560031b34",
+        "skippy_abi": "0.1.67",
+        "patch_queue_sha256": "ecee78dbe2287e991866fb927a720a1bcf690eabc33348d9f7830479ac91d4ce"}
+    assert {"afmoe", "step35", "llama", "qwen3", "qwen3moe", "qwen35", "glm4moe", "deepseek2",
+            "deepseek4", "gemma4", "inkling", "nemotron_h_moe"} <= roster.architectures
+    assert not roster.certifies("glm-dsa")
+    assert roster.partial is False and roster.retrieved == "2026-12-02"
+    assert roster.commit == "b51ef30ef9016addc1dee2f2f991f8f1d16c5fb3"
+
+
+@pytest.mark.parametrize("document", [
+    [], {"schema_version": 1, "native_recipe": {}, "architectures": []},
+    {"schema_version": 2, "native_recipe": {"skippy_abi": "0.1.67"}, "architectures": []},
+    {"schema_version": 2, "native_recipe": {"llama_upstream_sha": "a", "skippy_abi": "b",
+                                            "patch_queue_sha256": "c"}, "architectures": [1]},
+])
+def test_a_roster_not_in_mesh_llms_shape_is_refused(document: object) -> None:
+    with pytest.raises(RosterError):
+        roster_from_json(document)

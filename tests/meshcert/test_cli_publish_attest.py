@@ -1,0 +1,69 @@
+"""`package publish --attest-key`: the published commit certifies passed, then its signed
+attestation is committed as attestations/meshcert.intoto.jsonl on top, where `attest verify
+hf://...` finds it and verifies it at that later commit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from meshcert.attest import codes
+from meshcert.cli import app
+from meshcert.packagegen import PackageInfo, llama_spec, write_package
+from tests.support.hub_fixture import serving
+from tests.support.hub_server import FakeHub
+
+TOKEN = "hf_publisher_0123456789abcdef"
+runner = CliRunner()
+
+
+@pytest.fixture
+def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    with serving(FakeHub(), tmp_path, monkeypatch) as fake:
+        fake.add_token(TOKEN, user="alice", orgs={"meshllm": "write"})
+        monkeypatch.setenv("HF_TOKEN", TOKEN)
+        yield fake
+
+
+@pytest.fixture
+def package(tmp_path: Path) -> PackageInfo:
+    return write_package(llama_spec(block_count=3), tmp_path / "pkg")
+
+
+@pytest.fixture
+def key(tmp_path: Path) -> Path:
+    assert runner.invoke(app, ["attest", "keygen", "--out", str(tmp_path / "k")]).exit_code == 0
+    return tmp_path / "k"
+
+
+def test_publish_commits_the_attestation_after_the_certified_commit(
+        hub: FakeHub, package: PackageInfo, key: Path) -> None:
+    result = runner.invoke(app, ["package", "publish", str(package.root), "--target",
+                                 "meshllm/tiny", "--attest-key", f"{key}.key"])
+    assert result.exit_code == 0, result.output
+    repo = hub.repos["meshllm/tiny"]
+    head = repo.branches["main"]
+    certified = repo.commits[head].parent
+    assert "attestations/meshcert.intoto.jsonl" in repo.commits[head].files
+    assert "attestations/meshcert.intoto.jsonl" not in repo.commits[certified].files
+    assert f"  attestation: attestations/meshcert.intoto.jsonl at commit {head}" in \
+        result.stdout
+    assert f"published and certified: hf://meshllm/tiny@{certified}" in result.stdout
+    verify = runner.invoke(app, ["attest", "verify", f"hf://meshllm/tiny@{head}",
+                                 "--trusted-key", f"{key}.pub", "--json"])
+    assert verify.exit_code == 0, verify.output
+    assert codes.OTHER_COMMIT in verify.output and certified in verify.output
+    secret = "".join(Path(f"{key}.key").read_text().splitlines()[1:-1])
+    stored = b"".join(hub.blobs.values())
+    assert secret.encode() not in stored and secret not in result.output + verify.output
+
+
+def test_a_public_key_to_sign_with_is_refused_before_uploading(
+        hub: FakeHub, package: PackageInfo, key: Path) -> None:
+    result = runner.invoke(app, ["package", "publish", str(package.root), "--target",
+                                 "meshllm/tiny", "--attest-key", f"{key}.pub"])
+    assert result.exit_code == 2 and "holds a public key" in result.output
+    assert "meshllm/tiny" not in hub.repos
