@@ -37,14 +37,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # remote_certify's Hub
 
 from remote_certify import HubProcess  # noqa: E402  (prepares the Hub environment first)
 
-from certify.catalog_certify.run import CatalogRequest, certify_catalog  # noqa: E402
-from certify.catalog_certify.sources import LocalCatalog  # noqa: E402
 from meshcert.attest.catalog_trust import CatalogTrust  # noqa: E402
 from meshcert.attest.keys import generate, load_private, load_public  # noqa: E402
 from meshcert.attest.package_state import ATTESTATION_PATH  # noqa: E402
 from meshcert.attest.sign import sign_report, write_attestation  # noqa: E402
 from meshcert.attest.trust import TrustPolicy  # noqa: E402
 from meshcert.attest.verify import verify_ref  # noqa: E402
+from meshcert.catalog.run import CatalogRequest, certify_catalog  # noqa: E402
+from meshcert.catalog.sources import LocalCatalog  # noqa: E402
 from tests.support.attestations import certify  # noqa: E402
 from tests.support.catalog_packages import PackageShelf, package_ref, variant, write_entry
 from tests.support.hub_packages import build_package  # noqa: E402

@@ -32,11 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # remote_certify's Hub
 
 from remote_certify import HubProcess  # noqa: E402  (prepares the Hub environment first)
 
-from certify.catalog_certify.model import CatalogOptions  # noqa: E402
-from certify.catalog_certify.run import CatalogRequest, certify_catalog  # noqa: E402
-from certify.catalog_certify.sources import LocalCatalog  # noqa: E402
-from certify.service import CertRequest, certify_package  # noqa: E402
-from certify.view import CertOptions  # noqa: E402
+from meshcert.catalog.model import CatalogOptions  # noqa: E402
+from meshcert.catalog.run import CatalogRequest, certify_catalog  # noqa: E402
+from meshcert.catalog.sources import LocalCatalog  # noqa: E402
+from meshcert.certify.service import CertRequest, certify_package  # noqa: E402
+from meshcert.certify.view import CertOptions  # noqa: E402
 from tests.support.catalog_packages import (  # noqa: E402
     RUNTIME_ABI,
     PackageShelf,

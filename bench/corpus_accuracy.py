@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evidence.accuracy import accuracy_table, check_corpus
+from meshcert.evidence.accuracy import accuracy_table, check_corpus
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "evidence" / "corpus"
 

@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 from gguf import GGUFReader, GGUFWriter
 
-from certify.byte_source import LocalFileSource
-from certify.gguf.model import GGUFHeader
-from certify.gguf.reader import read_header
-from meshcert.packagegen import llama_spec, write_package
+from meshcert.core.byte_source import LocalFileSource
+from meshcert.core.gguf.model import GGUFHeader
+from meshcert.core.gguf.reader import read_header
+from meshcert.testing import llama_spec, write_package
 
 
 def best_of(rounds: int, func: Callable[[], object]) -> float:

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from certify.hashing import hash_files
+from meshcert.core.hashing import hash_files
 
 
 def sequential_hashlib(paths: list[str]) -> dict[str, str]:

@@ -3,7 +3,8 @@
 Two inputs, generated in a temporary folder (shaped as ../shared/spec/bench-formats.md says):
 
 - a performance history JSONL of `--history-rows` rows (default 1,000,000) over 16 setups:
-  meshcert = `evidence.history.read_history` + `classify_all` (stream, validate each row, check
+  meshcert = `meshcert.evidence.history.read_history` + `classify_all` (stream, validate each row,
+  check
   its cohort_key, the regression classes); bare = `for line in file: json.loads(line)`;
 - a directory of `--runs` skippy-bench run folders (default 10,000), each a driver-result.json
   with its deployment-plan.json and two configs/stage-N.json: meshcert = `evidence.ingest_files`
@@ -87,8 +88,8 @@ def write_runs(root: Path, runs: int) -> list[Path]:
 def _child(mode: str, target: str) -> dict[str, float]:
     started = time.perf_counter()
     if mode.endswith("meshcert"):       # imports (numpy, pydantic) are timed apart
-        import evidence.history
-        import evidence.ingest  # noqa: F401
+        import meshcert.evidence.history
+        import meshcert.evidence.ingest  # noqa: F401
     imports = time.perf_counter() - started
     start = time.perf_counter()
     count = 0
@@ -98,7 +99,7 @@ def _child(mode: str, target: str) -> dict[str, float]:
                 json.loads(line)
                 count += 1
     elif mode == "history-meshcert":
-        from evidence.history import classify_all, read_history
+        from meshcert.evidence.history import classify_all, read_history
 
         history = read_history(target)
         count = history.rows
@@ -113,7 +114,7 @@ def _child(mode: str, target: str) -> dict[str, float]:
                     json.loads(f.read_bytes())
                 count += 1
         else:
-            from evidence.ingest import ingest_files
+            from meshcert.evidence.ingest import ingest_files
 
             count = ingest_files(paths).row_count
     seconds = time.perf_counter() - start

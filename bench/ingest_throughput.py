@@ -39,7 +39,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from evidence.ingest import ingest_files, ingest_texts
+from meshcert.evidence.ingest import ingest_files, ingest_texts
 
 ESC = "\x1b"
 _ROWS = [

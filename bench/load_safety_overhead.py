@@ -19,12 +19,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests package
 
-from certify.chat_template.render import SPARE_WORKER  # noqa: E402
-from certify.checks import all_checks  # noqa: E402
-from certify.engine import run_checks  # noqa: E402
-from certify.sources.local import load_local_package  # noqa: E402
-from certify.view import CertOptions  # noqa: E402
-from meshcert.packagegen import llama_spec, write_package  # noqa: E402
+from meshcert.certify.chat_template.render import SPARE_WORKER  # noqa: E402
+from meshcert.certify.checks import all_checks  # noqa: E402
+from meshcert.certify.engine import run_checks  # noqa: E402
+from meshcert.certify.sources.local import load_local_package  # noqa: E402
+from meshcert.certify.view import CertOptions  # noqa: E402
+from meshcert.testing import llama_spec, write_package  # noqa: E402
 from tests.certify.checks.gguf_edits import (  # noqa: E402
     LOAD_SAFETY_CHECKS,
     edit_package,

@@ -64,7 +64,7 @@ class Side:
 
 def source_model(cache: Path, layers: int, n_embd: int, n_ff: int) -> Path:
     """The source GGUF (written once, kept under `cache`)."""
-    from meshcert.packagegen import llama_spec, write_source_gguf
+    from meshcert.testing import llama_spec, write_source_gguf
 
     spec = llama_spec(block_count=layers, n_embd=n_embd, n_ff=n_ff, n_vocab=32000)
     path = cache / f"llama-{layers}x{n_embd}x{n_ff}.gguf"

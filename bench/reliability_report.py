@@ -39,7 +39,7 @@ DOC = ROOT / "docs" / "RELIABILITY.md"
 
 FUZZ_FILES = {
     "tests/certify/test_fuzz_manifest.py": "manifest (model-package.json)",
-    "tests/certify/gguf/test_gguf_fuzz.py": "GGUF header reader",
+    "tests/core/gguf/test_gguf_fuzz.py": "GGUF header reader",
     "tests/reliability/test_fuzz_evidence_parsers.py": "evidence parsers",
 }
 HUB_MATRIX = "tests/reliability/test_fault_matrix_hub.py"
@@ -48,15 +48,15 @@ SUITES: dict[str, list[str]] = {
     "fuzzing": list(FUZZ_FILES),
     "fault matrices": [HUB_MATRIX, ENDPOINT_MATRIX],
     "containment": ["tests/reliability/test_containment.py", "tests/certify/test_engine.py",
-                    "tests/certify/test_hashing.py"],
+                    "tests/core/test_hashing.py"],
     "path and file safety": ["tests/reliability/test_path_safety.py",
                              "tests/certify/checks/test_artifact_checks.py"],
     "secrets": ["tests/reliability/test_secrets.py"],
     "related fault tests": ["tests/certify/runtime/test_gates_fake.py",
-                            "tests/certify/hub/test_errors.py"],
+                            "tests/core/hub/test_errors.py"],
 }
 # seeded-random fuzzers (not hypothesis): module -> function whose calls are the cases
-COUNTED_CALLS = {"tests.certify.gguf.test_gguf_fuzz": "check"}
+COUNTED_CALLS = {"tests.core.gguf.test_gguf_fuzz": "check"}
 
 
 @dataclass
@@ -326,12 +326,13 @@ def render(figures: Figures, exit_code: int) -> str:
         "a real glm-dsa manifest (values replaced by any JSON, keys deleted), arbitrary bytes "
         "as the manifest, harmless variations that must stay error-free, and every MUST rule "
         "broken one at a time must fail.",
-        "- **GGUF header reader** (`tests/certify/gguf/test_gguf_fuzz.py`): truncation at "
+        "- **GGUF header reader** (`tests/core/gguf/test_gguf_fuzz.py`): truncation at "
         "every offset of a real header, random bit flips, huge lengths and counts, type "
         "confusion and deletions in real fragments, random garbage; every answer is a header "
         "or a catalogued error, and nothing is read past the file.",
         "- **Evidence parsers** (`tests/reliability/test_fuzz_evidence_parsers.py`): every "
-        "parser of `evidence.parsers` on mutated REAL lines from `tests/evidence/samples/` "
+        "parser of `meshcert.evidence.parsers` on mutated REAL lines from "
+        "`tests/evidence/samples/` "
         "(numbers turned into `1.2.3`, `nan`, `1e999`; lines cut, joined, split, duplicated, "
         "dropped, swapped; ANSI codes, NUL, quotes, other formats' markers pasted in; files "
         "cut short, CRLF, BOM); a corrupted measurement line must still give a row or a "
@@ -339,7 +340,7 @@ def render(figures: Figures, exit_code: int) -> str:
         "wrong types anywhere.",
         "",
         "### 2. Containment (`tests/reliability/test_containment.py`, `tests/certify/"
-        "test_engine.py`, `tests/certify/test_hashing.py`)", "",
+        "test_engine.py`, `tests/core/test_hashing.py`)", "",
         "- a registered check that raises, through the CLI: `internal_error` naming the "
         "check, overall `incomplete`, exit 3, the JSON, HTML, Markdown and JUnit reports all "
         "written; the other checks still run;",
@@ -410,33 +411,33 @@ def render(figures: Figures, exit_code: int) -> str:
         "request forever: httpx's timeouts are per read, and neither `--timeout` nor "
         "`--deadline` was checked before the headers were complete. Every socket read and "
         "write now waits at most what is left of the request's budget "
-        "(`certify/runtime/client.py`, `_BudgetBackend`). Cells `slow-loris-headers`, "
+        "(`meshcert/certify/runtime/client.py`, `_BudgetBackend`). Cells `slow-loris-headers`, "
         "`silent`; the `--deadline` CLI test.",
         "- Hub: the manifest (and README) were used as downloaded, unchecked against the "
         "listing: a short Content-Length gave `invalid_manifest_json` (the package blamed), "
         "and a same-size corrupted manifest passed. Downloads are now checked against the "
         "listed size and git blob id (LFS sha256 for LFS files), retried, then "
-        "`hub_unreachable` (`certify/sources/hub.py`, `listed_content_problem`). Cells "
+        "`hub_unreachable` (`meshcert/certify/sources/hub.py`, `listed_content_problem`). Cells "
         "`length-short-manifest`, `tampered-manifest`.",
         "- A bug while loading the package or reading `--source` (outside any check) escaped "
         "as a traceback with no report; it is now `internal_error`, `incomplete`, exit 3, "
         "secrets redacted; a crash of the runtime layer makes the gates `incomplete` "
-        "(`certify/service.py`).",
+        "(`meshcert/certify/service.py`).",
         "- Evidence: a perf row whose number read `1.2.3` crashed the test-backend-ops "
         "console parser (`[0-9.]+` then `float()`); malformed `K/N backends passed` / "
         "`N/M tests passed` summaries and perplexity statistics (`Mean PPL(Q): x`, `Cor(...): "
         "1.2.3%`) vanished silently instead of becoming problems; an evidence JSON with a "
         "wrongly typed row or source value (or a non-list `rows`) crashed ingestion. Fixed in "
-        "`evidence/parsers/tbo_rows.py`, `tbo_console.py`, `perplexity.py`, "
+        "`meshcert/evidence/parsers/tbo_rows.py`, `tbo_console.py`, `perplexity.py`, "
         "`evidence_json.py`.",
         "- Hub: `model_info` and the file reads had no wall-clock bound, so a Hub or storage "
         "host trickling bytes held the certification. The runtime gates' per-request budget "
-        "moved to `certify/http_budget.py` and now bounds every Hub range and manifest read "
+        "moved to `meshcert/core/http_budget.py` and now bounds every Hub range and manifest read "
         "(timeout plus the size at 256 KiB/s); `model_info` runs under a deadline like the "
         "listings. Cell `slow-loris-storage`.",
         "- A `model-package.json` or `README.md` that links out of the package was read "
         "through the link; it is now `artifact_not_file` (manifest) or unread (README) "
-        "(`certify/sources/local.py`).",
+        "(`meshcert/certify/sources/local.py`).",
         "- An unwritable `--report-out` ended in a traceback; it is now one `error:` line and "
         "exit 3 (`meshcert/cli/models_cmd.py`).",
         "",

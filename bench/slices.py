@@ -25,11 +25,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests.support package
 
-from certify.merge import Slice, merge_slices
-from certify.scope import parse_stage
-from certify.service import CertRequest, certify_package
-from certify.view import CertOptions
-from meshcert.packagegen import llama_spec, write_source_gguf
+from meshcert.certify.merge import Slice, merge_slices
+from meshcert.certify.scope import parse_stage
+from meshcert.certify.service import CertRequest, certify_package
+from meshcert.certify.view import CertOptions
+from meshcert.testing import llama_spec, write_source_gguf
 from tests.support.splits import SplitPackage, split_v1, split_v2
 
 

@@ -26,11 +26,11 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from certify.redact import Redactor  # noqa: E402
-from certify.runtime.client import Deadline, RuntimeClient  # noqa: E402
-from certify.runtime.gates import GateContext, gate_v1_chat_completions  # noqa: E402
-from certify.runtime.stats import percentile  # noqa: E402
-from certify.service import RuntimeRequest  # noqa: E402
+from meshcert.certify.runtime.client import Deadline, RuntimeClient  # noqa: E402
+from meshcert.certify.runtime.gates import GateContext, gate_v1_chat_completions  # noqa: E402
+from meshcert.certify.runtime.stats import percentile  # noqa: E402
+from meshcert.certify.service import RuntimeRequest  # noqa: E402
+from meshcert.core.redact import Redactor  # noqa: E402
 
 
 def _timed(func: Callable[[], object]) -> float:
@@ -108,8 +108,8 @@ def fake_server() -> Iterator[tuple[str, str]]:
 
 @contextmanager
 def llama_server() -> Iterator[tuple[str, str]]:
-    from meshcert.packagegen import llama_spec
-    from meshcert.packagegen.writer import write_source_gguf
+    from meshcert.testing import llama_spec
+    from meshcert.testing.writer import write_source_gguf
 
     with tempfile.TemporaryDirectory(prefix="meshcert-bench-") as tmp:
         spec = llama_spec()

@@ -46,7 +46,7 @@ PY = sys.executable
 MESHCERT = [PY, "-m", "meshcert"]
 BASELINE = [PY, "-c", "import typer, rich.console"]
 PACKAGES = ("certify", "evidence", "reports", "meshcert", "templates", "bench")
-SMALL_LOG = ROOT / "evidence/data/kernel-sweep/mul-mm-id-min-1.console.log"
+SMALL_LOG = ROOT / "meshcert/evidence/data/kernel-sweep/mul-mm-id-min-1.console.log"
 HASHLIB_LOOP = (
     "import hashlib, sys\n"
     "for path in sys.argv[1:]:\n"
@@ -57,7 +57,7 @@ HASHLIB_LOOP = (
     "    print(digest.hexdigest(), path)\n")
 OUR_HEADERS = (
     "import sys\n"
-    "from certify.gguf.reader import read_header_file\n"
+    "from meshcert.core.gguf.reader import read_header_file\n"
     "for path in sys.argv[1:]:\n"
     "    header = read_header_file(path)\n"
     "    print(path, type(header).__name__)\n")
@@ -141,14 +141,14 @@ def report(case: Case, ours: float, theirs: float) -> bool | None:
 
 
 def demo_package(work: Path) -> Path:
-    from meshcert.packagegen import glm_dsa_spec, write_package
+    from meshcert.testing import glm_dsa_spec, write_package
 
     return write_package(glm_dsa_spec(), work / "demo-package", source_dir=work / "demo-src").root
 
 
 def big_package(cache: Path, layers: int, n_embd: int, n_ff: int) -> Path:
     """A real llama package of F16 layers (written once, kept under `cache`)."""
-    from meshcert.packagegen import llama_spec, write_package
+    from meshcert.testing import llama_spec, write_package
 
     root = cache / f"llama-{layers}x{n_embd}x{n_ff}"
     done = root / ".complete"

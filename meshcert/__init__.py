@@ -1,5 +1,5 @@
 """meshcert: certification and benchmark evidence for mesh-llm layer packages."""
 
-from certify.version import __version__
+from meshcert.core.version import __version__
 
 __all__ = ["__version__"]

@@ -6,16 +6,16 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from certify.atomic import write_atomic
-from certify.report import CertReport, RuntimeGate
-from certify.service import CertRequest, certify_package
-from certify.view import CertOptions
-from certify.workers.parity import ParityRequest
-from evidence.report import EvidenceReport
-from evidence.service import write_example_evidence
-from meshcert.packagegen import glm_dsa_spec, llama_spec, write_package
-from reports.outputs import write_reports
-from splitter.write import write_file
+from meshcert.certify.report import CertReport, RuntimeGate
+from meshcert.certify.service import CertRequest, certify_package
+from meshcert.certify.view import CertOptions
+from meshcert.certify.workers.parity import ParityRequest
+from meshcert.core.atomic import write_atomic
+from meshcert.evidence.report import EvidenceReport
+from meshcert.evidence.service import write_example_evidence
+from meshcert.reports.outputs import write_reports
+from meshcert.splitter.write import write_file
+from meshcert.testing import glm_dsa_spec, llama_spec, write_package
 
 
 @dataclass
@@ -73,7 +73,7 @@ def run_demo_parity(out: Path) -> tuple[RuntimeGate | None, str | None]:
     """Split parity on a tiny llama package (the GLM-DSA example is an architecture the
     bundled llama.cpp cannot load): the model reassembled from the package must compute
     exactly what its source does. Needs llama-cpp-python (the `live` extra)."""
-    from certify.workers import llama_library
+    from meshcert.certify.workers import llama_library
 
     if not llama_library.installed():
         return None, f"not run: {llama_library.NOT_INSTALLED}"

@@ -2,7 +2,7 @@
 """Refresh meshcert's copy of mesh-llm's split-serving roster (split-certified.json).
 
     python3 scripts/refresh_split_roster.py SOURCE [--commit SHA] [--retrieved YYYY-MM-DD]
-                                            [--out certify/data/split-certified.json]
+                                            [--out meshcert/certify/data/split-certified.json]
 
 SOURCE is a mesh-llm checkout (the roster is looked up at its known paths) or the
 split-certified.json file itself. The file must be in mesh-llm's shape (schema_version 2, the

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from certify.report import CertReport
-from certify.service import CertRequest, certify_package
-from certify.view import CertOptions
-from meshcert.packagegen import PackageInfo, glm_dsa_spec, llama_spec, write_package
+from meshcert.certify.report import CertReport
+from meshcert.certify.service import CertRequest, certify_package
+from meshcert.certify.view import CertOptions
+from meshcert.testing import PackageInfo, glm_dsa_spec, llama_spec, write_package
 
 
 class PackageFactory:

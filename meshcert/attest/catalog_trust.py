@@ -1,4 +1,4 @@
-"""The trust policy of a catalog run (certify.catalog_certify.attested.AttestationPolicy):
+"""The trust policy of a catalog run (meshcert.catalog.attested.AttestationPolicy):
 attestation findings for each fully certified package, and with --trust-attested, packages
 accepted from a valid trusted PASSED attestation without reading any header."""
 
@@ -7,16 +7,16 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from certify.catalog_certify.attested import AttestedCheck
-from certify.findings import Finding
 from meshcert.attest.package_state import ATTESTATION_PATH, hub_state
 from meshcert.attest.policy_check import verify_view
 from meshcert.attest.trust import TrustPolicy
 from meshcert.attest.verify import verify_file, with_mode
+from meshcert.catalog.attested import AttestedCheck
+from meshcert.core.findings import Finding
 
 if TYPE_CHECKING:
-    from certify.hub.gate import RequestGate
-    from certify.view import PackageView
+    from meshcert.certify.view import PackageView
+    from meshcert.core.hub.gate import RequestGate
 
 
 class CatalogTrust:

@@ -1,4 +1,4 @@
-"""The finding codes attestation work emits (rows in certify/catalog.py)."""
+"""The finding codes attestation work emits (rows in meshcert/core/codes.py)."""
 
 from __future__ import annotations
 

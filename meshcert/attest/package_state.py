@@ -15,10 +15,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 
-from certify.findings import Finding, finding
-from certify.manifest_parse import MAX_MANIFEST_BYTES, parse_manifest
 from meshcert.attest.dsse import MAX_FILE_BYTES
 from meshcert.attest.statement import MANIFEST_NAME
+from meshcert.certify.manifest_parse import MAX_MANIFEST_BYTES, parse_manifest
+from meshcert.core.findings import Finding, finding
 
 ATTESTATION_PATH = "attestations/meshcert.intoto.jsonl"
 HASH_WORKERS = 4
@@ -41,8 +41,8 @@ class PackageState:
 
 def declared_artifacts(raw: bytes) -> tuple[list[str], list[Finding]]:
     """The artifact paths a manifest declares (v1 and v2), or the findings why not."""
-    from certify.report import RefInfo
-    from certify.view import PackageView
+    from meshcert.certify.report import RefInfo
+    from meshcert.certify.view import PackageView
 
     parsed = parse_manifest(raw)
     if parsed.data is None:
@@ -57,8 +57,8 @@ def declared_artifacts(raw: bytes) -> tuple[list[str], list[Finding]]:
 def local_state(root: str, wanted: Callable[[list[str]], list[str]] | None = None
                 ) -> PackageState:
     """Hash the manifest and every declared artifact of the package directory `root`."""
-    from certify.hashing import sha256_file
-    from certify.paths import unsafe_path_reason
+    from meshcert.certify.paths import unsafe_path_reason
+    from meshcert.core.hashing import sha256_file
 
     state = PackageState(ref=root)
     manifest = os.path.join(root, MANIFEST_NAME)
@@ -102,14 +102,14 @@ def local_state(root: str, wanted: Callable[[list[str]], list[str]] | None = Non
 def hub_state(repo: str, revision: str | None, *, read_attestation: bool,
               gate: object | None = None) -> PackageState:
     """The package at hf://repo@revision from the Hub's listing: LFS SHA-256 per artifact."""
-    from certify.catalog_certify.sources import hub_redactor
-    from certify.hub.api import HubApi
-    from certify.hub.errors import HubError
-    from certify.hub.files import HubFiles, new_client
-    from certify.hub.gate import RequestGate
-    from certify.hub.settings import HubSettings
-    from certify.hub.stats import TransferCounter
-    from certify.sources.hub import listed_content_problem
+    from meshcert.catalog.sources import hub_redactor
+    from meshcert.certify.sources.hub import listed_content_problem
+    from meshcert.core.hub.api import HubApi
+    from meshcert.core.hub.errors import HubError
+    from meshcert.core.hub.files import HubFiles, new_client
+    from meshcert.core.hub.gate import RequestGate
+    from meshcert.core.hub.settings import HubSettings
+    from meshcert.core.hub.stats import TransferCounter
 
     ref = f"hf://{repo}@{revision}" if revision else f"hf://{repo}"
     state = PackageState(ref=ref, repo=repo)

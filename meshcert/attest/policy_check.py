@@ -10,14 +10,14 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from certify.findings import Finding
 from meshcert.attest.package_state import ATTESTATION_PATH, PackageState
 from meshcert.attest.statement import MANIFEST_NAME
 from meshcert.attest.trust import TrustPolicy
 from meshcert.attest.verify import Verification, verify_file, with_mode
+from meshcert.core.findings import Finding
 
 if TYPE_CHECKING:
-    from certify.view import PackageView
+    from meshcert.certify.view import PackageView
 
 
 def state_from_view(view: PackageView) -> PackageState:
@@ -52,11 +52,11 @@ def _attestation_of(view: PackageView, given: str | None) -> tuple[bytes | None,
 
 
 def _hub_attestation(view: PackageView) -> tuple[bytes | None, str]:
-    from certify.catalog_certify.sources import hub_redactor
-    from certify.hub.files import HubFiles
-    from certify.hub.settings import HubSettings
-    from certify.hub.stats import TransferCounter
     from meshcert.attest.dsse import MAX_FILE_BYTES
+    from meshcert.catalog.sources import hub_redactor
+    from meshcert.core.hub.files import HubFiles
+    from meshcert.core.hub.settings import HubSettings
+    from meshcert.core.hub.stats import TransferCounter
 
     repo, commit = view.ref.repo or "", view.ref.resolved_commit or ""
     name = f"hf://{repo}@{commit}/{ATTESTATION_PATH}"
@@ -88,10 +88,10 @@ def trust_gate(policy: TrustPolicy, attestation: str | None = None
 
 def verify_view(view: PackageView, policy: TrustPolicy, attestation: str | None = None
                 ) -> Verification:
-    from certify.findings import finding
-    from certify.hub.errors import HubError
     from meshcert.attest.codes import MISSING
     from meshcert.attest.verify import UsageError
+    from meshcert.core.findings import finding
+    from meshcert.core.hub.errors import HubError
 
     try:
         data, name = _attestation_of(view, attestation)

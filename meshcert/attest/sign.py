@@ -24,7 +24,7 @@ from meshcert.attest.statement import (
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from certify.report import CertReport
+    from meshcert.certify.report import CertReport
 
 SUFFIX = ".intoto.jsonl"
 
@@ -48,7 +48,7 @@ def sign_report(report: CertReport, key: Ed25519PrivateKey, path: str, *,
                 options: VerdictOptions | None = None, verifier_id: str | None = None
                 ) -> Signed | str:
     """The signed attestation of `report`, or why none can be made."""
-    from certify.report import AttestationSummary
+    from meshcert.certify.report import AttestationSummary
 
     reason = unattestable_reason(report)
     if reason is not None:
@@ -67,6 +67,6 @@ def sign_report(report: CertReport, key: Ed25519PrivateKey, path: str, *,
 
 def write_attestation(path: str, envelopes: list[Envelope]) -> None:
     """Write the `.intoto.jsonl` file atomically (one envelope per line)."""
-    from certify.atomic import write_atomic
+    from meshcert.core.atomic import write_atomic
 
     write_atomic(path, "".join(e.to_json_line() for e in envelopes))

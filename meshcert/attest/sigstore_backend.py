@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from certify.findings import Finding, finding
 from meshcert.attest import codes
 from meshcert.attest.dsse import PAYLOAD_TYPE, pae
 from meshcert.attest.package_state import PackageState
 from meshcert.attest.statement import Statement, StatementError, parse_statement
 from meshcert.attest.trust import TrustPolicy
+from meshcert.core.findings import Finding, finding
 
 BUNDLE_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle.v0.3+json"
 # Fulcio's certificate extensions: the OIDC issuer (v2: a DER UTF8String; v1: raw bytes)

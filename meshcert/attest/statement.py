@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from certify.report import CertReport
+    from meshcert.certify.report import CertReport
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 VSA_PREDICATE = "https://slsa.dev/verification_summary/v1"

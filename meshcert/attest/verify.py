@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from certify.findings import Finding, finding
 from meshcert.attest import codes
 from meshcert.attest.dsse import (
     PAYLOAD_TYPE,
@@ -25,6 +24,7 @@ from meshcert.attest.keys import KeyFileError, key_id, public_from_key_id
 from meshcert.attest.package_state import PackageState
 from meshcert.attest.statement import MANIFEST_NAME, Statement, StatementError, parse_statement
 from meshcert.attest.trust import TrustPolicy
+from meshcert.core.findings import Finding, finding
 
 # How far an envelope got: the one that got furthest explains a refusal.
 _STAGES = {codes.MALFORMED: 1, codes.SIGNATURE_INVALID: 2, codes.UNTRUSTED_SIGNER: 3,
@@ -227,8 +227,8 @@ def verify_ref(package: str, attestation: str | None, policy: TrustPolicy) -> Ve
     hf://ns/repo@rev (default attestation: attestations/meshcert.intoto.jsonl in it)."""
     import os
 
-    from certify.refs import RefError, parse_ref
     from meshcert.attest.package_state import ATTESTATION_PATH, hub_state, local_state
+    from meshcert.core.refs import RefError, parse_ref
 
     try:
         ref = parse_ref(package)

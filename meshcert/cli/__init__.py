@@ -72,7 +72,7 @@ def _run() -> None:
         # Its worker processes take ~80 ms to boot; started before typer parses the options
         # (which imports pydantic, ~65 ms) they are ready when the package is. A `--help` or
         # a usage error just leaves them idle, and atexit discards them.
-        from certify.workers import prestart_workers
+        from meshcert.certify.workers import prestart_workers
 
         prestart_workers()
     app_for(argv)()

@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from certify.report import CertReport
     from meshcert.attest.statement import VerdictOptions
+    from meshcert.certify.report import CertReport
 
 
 def attestation_target(report_out: str | None, attestation_out: str | None) -> str:
@@ -59,7 +59,7 @@ def sign_certification(report: CertReport, key: Ed25519PrivateKey, path: str, *,
 
 def publish_signer(key: Ed25519PrivateKey) -> Callable[[CertReport], bytes | str]:
     """--attest-key on the publish commands: the published certification -> the attestation
-    file's bytes (committed by publish/attestation.py), or why none can be made."""
+    file's bytes (committed by meshcert/publish/attestation.py), or why none can be made."""
     from meshcert.attest.package_state import ATTESTATION_PATH
     from meshcert.attest.sign import sign_report
 

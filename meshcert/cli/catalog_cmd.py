@@ -15,8 +15,8 @@ from meshcert.cli.exit_codes import EXIT_CODES
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
 
 if TYPE_CHECKING:
-    from certify.catalog_certify.run import CatalogRun
     from meshcert.attest.catalog_trust import CatalogTrust
+    from meshcert.catalog.run import CatalogRun
 
 app = typer.Typer(help="Catalog commands: certify every package a catalog lists.",
                   no_args_is_help=True, rich_markup_mode=None)
@@ -105,11 +105,11 @@ def certify(
 ) -> None:
     """Certify every layer-package reference of a catalog; exit 0 all passed, 1 any failed,
     2 usage error, 3 any incomplete (the Hub unreachable for some)."""
-    from certify.catalog_certify.model import CatalogOptions
-    from certify.catalog_certify.pins import PinError, check_target
-    from certify.catalog_certify.run import MAX_CONCURRENCY, CatalogRequest, certify_catalog
-    from certify.catalog_certify.since import Previous, load_previous
-    from certify.catalog_certify.sources import CatalogError, LocalCatalog, open_catalog
+    from meshcert.catalog.model import CatalogOptions
+    from meshcert.catalog.pins import PinError, check_target
+    from meshcert.catalog.run import MAX_CONCURRENCY, CatalogRequest, certify_catalog
+    from meshcert.catalog.since import Previous, load_previous
+    from meshcert.catalog.sources import CatalogError, LocalCatalog, open_catalog
 
     if not 1 <= concurrency <= MAX_CONCURRENCY:
         raise typer.BadParameter(f"must be within 1..{MAX_CONCURRENCY}",
@@ -131,7 +131,7 @@ def certify(
     progress = None if (quiet or json_out) else ProgressLines()
     on_certified = None
     if out_dir is not None:
-        from reports.catalog_outputs import PackageReportWriter
+        from meshcert.reports.catalog_outputs import PackageReportWriter
 
         on_certified = PackageReportWriter(out_dir)
     request = CatalogRequest(options=options, concurrency=concurrency, previous=previous,
@@ -166,9 +166,9 @@ def _catalog_trust(trust: str | None, trust_attested: bool) -> CatalogTrust | No
 def _deliver(run: CatalogRun, *, out_dir: str | None, since: str | None, write_pins: str | None,
              root: str | None, report_out: str | None, json_out: bool, quiet: bool,
              html: str | None, md: str | None, junit: str | None) -> None:
-    from certify.catalog_certify.pins import PinError, plan_pins
-    from certify.catalog_certify.pins import write_pins as write_pin_files
-    from reports.catalog_outputs import carry_reused, write_catalog_reports
+    from meshcert.catalog.pins import PinError, plan_pins
+    from meshcert.catalog.pins import write_pins as write_pin_files
+    from meshcert.reports.catalog_outputs import carry_reused, write_catalog_reports
 
     report = run.report
     try:

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from certify.findings import Finding
-    from certify.report import CertReport
+    from meshcert.certify.report import CertReport
+    from meshcert.core.findings import Finding
 
 SEVERITIES = ("error", "warning", "info")
 GROUP_TITLES = {"error": "errors", "warning": "warnings", "info": "notes"}

@@ -11,16 +11,16 @@ import typer
 from meshcert.cli.exit_codes import EXIT_CODES
 
 if TYPE_CHECKING:
-    from certify.report import CertReport
+    from meshcert.certify.report import CertReport
 
 
 def deliver(report: CertReport, *, report_out: str | None, json_out: bool, quiet: bool,
             html: str | None = None, md: str | None = None, junit: str | None = None,
             sarif: str | None = None, inspect: bool = False) -> None:
     """Write the requested files, print, and exit with the report's status."""
-    from certify.atomic import write_atomic
     from meshcert.cli.cert_console import print_certification
-    from reports.outputs import write_reports
+    from meshcert.core.atomic import write_atomic
+    from meshcert.reports.outputs import write_reports
 
     try:
         if report_out:

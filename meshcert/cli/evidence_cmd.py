@@ -19,16 +19,21 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
-from evidence.defaults import DEFAULT_REPEATS, DEFAULT_REPLICATES, DEFAULT_SEED, REQUIRE_GATES
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
+from meshcert.evidence.defaults import (
+    DEFAULT_REPEATS,
+    DEFAULT_REPLICATES,
+    DEFAULT_SEED,
+    REQUIRE_GATES,
+)
 
 if TYPE_CHECKING:  # the evidence engine (pandas, numpy) loads inside the commands
-    from evidence.catalog import Catalog, EnvVar
-    from evidence.ingest import IngestResult
-    from evidence.report import EvidenceReport, GateResult
-    from evidence.run import RunRecord
-    from evidence.run.plan import PlannedRun
-    from evidence.settings import EvidenceSettings
+    from meshcert.evidence.catalog import Catalog, EnvVar
+    from meshcert.evidence.ingest import IngestResult
+    from meshcert.evidence.report import EvidenceReport, GateResult
+    from meshcert.evidence.run import RunRecord
+    from meshcert.evidence.run.plan import PlannedRun
+    from meshcert.evidence.settings import EvidenceSettings
 
 app = typer.Typer(help="Benchmark evidence: ingest llama.cpp logs, gate, report.",
                   no_args_is_help=True, rich_markup_mode=None)
@@ -61,7 +66,7 @@ def ingest(
 ) -> None:
     """Parse benchmark logs into one evidence table; report rows per file and every problem
     with file:line. Problems never fail the command (exit 0); usage errors exit 2."""
-    from evidence.ingest import ingest_files, write_evidence_json
+    from meshcert.evidence.ingest import ingest_files, write_evidence_json
 
     if label is not None and not label.strip():
         raise typer.BadParameter("must not be blank", param_hint="--label")
@@ -144,7 +149,7 @@ def _fail(lines: list[str]) -> typer.Exit:
 
 
 def _settings(require_gates: bool, extra: tuple[EnvVar, ...] = ()) -> EvidenceSettings:
-    from evidence.settings import SettingsError, load_settings
+    from meshcert.evidence.settings import SettingsError, load_settings
 
     try:
         return load_settings(overrides={REQUIRE_GATES: True} if require_gates else None,
@@ -157,8 +162,8 @@ def _catalog_and_settings(catalog_file: Path | None, require_gates: bool
                           ) -> tuple[Catalog, EvidenceSettings]:
     """The built-in catalog, or the user's decisions from --catalog (a bad file is an
     `error:` line and exit 2), with the settings their env vars read."""
-    from evidence.catalog import CATALOG
-    from evidence.user_catalog import CatalogError, load_user_catalog
+    from meshcert.evidence.catalog import CATALOG
+    from meshcert.evidence.user_catalog import CatalogError, load_user_catalog
 
     catalog = CATALOG
     extra: tuple[EnvVar, ...] = ()
@@ -180,7 +185,7 @@ def _warn_problems(result: IngestResult) -> None:
 
 def print_gate(gate: GateResult, echo: Callable[[str], None] = typer.echo) -> None:
     """The gate table: required rows, the estimate, then one line per gate."""
-    from evidence.summary import gate_threshold, gate_value
+    from meshcert.evidence.summary import gate_threshold, gate_value
 
     mode = "enforced" if gate.enforced else "advisory"
     echo(f"Phase E MoE gate: {'passed' if gate.passed else 'FAILED'} ({mode}; kernel sweep "
@@ -220,8 +225,8 @@ def gate(
     decode estimate and the hard gates. Advisory (exit 0) unless --require-gates or
     GLM52_PHASE_E_REQUIRE_GATES is non-zero: then any failure exits 2 with `error: ...` lines
     on stderr. GLM52_PHASE_E_* variables set the sweep, sanity probe and thresholds."""
-    from evidence.matching import BackendError
-    from evidence.service import gate_files
+    from meshcert.evidence.matching import BackendError
+    from meshcert.evidence.service import gate_files
 
     settings = _settings(require_gates)
     try:
@@ -314,13 +319,13 @@ def report(
 ) -> None:
     """Gate + decisions: write decisions.json (the EvidenceReport) and summary.md. Exit 2 when
     the gate is enforced and fails, or when --package breaks the q2_K routed-down rule."""
-    from certify.atomic import write_atomic
-    from evidence.decisions import DecisionOptions
-    from evidence.matching import BackendError
-    from evidence.package_rules import PackageLoadError
-    from evidence.service import report_files
-    from evidence.summary import render_summary
-    from reports.outputs import write_reports
+    from meshcert.core.atomic import write_atomic
+    from meshcert.evidence.decisions import DecisionOptions
+    from meshcert.evidence.matching import BackendError
+    from meshcert.evidence.package_rules import PackageLoadError
+    from meshcert.evidence.service import report_files
+    from meshcert.evidence.summary import render_summary
+    from meshcert.reports.outputs import write_reports
 
     catalog, settings = _catalog_and_settings(catalog_file, require_gates)
     options = DecisionOptions(quality_baseline=quality_baseline,
@@ -374,9 +379,9 @@ def history(
     json_out: Annotated[bool, typer.Option("--json", help="Print the decision JSON.")] = False,
 ) -> None:
     """The regression table per setup of a performance history."""
-    from certify.atomic import write_atomic
-    from evidence.history_report import HistoryError, history_files
-    from reports.evidence_history import render_history_html, render_history_markdown
+    from meshcert.core.atomic import write_atomic
+    from meshcert.evidence.history_report import HistoryError, history_files
+    from meshcert.reports.evidence_history import render_history_html, render_history_markdown
 
     try:
         run = history_files(sources)
@@ -483,9 +488,15 @@ def run(
         "--catalog", help="TOML or JSON file of your own decisions, as for `evidence report`.",
         dir_okay=False)] = None,
 ) -> None:
-    from evidence.matching import BackendError
-    from evidence.run import PlanError, RunPlan, build_variants, evidence_from_runs, run_plan
-    from evidence.run.plan import Stream, split_command
+    from meshcert.evidence.matching import BackendError
+    from meshcert.evidence.run import (
+        PlanError,
+        RunPlan,
+        build_variants,
+        evidence_from_runs,
+        run_plan,
+    )
+    from meshcert.evidence.run.plan import Stream, split_command
 
     catalog, settings = _catalog_and_settings(catalog_file, require_gates)
     try:

@@ -1,5 +1,6 @@
 """`models certify hf://ns/pkg@sha --package-only --hf-job --stages N`: the plan, its cost,
-then (with --confirm) N jobs merged into one report. The work is in hubjobs.certify_slices."""
+then (with --confirm) N jobs merged into one report. The work is in
+meshcert.hubjobs.certify_slices."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from meshcert.cli.job_budget import USAGE, end_dry_run, refuse_over_budget
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from hubjobs.certify_slices import CertifyJobsPlan
+    from meshcert.hubjobs.certify_slices import CertifyJobsPlan
 
 
 def _minutes(seconds: int) -> str:
@@ -23,7 +24,7 @@ def _minutes(seconds: int) -> str:
 
 
 def describe_plan(plan: CertifyJobsPlan, *, dry_run: bool) -> str:
-    from hubjobs.costs import CERTIFY_BYTES_PER_S, FIXED_S
+    from meshcert.hubjobs.costs import CERTIFY_BYTES_PER_S, FIXED_S
 
     f = plan.flavor
     lines = [f"HF Jobs plan{' (dry run: nothing is submitted)' if dry_run else ''}: certify "
@@ -53,14 +54,19 @@ def certify_on_hf_jobs(model: str, *, stages: int | None, flavor: str, install: 
                        signing: tuple[Ed25519PrivateKey, str] | None = None) -> None:
     """`signing` (--attest-key): the merged report is signed here, on the launching machine;
     the key never goes to a job."""
-    from certify.hub.errors import HubError
-    from certify.hub.settings import HubSettings
-    from certify.service import CertRequest, certify_package
-    from certify.view import CertOptions
-    from hubjobs.certify_slices import Launch, PlanRefused, plan_certify_jobs, run_certify_jobs
-    from hubjobs.commands import default_install
-    from hubjobs.jobs_api import HubJobs
+    from meshcert.certify.service import CertRequest, certify_package
+    from meshcert.certify.view import CertOptions
     from meshcert.cli.deliver import deliver
+    from meshcert.core.hub.errors import HubError
+    from meshcert.core.hub.settings import HubSettings
+    from meshcert.hubjobs.certify_slices import (
+        Launch,
+        PlanRefused,
+        plan_certify_jobs,
+        run_certify_jobs,
+    )
+    from meshcert.hubjobs.commands import default_install
+    from meshcert.hubjobs.jobs_api import HubJobs
 
     if not model.startswith("hf://"):
         raise typer.BadParameter("--hf-job certifies a published package: hf://ns/repo@<sha>",

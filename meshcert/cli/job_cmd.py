@@ -1,5 +1,5 @@
 """`meshcert package job`: write, publish and certify a package on HF Jobs (a dry run unless
---confirm), and manage those jobs. The work is in hubjobs.package_job."""
+--confirm), and manage those jobs. The work is in meshcert.hubjobs.package_job."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import typer
 from meshcert.cli.job_budget import USAGE, end_dry_run, refuse_over_budget
 
 if TYPE_CHECKING:
-    from hubjobs.jobs_api import HubJobs, JobState
-    from hubjobs.package_job import PackageJobPlan
+    from meshcert.hubjobs.jobs_api import HubJobs, JobState
+    from meshcert.hubjobs.package_job import PackageJobPlan
 
 FAILED, INCOMPLETE = 1, 3
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
@@ -31,7 +31,7 @@ def parse_duration(text: str) -> int:
 
 
 def describe(plan: PackageJobPlan, *, dry_run: bool) -> str:
-    from hubjobs.costs import FIXED_S, WRITE_BYTES_PER_S
+    from meshcert.hubjobs.costs import FIXED_S, WRITE_BYTES_PER_S
 
     f = plan.flavor
     lines = [f"HF Jobs plan{' (dry run: nothing is submitted)' if dry_run else ''}: "
@@ -67,9 +67,9 @@ def describe(plan: PackageJobPlan, *, dry_run: bool) -> str:
 def _jobs() -> tuple[HubJobs, str | None]:
     from huggingface_hub import get_token
 
-    from certify.hub.settings import HubSettings
-    from hubjobs.jobs_api import HubJobs
     from meshcert.cli.publish_cmd import quiet_hub_logs
+    from meshcert.core.hub.settings import HubSettings
+    from meshcert.hubjobs.jobs_api import HubJobs
 
     quiet_hub_logs()
     token = get_token()
@@ -164,10 +164,10 @@ def _plan_and_run(source: str, *, target: str, model_id: str | None, timeout_s: 
                   catalog: str | None, json_out: bool, no_publisher_metadata: bool = False,
                   generation_defaults: str | None = None, attest_key: str | None = None
                   ) -> None:
-    from certify.hub.errors import HubError
-    from hubjobs.commands import default_install
-    from hubjobs.package_job import JobRefused, job_spec, plan_package_job
-    from splitter.errors import Refusal
+    from meshcert.core.hub.errors import HubError
+    from meshcert.hubjobs.commands import default_install
+    from meshcert.hubjobs.package_job import JobRefused, job_spec, plan_package_job
+    from meshcert.splitter.errors import Refusal
 
     key_pem = _attest_key_pem(attest_key)
     jobs, token = _jobs()
@@ -221,10 +221,10 @@ def _follow_to_the_end(jobs: HubJobs, job_id: str) -> None:
     """Stream the logs, then the final stage and the package's certification."""
     import threading
 
-    from certify.hub.errors import HubError
-    from certify.report import CertReport
-    from hubjobs.package_job import REPORT_TAG
-    from hubjobs.report_channel import ChannelError, decode
+    from meshcert.certify.report import CertReport
+    from meshcert.core.hub.errors import HubError
+    from meshcert.hubjobs.package_job import REPORT_TAG
+    from meshcert.hubjobs.report_channel import ChannelError, decode
 
     try:
         for line in jobs.logs(job_id, follow=True):
@@ -254,7 +254,7 @@ def _follow_to_the_end(jobs: HubJobs, job_id: str) -> None:
 
 def _manage(*, status: str | None, logs: str | None, cancel: str | None, follow: bool,
             json_out: bool) -> None:
-    from certify.hub.errors import HubError
+    from meshcert.core.hub.errors import HubError
 
     jobs, _token = _jobs()
     try:

@@ -19,10 +19,10 @@ if TYPE_CHECKING:  # the engine loads inside the commands
 
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from certify.findings import Finding
-    from certify.scope import ScopeRequest
-    from certify.view import PackageView
-    from certify.workers.parity import ParityRequest
+    from meshcert.certify.scope import ScopeRequest
+    from meshcert.certify.view import PackageView
+    from meshcert.certify.workers.parity import ParityRequest
+    from meshcert.core.findings import Finding
 
 app = typer.Typer(help="Model package commands.", no_args_is_help=True, rich_markup_mode=None)
 
@@ -57,7 +57,7 @@ def load_evidence_verdicts(path: str) -> dict[str, str]:
 
 def parse_scope(layers: str | None, stage: str | None) -> ScopeRequest | None:
     """--layers A..B or --stage I/N (not both) -> the slice to certify."""
-    from certify.scope import parse_layers, parse_stage
+    from meshcert.certify.scope import parse_layers, parse_stage
 
     if layers is not None and stage is not None:
         raise typer.BadParameter("give --layers or --stage, not both",
@@ -179,10 +179,10 @@ def certify(
     sarif: SarifOpt = None,
 ) -> None:
     """Certify a layer package; exit 0 passed, 1 failed, 2 usage error, 3 incomplete."""
-    from certify.progress import NullProgress, ProgressObserver
-    from certify.service import CertRequest, RuntimeRequest, certify_package
-    from certify.view import CertOptions
+    from meshcert.certify.service import CertRequest, RuntimeRequest, certify_package
+    from meshcert.certify.view import CertOptions
     from meshcert.cli.console import RichProgress
+    from meshcert.core.progress import NullProgress, ProgressObserver
 
     if package_only == (api_base is not None):
         raise typer.BadParameter("give exactly one of --package-only or --api-base",
@@ -314,7 +314,7 @@ def inspect(
 ) -> None:
     """Audit one GGUF with the checks that apply to a single file, and llama.cpp's own
     parser; exit 0 no error findings, 1 error findings, 2 usage error, 3 incomplete."""
-    from certify.inspect_file import inspect_gguf
+    from meshcert.certify.inspect_file import inspect_gguf
 
     if not os.path.isfile(path):
         raise typer.BadParameter(f"{path!r} is not a file", param_hint="PATH.gguf")
@@ -328,7 +328,7 @@ def _parity_request(source: str | None, prompts_file: str | None, tokens: int,
         if prompts_file is not None:
             raise typer.BadParameter("needs --parity SOURCE.gguf", param_hint="--parity-prompts")
         return None
-    from certify.workers.parity import ParityRequest  # numpy only when asked for
+    from meshcert.certify.workers.parity import ParityRequest  # numpy only when asked for
 
     if not os.path.isfile(source):
         raise typer.BadParameter(f"{source!r} is not a file", param_hint="--parity")

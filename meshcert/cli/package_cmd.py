@@ -21,8 +21,8 @@ import typer
 from meshcert.cli.exit_codes import EXIT_CODES
 
 if TYPE_CHECKING:
-    from splitter.plan_report import PackagePlanReport
-    from splitter.write import WriteRequest, WriteResult
+    from meshcert.splitter.plan_report import PackagePlanReport
+    from meshcert.splitter.write import WriteRequest, WriteResult
 
 app = typer.Typer(help="Write, plan and publish layer packages.", no_args_is_help=True,
                   rich_markup_mode=None)
@@ -103,7 +103,7 @@ def _fail(code: int, text: str) -> typer.Exit:
 @contextlib.contextmanager
 def _write_errors(after_abort: str, after_interrupt: str) -> Iterator[None]:
     """The writer's refusals and aborts exit 2, an interrupt 130, each said in one line."""
-    from splitter.errors import Aborted, Interrupted, Refusal
+    from meshcert.splitter.errors import Aborted, Interrupted, Refusal
 
     try:
         yield
@@ -177,8 +177,8 @@ def write(
     """Split SOURCE into a layer package, verify it, certify it; exit 0 passed, 1 failed,
     2 refused, 3 incomplete, 130 interrupted. With --publish, the same statuses for the
     published package."""
-    from splitter.write import WriteRequest, prepare
-    from splitter.write import write as write_package
+    from meshcert.splitter.write import WriteRequest, prepare
+    from meshcert.splitter.write import write as write_package
 
     if fmt not in ("v2", "v1"):
         raise typer.BadParameter("must be v2 or v1", param_hint="--format")
@@ -222,11 +222,11 @@ def _write_and_publish(request: WriteRequest, target: str, *, delete_after_uploa
                        private: bool, catalog: str | None, experimental: bool,
                        progress: LineProgress | None, report_out: str | None, json_out: bool,
                        quiet: bool, attest_key: str | None = None) -> None:
-    from certify.atomic import write_atomic
     from meshcert.cli.publish_cmd import EXIT_CODES as PUBLISH_EXIT
     from meshcert.cli.publish_cmd import attest_signer, print_result, quiet_hub_logs
-    from publish.service import PublishRequest
-    from publish.write_and_publish import write_and_publish
+    from meshcert.core.atomic import write_atomic
+    from meshcert.publish.service import PublishRequest
+    from meshcert.publish.write_and_publish import write_and_publish
     publish = PublishRequest(package_dir=request.out_dir, target=target, private=private,
                              experimental=experimental, catalog=catalog,
                              sign=attest_signer(attest_key))
@@ -265,9 +265,9 @@ def _write_and_publish(request: WriteRequest, target: str, *, delete_after_uploa
 
 def _certify_and_deliver(result: WriteResult, seconds: float, progress: LineProgress | None,
                          report_out: str | None, json_out: bool, quiet: bool) -> None:
-    from certify.atomic import write_atomic
-    from certify.progress import NullProgress
-    from splitter.certify_step import certify_written
+    from meshcert.core.atomic import write_atomic
+    from meshcert.core.progress import NullProgress
+    from meshcert.splitter.certify_step import certify_written
 
     try:
         report = certify_written(result, progress or NullProgress())
@@ -335,9 +335,9 @@ def plan(
 ) -> None:
     """From the header alone: the artifacts `package write` would write and what each of
     N nodes would fetch; exit 0, or 2 when the source is refused."""
-    from splitter.errors import Refusal
-    from splitter.plan_report import plan_report
-    from splitter.write import WriteRequest, open_source, plan_for
+    from meshcert.splitter.errors import Refusal
+    from meshcert.splitter.plan_report import plan_report
+    from meshcert.splitter.write import WriteRequest, open_source, plan_for
 
     if fmt not in ("v2", "v1"):
         raise typer.BadParameter("must be v2 or v1", param_hint="--format")

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from publish.attestation import SignPublished
-    from publish.service import PublishResult
+    from meshcert.publish.attestation import SignPublished
+    from meshcert.publish.service import PublishResult
 
 EXIT_CODES = {"published": 0, "failed": 1, "refused": 2, "incomplete": 3}
 
@@ -53,7 +53,7 @@ def publish(
         "(docs/attestation.md).")] = None,
 ) -> None:
     """Publish DIR to the Hub over LFS, pinned and certified."""
-    from publish.service import PublishRequest, publish_package, refusal
+    from meshcert.publish.service import PublishRequest, publish_package, refusal
 
     request = PublishRequest(
         package_dir=directory, target=target, private=private, branch=branch,

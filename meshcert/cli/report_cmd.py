@@ -29,8 +29,8 @@ def render(
     junit: JunitOpt = None,
 ) -> None:
     """Render a report JSON; exit 2 when it is unreadable or not a meshcert report."""
-    from reports.loader import ReportLoadError, load_report
-    from reports.outputs import write_reports
+    from meshcert.reports.loader import ReportLoadError, load_report
+    from meshcert.reports.outputs import write_reports
 
     if html is None and md is None and junit is None:
         raise typer.BadParameter("give at least one of --html, --md, --junit",
@@ -70,12 +70,12 @@ def merge(
 ) -> None:
     """Merge slice reports into one for the package; exit 0 passed, 1 failed, 2 unreadable
     input, 3 incomplete (some layers or artifacts verified by no slice)."""
-    from certify.atomic import write_atomic
-    from certify.merge import Slice, merge_slices
-    from certify.report import CertReport
+    from meshcert.certify.merge import Slice, merge_slices
+    from meshcert.certify.report import CertReport
     from meshcert.cli.exit_codes import EXIT_CODES
-    from reports.loader import ReportLoadError, load_report
-    from reports.outputs import write_reports
+    from meshcert.core.atomic import write_atomic
+    from meshcert.reports.loader import ReportLoadError, load_report
+    from meshcert.reports.outputs import write_reports
 
     signing = None
     if attest_key is not None:
@@ -131,8 +131,8 @@ def emit(
     tag: Annotated[str, typer.Option(help="Names the report among others in one log.")],
 ) -> None:
     """Print a report as checksummed log lines (how an HF job hands its report back; see
-    hubjobs/report_channel.py). Exit 2 when the report cannot be read."""
-    from hubjobs.report_channel import encode
+    meshcert/hubjobs/report_channel.py). Exit 2 when the report cannot be read."""
+    from meshcert.hubjobs.report_channel import encode
 
     try:
         with open(report, "rb") as handle:

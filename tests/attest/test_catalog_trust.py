@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from certify.catalog_certify.run import CatalogRequest, CatalogRun, certify_catalog
-from certify.catalog_certify.sources import LocalCatalog
 from meshcert.attest import codes
 from meshcert.attest.catalog_trust import CatalogTrust
 from meshcert.attest.keys import KeyPair, load_public
 from meshcert.attest.trust import Mode, TrustPolicy
+from meshcert.catalog.run import CatalogRequest, CatalogRun, certify_catalog
+from meshcert.catalog.sources import LocalCatalog
 from tests.support.attestations import attest_on_hub, keypair
 from tests.support.catalog_packages import PackageShelf, package_ref, variant, write_entry
 from tests.support.hub_fixture import hub  # noqa: F401

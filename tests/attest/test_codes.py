@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from certify.catalog import CATALOG
 from meshcert.attest import codes
+from meshcert.core.codes import CATALOG
 
 ISSUE_28_CODES = {
     "attestation_missing": "error", "attestation_malformed": "error",

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from certify.service import CertRequest, certify_package
-from certify.view import CertOptions
 from meshcert.attest import codes
 from meshcert.attest.keys import KeyPair, load_public
 from meshcert.attest.package_state import ATTESTATION_PATH
 from meshcert.attest.policy_check import trust_gate
 from meshcert.attest.trust import Mode, TrustPolicy
+from meshcert.certify.service import CertRequest, certify_package
+from meshcert.certify.view import CertOptions
 from tests.conftest import PackageFactory
 from tests.support.attestations import certify_and_sign, flip_last_byte, keypair
 from tests.support.hub_fixture import hub  # noqa: F401

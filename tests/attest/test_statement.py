@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from certify.report import CertReport, CertScope
 from meshcert.attest.statement import (
     MANIFEST_NAME,
     PACKAGE_LEVEL,
@@ -20,6 +19,7 @@ from meshcert.attest.statement import (
     subjects_of,
     unattestable_reason,
 )
+from meshcert.certify.report import CertReport, CertScope
 from tests.conftest import PackageFactory, certify_dir
 
 

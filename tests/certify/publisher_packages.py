@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from certify.formats.publisher import BY_BASENAME
+from meshcert.certify.formats.publisher import BY_BASENAME
 from tests.certify.v2_packages import build_v2, edit_manifest
 from tests.support.splits import SplitPackage
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from certify.checks import Check, all_checks
-from certify.engine import build_report, utc_now
-from certify.report import CertReport, cert_json_schema
-from certify.sources.local import load_local_package
-from certify.view import CertOptions
+from meshcert.certify.checks import Check, all_checks
+from meshcert.certify.engine import build_report, utc_now
+from meshcert.certify.report import CertReport, cert_json_schema
+from meshcert.certify.sources.local import load_local_package
+from meshcert.certify.view import CertOptions
 from tests.conftest import PackageFactory
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "cert.schema.json"
@@ -77,5 +77,5 @@ def test_report_json_round_trips_and_keeps_mesh_llm_fields(packages: PackageFact
 
 
 def test_checked_in_schema_matches_the_models() -> None:
-    """Regenerate with: python -m certify.report > docs/cert.schema.json"""
+    """Regenerate with: python -m meshcert.certify.report > docs/cert.schema.json"""
     assert json.loads(SCHEMA_FILE.read_text()) == json.loads(json.dumps(cert_json_schema()))

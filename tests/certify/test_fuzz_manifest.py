@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from certify.engine import build_report, utc_now
-from certify.manifest_parse import parse_manifest
-from certify.sources.local import load_local_package
-from certify.view import CertOptions, PackageView
-from meshcert.packagegen import glm_dsa_spec, write_package
+from meshcert.certify.engine import build_report, utc_now
+from meshcert.certify.manifest_parse import parse_manifest
+from meshcert.certify.sources.local import load_local_package
+from meshcert.certify.view import CertOptions, PackageView
+from meshcert.testing import glm_dsa_spec, write_package
 
 FUZZ = settings(max_examples=250, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow])

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from certify.checks import all_checks
-from certify.inspect_file import PACKAGE_CHECKS, inspect_checks, inspect_gguf, split_set
-from tests.certify.gguf.hostile import base_file
+from meshcert.certify.checks import all_checks
+from meshcert.certify.inspect_file import PACKAGE_CHECKS, inspect_checks, inspect_gguf, split_set
+from tests.core.gguf.hostile import base_file
 
 
 def test_the_excluded_checks_exist_and_the_gguf_ones_run() -> None:

@@ -17,17 +17,17 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from certify.formats.package_id import compute_package_id
-from certify.gguf.model import GGUFHeader
-from certify.gguf.reader import read_header_file
-from certify.materialize import materialize_stages
-from certify.report import CertReport
-from certify.service import CertRequest, certify_package
-from certify.sources.local import load_local_package
-from certify.view import CertOptions
-from certify.workers.llama_reopen import reopen
-from certify.workers.parity import ParityRequest, run_parity
+from meshcert.certify.formats.package_id import compute_package_id
+from meshcert.certify.materialize import materialize_stages
+from meshcert.certify.report import CertReport
+from meshcert.certify.service import CertRequest, certify_package
+from meshcert.certify.sources.local import load_local_package
+from meshcert.certify.view import CertOptions
+from meshcert.certify.workers.llama_reopen import reopen
+from meshcert.certify.workers.parity import ParityRequest, run_parity
 from meshcert.cli import app
+from meshcert.core.gguf.model import GGUFHeader
+from meshcert.core.gguf.reader import read_header_file
 from tests.support.real_models import gemma3_path, smollm2_path
 from tests.support.splits import split_v1, split_v2
 
@@ -318,7 +318,7 @@ def test_ctrl_c_during_parity_leaves_no_temporary_file(
 def test_without_llama_cpp_python_both_are_not_run_never_passed(
         split_packages: dict[str, Path], smollm2: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from certify.workers import llama_library
+    from meshcert.certify.workers import llama_library
 
     monkeypatch.setattr(llama_library, "package_dirs", lambda: [])  # as if not installed
     report = certify(split_packages["v1"], smollm2, tmp_path)

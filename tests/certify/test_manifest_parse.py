@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from certify.manifest_parse import MAX_MANIFEST_BYTES, parse_manifest
+from meshcert.certify.manifest_parse import MAX_MANIFEST_BYTES, parse_manifest
 from tests.conftest import PackageFactory, certify_dir, codes
 
 

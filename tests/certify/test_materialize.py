@@ -1,4 +1,5 @@
-"""Composing a v1 stage from the fragments the real writer writes (certify.materialize): the
+"""Composing a v1 stage from the fragments the real writer writes (meshcert.certify.materialize):
+the
 stage carries no split.* keys, so llama.cpp never looks for sibling shards; and each
 metadata-role tensor the fragments repeat goes into the stage once."""
 
@@ -8,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from certify.gguf.reader import read_header_file
-from certify.materialize import compose, write_gguf
-from certify.stages import certification_ranges
+from meshcert.certify.materialize import compose, write_gguf
+from meshcert.certify.stages import certification_ranges
+from meshcert.core.gguf.reader import read_header_file
 from tests.certify.checks.gguf_edits import KV, Typed, rewrite_gguf
 from tests.certify.checks.manifest_edits import real_view
 from tests.certify.v2_packages import build_v1, refresh_v1_artifact

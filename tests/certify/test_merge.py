@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from certify.checks import all_checks
-from certify.merge import SCOPE_FREE_CHECKS, Slice, layer_ranges, merge_slices
-from certify.report import CertReport
-from certify.scope import parse_stage
-from certify.service import CertRequest, certify_package
-from certify.view import CertOptions
+from meshcert.certify.checks import all_checks
+from meshcert.certify.merge import SCOPE_FREE_CHECKS, Slice, layer_ranges, merge_slices
+from meshcert.certify.report import CertReport
+from meshcert.certify.scope import parse_stage
+from meshcert.certify.service import CertRequest, certify_package
+from meshcert.certify.view import CertOptions
 from tests.certify.test_scope import build, certify, errors, layer_file
 from tests.support.splits import SplitPackage
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from certify.merge import Slice, merge_slices
-from certify.scope import parse_stage
+from meshcert.certify.merge import Slice, merge_slices
+from meshcert.certify.scope import parse_stage
 from tests.certify.test_merge import verdict
 from tests.certify.test_scope import certify, errors
 from tests.support.real_models import smollm2_path

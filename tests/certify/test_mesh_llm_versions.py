@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from certify.mesh_llm_versions import is_older, minimum_mesh_llm, parse_version
+from meshcert.certify.mesh_llm_versions import is_older, minimum_mesh_llm, parse_version
 
 BASE: dict[str, Any] = {"schema_version": 2}
 

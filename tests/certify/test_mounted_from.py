@@ -3,7 +3,7 @@ commit (an HF Jobs volume) is read and hashed locally, and the report names the 
 
 from __future__ import annotations
 
-from certify.service import CertRequest, certify_package
+from meshcert.certify.service import CertRequest, certify_package
 from tests.conftest import PackageFactory
 
 SHA = "0123456789abcdef0123456789abcdef01234567"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from certify.node_defaults import node_defaults
+from meshcert.certify.node_defaults import node_defaults
 
 
 def manifest(defaults: dict[str, str] | None = None, **extra: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from certify.report import CertReport
+from meshcert.certify.report import CertReport
 from tests.certify.v2_packages import flip_tensor_byte, refresh_artifact
 from tests.conftest import certify_dir
 from tests.support.real_models import gemma3_path, smollm2_path
@@ -113,8 +113,8 @@ def test_smollm2_with_a_metadata_role_tensor_materializes_and_keeps_parity(
         smol_llama3_style: SplitPackage, tmp_path: Path) -> None:
     """The stages take metadata.gguf's copy once, and the model reassembled from the
     package computes what the source (with its rope_freqs.weight) computes."""
-    from certify.service import CertRequest, certify_package
-    from certify.workers.parity import ParityRequest
+    from meshcert.certify.service import CertRequest, certify_package
+    from meshcert.certify.workers.parity import ParityRequest
 
     pkg = smol_llama3_style
     report = certify_package(CertRequest(

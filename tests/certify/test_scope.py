@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from certify.report import CertReport
-from certify.scope import ScopeRequest, parse_layers, parse_stage
-from certify.service import CertRequest, certify_package
-from certify.view import CertOptions
-from meshcert.packagegen import llama_spec, write_source_gguf
+from meshcert.certify.report import CertReport
+from meshcert.certify.scope import ScopeRequest, parse_layers, parse_stage
+from meshcert.certify.service import CertRequest, certify_package
+from meshcert.certify.view import CertOptions
+from meshcert.testing import llama_spec, write_source_gguf
 from tests.support.splits import SplitPackage, split_v1, split_v2
 
 LAYERS = 5

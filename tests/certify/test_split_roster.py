@@ -1,4 +1,4 @@
-"""The split-serving roster meshcert ships (certify/data/split-certified.json, read from
+"""The split-serving roster meshcert ships (meshcert/certify/data/split-certified.json, read from
 Mesh-LLM/mesh-llm skippy/crates/skippy-api/src/split-certified.json @b51ef30e; the recipe and
 count are those mesh-llm-0.79.md §3.4 gives)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from certify.split_roster import RosterError, bundled_roster, roster_from_json
+from meshcert.certify.split_roster import RosterError, bundled_roster, roster_from_json
 
 
 def test_the_bundled_roster_is_mesh_llms_newest() -> None:

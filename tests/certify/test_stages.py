@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from certify.stages import certification_ranges, plan_stages
+from meshcert.certify.stages import certification_ranges, plan_stages
 from tests.conftest import PackageFactory, certify_dir
 
 

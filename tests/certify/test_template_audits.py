@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from certify import template_audits
-from certify.template_audits import audit_templates, shared_template_audits
+from meshcert.certify import template_audits
+from meshcert.certify.template_audits import audit_templates, shared_template_audits
 
 TEXT = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
 

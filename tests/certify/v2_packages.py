@@ -10,10 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from certify.formats.package_id import compute_package_id
-from certify.formats.v2_carrier import LOCATOR_ARRAYS
-from meshcert.packagegen import glm_dsa_spec, llama_spec, write_source_gguf
-from splitter.plan import V2Layout
+from meshcert.certify.formats.package_id import compute_package_id
+from meshcert.certify.formats.v2_carrier import LOCATOR_ARRAYS
+from meshcert.splitter.plan import V2Layout
+from meshcert.testing import glm_dsa_spec, llama_spec, write_source_gguf
 from tests.support.splits import (
     Locator,
     SplitPackage,
@@ -156,7 +156,7 @@ def add_publisher_files(pkg: SplitPackage, files: dict[str, bytes], *,
     and a pinned revision; `defaults` as publisher_defaults (None: none), `generation` as the
     manifest's generation (None: unchanged); then re-identified, and the README's revision and
     manifest checksum lines follow."""
-    from certify.formats.publisher import BY_BASENAME
+    from meshcert.certify.formats.publisher import BY_BASENAME
 
     old_raw = (pkg.root / MANIFEST).read_bytes()
     old_revision = json.loads(old_raw)["source_model"].get("revision")

@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evidence import ingest_texts
-from evidence.catalog import CATALOG, format_params
-from evidence.settings import EvidenceSettings, load_settings
-from evidence.table import COLUMNS, table_from_columns
+from meshcert.evidence import ingest_texts
+from meshcert.evidence.catalog import CATALOG, format_params
+from meshcert.evidence.settings import EvidenceSettings, load_settings
+from meshcert.evidence.table import COLUMNS, table_from_columns
 
 # Every required Phase E row, with values that pass every gate (estimate = 399.30 us).
 PASSING_US: dict[str, float] = {

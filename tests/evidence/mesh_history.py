@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from evidence.parsers.perf_history import cohort_key_of
+from meshcert.evidence.parsers.perf_history import cohort_key_of
 
 
 def cohort(arm: str = "mesh", concurrency: int = 1) -> dict[str, Any]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evidence.ab import decide_ab
-from evidence.ingest import ingest_texts
-from evidence.stats import records
+from meshcert.evidence.ab import decide_ab
+from meshcert.evidence.ingest import ingest_texts
+from meshcert.evidence.stats import records
 
 
 def _comparison(old: str, deltas: dict[str, list[float]],

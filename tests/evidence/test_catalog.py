@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from evidence.catalog import (
+from meshcert.evidence.catalog import (
     CATALOG,
     ENV_VARS,
     Catalog,
     GateSpec,
     RowSpec,
 )
-from evidence.parsers.params import parse_params
-from evidence.settings import SettingsError, load_settings
+from meshcert.evidence.parsers.params import parse_params
+from meshcert.evidence.settings import SettingsError, load_settings
 
 REQUIRED_15 = [
     "route", "weighted sum 1 tok", "routed q2_K gate/up", "routed q3_K down", "routed q2_K down",

@@ -10,10 +10,10 @@ import pytest
 from gguf import GGMLQuantizationType as Q
 from typer.testing import CliRunner
 
-from evidence.catalog import ENV_VARS
-from evidence.report import EvidenceReport
 from meshcert.cli import app
-from meshcert.packagegen import glm_dsa_spec, write_package
+from meshcert.evidence.catalog import ENV_VARS
+from meshcert.evidence.report import EvidenceReport
+from meshcert.testing import glm_dsa_spec, write_package
 from tests.evidence.gate_logs import PASSING_US, perf_console, repeated
 
 runner = CliRunner()

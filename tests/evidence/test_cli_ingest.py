@@ -7,8 +7,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from evidence import read_evidence_json
 from meshcert.cli import app
+from meshcert.evidence import read_evidence_json
 from tests.evidence.samples import SAMPLES
 
 runner = CliRunner()

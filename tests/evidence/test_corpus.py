@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evidence.accuracy import accuracy_table, check_file, corpus_files
-from evidence.ingest import ingest_files
+from meshcert.evidence.accuracy import accuracy_table, check_file, corpus_files
+from meshcert.evidence.ingest import ingest_files
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 FILES = corpus_files(CORPUS)

@@ -7,12 +7,12 @@ from collections.abc import Mapping
 import numpy as np
 import pytest
 
-from evidence.catalog import CATALOG
-from evidence.decisions import DecisionOptions, decide_all
-from evidence.matching import Evidence
-from evidence.report import Decision
-from evidence.settings import EvidenceSettings
-from evidence.stats import DEFAULT_SEED, ratio_interval
+from meshcert.evidence.catalog import CATALOG
+from meshcert.evidence.decisions import DecisionOptions, decide_all
+from meshcert.evidence.matching import Evidence
+from meshcert.evidence.report import Decision
+from meshcert.evidence.settings import EvidenceSettings
+from meshcert.evidence.stats import DEFAULT_SEED, ratio_interval
 from tests.evidence.gate_logs import parity_console, repeated, settings, table
 
 Q2_ROWS = {"ffn_q3_down": 1147.21, "ffn_q2_down": 817.38}

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evidence import ingest_files
-from evidence.build import BuildOptions, build_report
-from evidence.catalog import ENV_VARS
-from evidence.decisions import DecisionOptions
-from evidence.examplegen import CSV_NAME, DATA_DIR, PROVENANCE, example_files, generate
 from meshcert.cli import app
 from meshcert.demo import run_demo
+from meshcert.evidence import ingest_files
+from meshcert.evidence.build import BuildOptions, build_report
+from meshcert.evidence.catalog import ENV_VARS
+from meshcert.evidence.decisions import DecisionOptions
+from meshcert.evidence.examplegen import CSV_NAME, DATA_DIR, PROVENANCE, example_files, generate
 from tests.evidence.gate_logs import settings
 
 PUBLISHED_CSV_SHA256 = "669ba5ebebae5fb9cbede8cc60319e43d69d4d52bf90f40b959ff334b497bb0a"
@@ -41,7 +41,7 @@ def test_the_csv_is_the_published_copy() -> None:
 
 
 def test_bundled_files_are_what_the_generator_writes() -> None:
-    """Regenerate with `python -m evidence.examplegen`."""
+    """Regenerate with `python -m meshcert.evidence.examplegen`."""
     expected = generate((DATA_DIR / CSV_NAME).read_text(encoding="utf-8"))
     on_disk = {str(p.relative_to(DATA_DIR)): p.read_text(encoding="utf-8")
                for p in example_files()}

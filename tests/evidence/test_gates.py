@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from evidence.catalog import CATALOG
-from evidence.gates import evaluate_gate
-from evidence.matching import BackendError, Evidence
-from evidence.report import GateResult
-from evidence.settings import EvidenceSettings
+from meshcert.evidence.catalog import CATALOG
+from meshcert.evidence.gates import evaluate_gate
+from meshcert.evidence.matching import BackendError, Evidence
+from meshcert.evidence.report import GateResult
+from meshcert.evidence.settings import EvidenceSettings
 from tests.evidence.gate_logs import (
     ESTIMATE_US,
     PASSING_US,

@@ -7,8 +7,8 @@ import io
 
 import pytest
 
-from evidence.history import classify_all, read_history
-from evidence.report import HistoryVerdict
+from meshcert.evidence.history import classify_all, read_history
+from meshcert.evidence.report import HistoryVerdict
 from tests.evidence.mesh_history import jsonl, row, series
 
 

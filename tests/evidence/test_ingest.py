@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from evidence import (
+from meshcert.evidence import (
     COLUMNS,
     DTYPES,
     empty_table,
@@ -19,9 +19,9 @@ from evidence import (
     read_evidence_json,
     write_evidence_json,
 )
-from evidence.ingest import variant_for
-from evidence.parsers import detect
-from evidence.parsers.base import DUPLICATE, REJECTED, UNKNOWN_LINE, UNREADABLE
+from meshcert.evidence.ingest import variant_for
+from meshcert.evidence.parsers import detect
+from meshcert.evidence.parsers.base import DUPLICATE, REJECTED, UNKNOWN_LINE, UNREADABLE
 from tests.evidence.samples import SAMPLES, ffn, numbers_flops, perf_log, row, text
 
 ALL_SAMPLES = sorted(p for p in SAMPLES.rglob("*") if p.is_file() and p.suffix != ".py"

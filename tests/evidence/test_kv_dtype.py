@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
-from evidence.ingest import ingest_texts
-from evidence.kv_dtype import decide_kv_dtypes
-from evidence.report import KvDtypeDecision
-from evidence.stats import records
+from meshcert.evidence.ingest import ingest_texts
+from meshcert.evidence.kv_dtype import decide_kv_dtypes
+from meshcert.evidence.report import KvDtypeDecision
+from meshcert.evidence.stats import records
 
 
 def _bench(dtype: str, samples: list[float]) -> str:

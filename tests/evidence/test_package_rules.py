@@ -6,9 +6,9 @@ from pathlib import Path
 
 from gguf import GGMLQuantizationType as Q
 
-from evidence.package_rules import check_nextn_down, load_package, read_source_header
-from evidence.report import PackageCheck
-from meshcert.packagegen import PackageInfo, glm_dsa_spec, write_package
+from meshcert.evidence.package_rules import check_nextn_down, load_package, read_source_header
+from meshcert.evidence.report import PackageCheck
+from meshcert.testing import PackageInfo, glm_dsa_spec, write_package
 
 
 def _build(tmp: Path, name: str, **spec: object) -> PackageInfo:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from evidence import ingest_texts
-from evidence.ingest import IngestResult
+from meshcert.evidence import ingest_texts
+from meshcert.evidence.ingest import IngestResult
 
 MM = "MUL_MAT(type_a=f16,type_b=f32,m=4096,n=1,k=14336,bs=[1,1],nr=[1,1],per=[0,1,2,3])"
 MMID = "MUL_MAT_ID(type_a=q4_0,type_b=f32,n_mats=32,n_used=4,b=0,m=4096,n=1,k=14336)"
@@ -118,7 +118,7 @@ def test_a_case_name_repeated_in_its_params_is_flagged_not_kept() -> None:
 
 
 def test_a_few_numbered_lines_are_not_taken_for_ctest_prefixes() -> None:
-    from evidence.parsers.paste import strip_ctest
+    from meshcert.evidence.parsers.paste import strip_ctest
 
     text = (f"Backend 1/1: CPU\n  {MM}: OK\n1: a numbered note\n  {MM.replace('f16', 'f32')}: OK\n"
             "  2/2 tests passed\n")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from evidence.parsers import ggml_test
-from evidence.parsers.base import GGML_TEST, MALFORMED, UNKNOWN_LINE
-from evidence.table import table_from_parsed
+from meshcert.evidence.parsers import ggml_test
+from meshcert.evidence.parsers.base import GGML_TEST, MALFORMED, UNKNOWN_LINE
+from meshcert.evidence.table import table_from_parsed
 from tests.evidence.samples import Q3_DOWN, ffn
 
 FFN = ffn("q2_K", 1, 0)

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from evidence.parsers import detect, llama_bench
-from evidence.parsers.base import LLAMA_BENCH, MALFORMED
-from evidence.table import table_from_parsed
+from meshcert.evidence.parsers import detect, llama_bench
+from meshcert.evidence.parsers.base import LLAMA_BENCH, MALFORMED
+from meshcert.evidence.table import table_from_parsed
 from tests.evidence.samples import text
 
 

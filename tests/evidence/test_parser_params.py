@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evidence.parsers.params import format_params, parse_params, parse_value, split_top
+from meshcert.evidence.parsers.params import format_params, parse_params, parse_value, split_top
 
 FFN = ("routed_gate_type=q2_K,routed_up_type=q2_K,routed_down_type=q3_K,shexp_gate_type=q4_K,"
        "shexp_up_type=q4_K,shexp_down_type=q4_K,n_expert=256,n_expert_used=8,n_tokens=1,"

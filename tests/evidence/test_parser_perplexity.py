@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from evidence.parsers import detect, perplexity
-from evidence.parsers.base import INCOMPLETE, MALFORMED, PERPLEXITY
-from evidence.table import table_from_parsed
+from meshcert.evidence.parsers import detect, perplexity
+from meshcert.evidence.parsers.base import INCOMPLETE, MALFORMED, PERPLEXITY
+from meshcert.evidence.table import table_from_parsed
 from tests.evidence.samples import text
 
 

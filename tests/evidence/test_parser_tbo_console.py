@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from evidence.parsers import tbo_console
-from evidence.parsers.base import GGML_TEST, INCOMPLETE, MALFORMED, TBO_CONSOLE, ParsedFile
-from evidence.table import table_from_parsed
+from meshcert.evidence.parsers import tbo_console
+from meshcert.evidence.parsers.base import GGML_TEST, INCOMPLETE, MALFORMED, TBO_CONSOLE, ParsedFile
+from meshcert.evidence.table import table_from_parsed
 from tests.evidence.samples import (
     MMID,
     Q3_DOWN,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 
-from evidence.parsers import tbo_sql
-from evidence.parsers.base import MALFORMED, REJECTED, TBO_CSV, TBO_SQL
-from evidence.parsers.sql_insert import parse_values
-from evidence.table import table_from_parsed
+from meshcert.evidence.parsers import tbo_sql
+from meshcert.evidence.parsers.base import MALFORMED, REJECTED, TBO_CSV, TBO_SQL
+from meshcert.evidence.parsers.sql_insert import parse_values
+from meshcert.evidence.table import table_from_parsed
 from tests.evidence.samples import ffn, text
 
 COLUMNS14 = ("test_time, build_commit, backend_name, op_name, op_params, test_mode, supported, "

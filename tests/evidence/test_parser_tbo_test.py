@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from evidence.parsers import tbo_console
-from evidence.parsers.base import INCOMPLETE, TBO_TEST
-from evidence.table import table_from_parsed
+from meshcert.evidence.parsers import tbo_console
+from meshcert.evidence.parsers.base import INCOMPLETE, TBO_TEST
+from meshcert.evidence.table import table_from_parsed
 from tests.evidence.samples import FAIL, OK, Q3_DOWN, ffn, text
 
 

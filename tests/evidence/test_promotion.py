@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from evidence.ab import decide_ab
-from evidence.promotion import check_promotions
-from evidence.stats import records
+from meshcert.evidence.ab import decide_ab
+from meshcert.evidence.promotion import check_promotions
+from meshcert.evidence.stats import records
 from tests.evidence.parsers.helpers import ingest
 
 

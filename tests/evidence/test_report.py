@@ -7,18 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from evidence import ingest_texts
-from evidence.build import BuildOptions, build_report
-from evidence.decisions import DecisionOptions
-from evidence.report import VERDICTS, EvidenceReport, schema_text
 from meshcert.cli.models_cmd import load_evidence_verdicts
+from meshcert.evidence import ingest_texts
+from meshcert.evidence.build import BuildOptions, build_report
+from meshcert.evidence.decisions import DecisionOptions
+from meshcert.evidence.report import VERDICTS, EvidenceReport, schema_text
 from tests.evidence.gate_logs import PASSING_US, perf_console, repeated, row_name, settings
 
 SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "evidence.schema.json"
 
 
 def test_the_json_schema_file_matches_the_models() -> None:
-    """Regenerate with `python -m evidence.report > docs/evidence.schema.json`."""
+    """Regenerate with `python -m meshcert.evidence.report > docs/evidence.schema.json`."""
     assert SCHEMA.read_text(encoding="utf-8") == schema_text()
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from evidence.ingest import IngestResult, evidence_json_text, ingest_files, ingest_texts
-from evidence.parsers import tbo_console
-from evidence.rows import EvidenceRows, RowCounts
+from meshcert.evidence.ingest import IngestResult, evidence_json_text, ingest_files, ingest_texts
+from meshcert.evidence.parsers import tbo_console
+from meshcert.evidence.rows import EvidenceRows, RowCounts
 from tests.evidence.samples import SAMPLES, numbers_gb, perf_log, prefix, row, text
 
 ALL_SAMPLES = sorted(p for p in SAMPLES.rglob("*") if p.is_file() and p.suffix != ".py"

@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evidence.catalog import CATALOG, ENV_VARS
-from evidence.run import RunPlan, Variant, build_variants, evidence_from_runs, run_plan
-from evidence.run.execute import Execution, SubprocessExecutor
-from evidence.run.plan import PlanError
-from evidence.run.provenance import version_in
-from evidence.settings import load_settings
 from meshcert.cli import app
+from meshcert.evidence.catalog import CATALOG, ENV_VARS
+from meshcert.evidence.run import RunPlan, Variant, build_variants, evidence_from_runs, run_plan
+from meshcert.evidence.run.execute import Execution, SubprocessExecutor
+from meshcert.evidence.run.plan import PlanError
+from meshcert.evidence.run.provenance import version_in
+from meshcert.evidence.settings import load_settings
 from tests.evidence.gate_logs import PASSING_US, parity_console, row_name
 
 PY = sys.executable

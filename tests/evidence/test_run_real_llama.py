@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evidence import ingest_texts
-from evidence.catalog import _PROMOTE_RULE, CATALOG, ComparisonSpec, DecisionSpec, RowSpec
-from evidence.run import RunPlan, RunSession, build_variants, evidence_from_runs, run_plan
-from evidence.settings import load_settings
 from meshcert.cli import app
+from meshcert.evidence import ingest_texts
+from meshcert.evidence.catalog import _PROMOTE_RULE, CATALOG, ComparisonSpec, DecisionSpec, RowSpec
+from meshcert.evidence.run import RunPlan, RunSession, build_variants, evidence_from_runs, run_plan
+from meshcert.evidence.settings import load_settings
 from tests.support.llama_tools import build_info, llama_tool
 from tests.support.real_models import smollm2_path
 

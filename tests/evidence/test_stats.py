@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evidence.stats import (
+from meshcert.evidence.stats import (
     RowKey,
     collect_samples,
     holm,

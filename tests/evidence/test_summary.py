@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from evidence import ingest_texts
-from evidence.build import BuildOptions, build_report
-from evidence.decisions import DecisionOptions
-from evidence.report import EvidenceReport, PackageCheck
-from evidence.summary import render_summary
+from meshcert.evidence import ingest_texts
+from meshcert.evidence.build import BuildOptions, build_report
+from meshcert.evidence.decisions import DecisionOptions
+from meshcert.evidence.report import EvidenceReport, PackageCheck
+from meshcert.evidence.summary import render_summary
 from tests.evidence.gate_logs import PASSING_US, repeated, settings
 
 OPTIONS = BuildOptions(decisions=DecisionOptions(replicates=2000))

@@ -10,13 +10,18 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from evidence.catalog import ENV_VARS
-from evidence.decisions import DecisionOptions, decide_all
-from evidence.matching import Evidence
-from evidence.report import EvidenceReport
-from evidence.settings import load_settings
-from evidence.user_catalog import CatalogError, load_catalog_file, load_user_catalog, schema_json
 from meshcert.cli import app
+from meshcert.evidence.catalog import ENV_VARS
+from meshcert.evidence.decisions import DecisionOptions, decide_all
+from meshcert.evidence.matching import Evidence
+from meshcert.evidence.report import EvidenceReport
+from meshcert.evidence.settings import load_settings
+from meshcert.evidence.user_catalog import (
+    CatalogError,
+    load_catalog_file,
+    load_user_catalog,
+    schema_json,
+)
 from tests.evidence.gate_logs import table
 
 runner = CliRunner()
@@ -169,5 +174,6 @@ def test_a_missing_catalog_file_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_published_schema_is_current() -> None:
-    """Regenerate with `python -m evidence.user_catalog > docs/evidence-catalog.schema.json`."""
+    """Regenerate with `python -m meshcert.evidence.user_catalog >
+    docs/evidence-catalog.schema.json`."""
     assert SCHEMA.read_text(encoding="utf-8") == schema_json()

@@ -13,10 +13,10 @@ from collections.abc import Mapping
 import numpy as np
 import pytest
 
-from evidence.catalog import CATALOG, DecisionSpec
-from evidence.decisions import DecisionOptions, decide_all
-from evidence.matching import Evidence
-from evidence.report import Decision
+from meshcert.evidence.catalog import CATALOG, DecisionSpec
+from meshcert.evidence.decisions import DecisionOptions, decide_all
+from meshcert.evidence.matching import Evidence
+from meshcert.evidence.report import Decision
 from tests.evidence.gate_logs import parity_console, repeated, settings, table
 
 SEEDS = (101, 202)

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from certify.report import CertReport
-from certify.service import CertRequest, certify_package
+from meshcert.certify.report import CertReport
+from meshcert.certify.service import CertRequest, certify_package
 from meshcert.cli import app
-from meshcert.packagegen import llama_spec, write_source_gguf
+from meshcert.testing import llama_spec, write_source_gguf
 from tests.hubjobs.conftest import TOKEN
 from tests.support.hub_jobs import jobs_supported
 from tests.support.hub_server import FakeHub
@@ -114,10 +114,10 @@ def test_a_tampered_artifact_is_caught_by_exactly_the_slice_that_holds_it(
 
 def test_a_cancelled_job_leaves_the_result_incomplete_naming_its_slice(
         hub: FakeHub, published: tuple[Path, str]) -> None:
-    from certify.hub.settings import HubSettings
-    from certify.view import CertOptions
-    from hubjobs.certify_slices import Launch, plan_certify_jobs, run_certify_jobs
-    from hubjobs.jobs_api import HubJobs
+    from meshcert.certify.view import CertOptions
+    from meshcert.core.hub.settings import HubSettings
+    from meshcert.hubjobs.certify_slices import Launch, plan_certify_jobs, run_certify_jobs
+    from meshcert.hubjobs.jobs_api import HubJobs
 
     _, sha = published
     preflight = certify_package(CertRequest(model=f"hf://{REPO}@{sha}",

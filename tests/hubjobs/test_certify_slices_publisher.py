@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from certify.report import CertReport
-from certify.service import CertRequest, certify_package
+from meshcert.certify.report import CertReport
+from meshcert.certify.service import CertRequest, certify_package
 from meshcert.cli import app
-from meshcert.packagegen import llama_spec, write_source_gguf
+from meshcert.testing import llama_spec, write_source_gguf
 from tests.splitter.builders import write_package
 from tests.splitter.test_write_publisher import REPO as SOURCE_REPO
 from tests.splitter.test_write_publisher import REV, inputs

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hubjobs.costs import (
+from meshcert.hubjobs.costs import (
     CERTIFY_BYTES_PER_S,
     FIXED_S,
     WRITE_BYTES_PER_S,
@@ -10,7 +10,7 @@ from hubjobs.costs import (
     streaming_write_disk,
     timeout_for,
 )
-from hubjobs.hardware import Flavor
+from meshcert.hubjobs.hardware import Flavor
 
 BASIC = Flavor("cpu-basic", 2, 16 * 10**9, 50 * 10**9, 0.01 / 60, 60, False)
 

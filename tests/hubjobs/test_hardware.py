@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from hubjobs.hardware import Flavor, Needs, cheapest_fit, flavor_of, misfits, parse_bytes
+from meshcert.hubjobs.hardware import Flavor, Needs, cheapest_fit, flavor_of, misfits, parse_bytes
 
 # what list_jobs_hardware() answers, with writer.md's published values (per hour there; the
 # API gives a per-minute price)

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from meshcert.cli import app
-from meshcert.packagegen import llama_spec, write_source_gguf
+from meshcert.testing import llama_spec, write_source_gguf
 from tests.hubjobs.conftest import TOKEN
 from tests.support.hub_jobs import jobs_supported
 from tests.support.hub_server import FakeHub

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from hubjobs.package_job import ATTEST_KEY_SECRET
 from meshcert.attest.package_state import ATTESTATION_PATH
 from meshcert.cli import app
-from meshcert.packagegen import llama_spec, write_source_gguf
+from meshcert.hubjobs.package_job import ATTEST_KEY_SECRET
+from meshcert.testing import llama_spec, write_source_gguf
 from tests.support.attestations import keypair
 from tests.support.hub_jobs import jobs_supported
 from tests.support.hub_server import FakeHub

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from hubjobs.package_job import job_spec, plan_package_job, write_command
 from meshcert.cli import app
-from meshcert.packagegen import llama_spec, write_source_gguf
+from meshcert.hubjobs.package_job import job_spec, plan_package_job, write_command
+from meshcert.testing import llama_spec, write_source_gguf
 from tests.hubjobs.conftest import TOKEN
 from tests.splitter.test_write_publisher import request_defaults
 from tests.support.hub_jobs import jobs_supported
@@ -66,7 +66,7 @@ def test_the_plan_passes_the_files_at_the_commit_and_the_defaults_as_plain_env(
 
 def test_the_job_command_forwards_the_flags(hub: FakeHub, tmp_path: Path) -> None:
     coordinate, sha = publish_source(hub, tmp_path, CONFIG)
-    from hubjobs.hardware import Flavor
+    from meshcert.hubjobs.hardware import Flavor
 
     flavor = Flavor(name="cpu-basic", cpus=2, ram_bytes=16 * 10**9, disk_bytes=50 * 10**9,
                     unit_cost_usd=0.0002, unit_seconds=60, accelerated=False)

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from certify.report import CertReport
-from certify.service import CertRequest, certify_package
+from meshcert.certify.report import CertReport
+from meshcert.certify.service import CertRequest, certify_package
 from meshcert.cli import app
 from tests.support.hub_jobs import jobs_supported
 from tests.support.hub_server import FakeHub

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from hubjobs.report_channel import ChannelError, decode, encode
+from meshcert.hubjobs.report_channel import ChannelError, decode, encode
 
 REPORT = json.dumps({"status": "passed", "digests": {  # 500 SHA-256s: several log lines
     f"layers/layer-{i:05d}.gguf": hashlib.sha256(str(i).encode()).hexdigest()

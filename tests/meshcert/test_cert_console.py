@@ -21,8 +21,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 from typer.testing import CliRunner
 
-from certify.findings import finding
-from certify.report import CertReport, Gate, RuntimeGate, ToolInfo
+from meshcert.certify.report import CertReport, Gate, RuntimeGate, ToolInfo
 from meshcert.cli import app
 from meshcert.cli.cert_console import (
     Line,
@@ -32,6 +31,7 @@ from meshcert.cli.cert_console import (
     render_lines,
     written_as_is,
 )
+from meshcert.core.findings import finding
 from tests.conftest import PackageFactory
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -199,7 +199,7 @@ def test_a_reader_that_leaves_early_leaves_the_verdict_as_the_exit_status(
         tmp_path: Path, broken: bool, flags: list[str]) -> None:
     """`meshcert models certify PKG | head -1`: the summary is dropped, not a traceback, and
     the status is still 0 passed / 1 failed (rich would have exited 1 either way)."""
-    from meshcert.packagegen import llama_spec, write_package
+    from meshcert.testing import llama_spec, write_package
 
     root = write_package(llama_spec(), tmp_path / "pkg", source_dir=None).root
     if broken:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from hubjobs.report_channel import decode
 from meshcert.cli import app
+from meshcert.hubjobs.report_channel import decode
 
 
 @pytest.mark.parametrize("flag", [["--confirm"], ["--follow"], ["--max-cost-usd", "1"],

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from meshcert.cli import app
-from tests.certify.gguf.hostile import CORPUS, base_file, write_case
+from tests.core.gguf.hostile import CORPUS, base_file, write_case
 
 runner = CliRunner()
 

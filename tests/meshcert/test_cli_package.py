@@ -15,7 +15,7 @@ import jsonschema
 from typer.testing import CliRunner
 
 from meshcert.cli import app
-from splitter.plan_report import plan_json_schema
+from meshcert.splitter.plan_report import plan_json_schema
 from tests.splitter.builders import MODEL_ID, moe_sources, tiny_source
 
 runner = CliRunner()
@@ -147,6 +147,6 @@ def test_plan_prints_artifacts_and_stage_fetches_and_its_json_follows_the_schema
 
 
 def test_the_checked_in_plan_schema_matches_the_models() -> None:
-    """Regenerate with: python -m splitter.plan_report > docs/package-plan.schema.json"""
+    """Regenerate with: python -m meshcert.splitter.plan_report > docs/package-plan.schema.json"""
     checked_in = json.loads((DOCS / "package-plan.schema.json").read_text())
     assert checked_in == json.loads(json.dumps(plan_json_schema()))

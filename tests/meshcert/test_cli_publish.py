@@ -10,7 +10,7 @@ import pytest  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from meshcert.cli import app  # noqa: E402
-from meshcert.packagegen import PackageInfo, llama_spec, write_package  # noqa: E402
+from meshcert.testing import PackageInfo, llama_spec, write_package  # noqa: E402
 from tests.support.hub_fixture import serving
 from tests.support.hub_server import FakeHub  # noqa: E402
 

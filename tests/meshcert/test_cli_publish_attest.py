@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from meshcert.attest import codes
 from meshcert.cli import app
-from meshcert.packagegen import PackageInfo, llama_spec, write_package
+from meshcert.testing import PackageInfo, llama_spec, write_package
 from tests.support.hub_fixture import serving
 from tests.support.hub_server import FakeHub
 

@@ -34,7 +34,7 @@ def test_demo_certifies_the_bundled_package_and_says_where_reports_are(tmp_path:
 
 def test_demo_says_when_parity_cannot_run(tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from certify.workers import llama_library
+    from meshcert.certify.workers import llama_library
 
     monkeypatch.setattr(llama_library, "package_dirs", lambda: [])  # as if not installed
     gate, note = run_demo_parity(tmp_path)

@@ -23,7 +23,7 @@ def meshcert(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from meshcert.packagegen import glm_dsa_spec, write_package
+    from meshcert.testing import glm_dsa_spec, write_package
 
     work = tmp_path_factory.mktemp("fast-exit")
     return write_package(glm_dsa_spec(), work / "pkg", source_dir=work / "src").root
@@ -55,15 +55,16 @@ def test_the_atexit_hooks_still_run_before_the_process_ends() -> None:
     code = ("import atexit, sys, time\n"
             "sys.argv = ['meshcert', '--help']\n"
             "atexit.register(lambda: print('spare', sys.modules["
-            "'certify.chat_template.render'].SPARE_WORKER._spare, flush=True))  # runs last\n"
-            "from certify.workers import prestart_workers\n"
+            "'meshcert.certify.chat_template.render'].SPARE_WORKER._spare, flush=True))"
+            "  # runs last\n"
+            "from meshcert.certify.workers import prestart_workers\n"
             "prestart_workers(); time.sleep(1.0)\n"
             "from meshcert.cli import main\nmain()")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=env, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "spare None" in done.stdout  # discarded by certify.workers.spare's hook
+    assert "spare None" in done.stdout  # discarded by meshcert.certify.workers.spare's hook
 
 
 def test_certify_help_through_the_entry_point_is_plain_help() -> None:

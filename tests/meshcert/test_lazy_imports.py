@@ -17,8 +17,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("pandas", "numpy", "jinja2", "httpx", "huggingface_hub", "gguf", "pydantic",
          "markupsafe", "rich.progress", "rich.table", "rich.markdown", "typer.rich_utils",
-         "evidence.ingest", "evidence.report", "certify.engine", "certify.service",
-         "certify.report", "reports.outputs", "meshcert.demo", "meshcert.packagegen")
+         "meshcert.evidence.ingest", "meshcert.evidence.report", "meshcert.certify.engine",
+         "meshcert.certify.service",
+         "meshcert.certify.report", "meshcert.reports.outputs", "meshcert.demo", "meshcert.testing")
 
 
 def loaded_after(code: str) -> set[str]:
@@ -47,14 +48,14 @@ def test_help_loads_no_heavy_module() -> None:
     assert heavy_in(modules) == []
 
 
-@pytest.mark.parametrize("module", ["certify.sources.local", "certify.checks"])
+@pytest.mark.parametrize("module", ["meshcert.certify.sources.local", "meshcert.certify.checks"])
 def test_local_certification_needs_no_numpy_or_gguf_package(module: str) -> None:
-    """gguf-py's tables load from gguf/constants.py alone (certify.gguf.constants)."""
+    """gguf-py's tables load from gguf/constants.py alone (meshcert.core.gguf.constants)."""
     modules = loaded_after(f"import {module}")
     assert {"numpy", "gguf", "jinja2", "pandas", "httpx"}.isdisjoint(modules)
 
 
-SMALL_LOG = "evidence/data/kernel-sweep/mul-mm-id-min-1.console.log"
+SMALL_LOG = "meshcert/evidence/data/kernel-sweep/mul-mm-id-min-1.console.log"
 
 
 @pytest.mark.parametrize("flags", [[], ["--json"]], ids=["summary", "json"])
@@ -64,12 +65,12 @@ def test_ingest_of_a_small_log_loads_no_pandas_or_numpy(flags: list[str]) -> Non
     modules = loaded_after("from meshcert.cli import app\n"
                            f"try:\n    app(['evidence', 'ingest', {SMALL_LOG!r}, *{flags!r}])\n"
                            "except SystemExit as exc:\n    assert not exc.code, exc.code")
-    assert "evidence.ingest" in modules
+    assert "meshcert.evidence.ingest" in modules
     assert {"pandas", "numpy"}.isdisjoint(modules)
 
 
 def test_ingest_files_loads_pandas_only_for_the_table() -> None:
-    code = ("from evidence.ingest import ingest_files\n"
+    code = ("from meshcert.evidence.ingest import ingest_files\n"
             f"result = ingest_files([{SMALL_LOG!r}])\n"
             "assert (result.row_count, result.rows_by_kind()) == (1, {'perf': 1})\n"
             "import sys\nassert 'pandas' not in sys.modules and 'numpy' not in sys.modules\n"
@@ -79,28 +80,31 @@ def test_ingest_files_loads_pandas_only_for_the_table() -> None:
 
 def test_the_heavy_list_is_real() -> None:
     """The probe sees the modules it looks for: the full CLI run of a command loads them."""
-    modules = loaded_after("import meshcert.cli.models_cmd, evidence.ingest, evidence.table, "
-                           "reports.outputs, reports.html, gguf")
+    modules = loaded_after("import meshcert.cli.models_cmd, meshcert.evidence.ingest, "
+                           "meshcert.evidence.table, meshcert.reports.outputs, "
+                           "meshcert.reports.html, gguf")
     assert {"pandas", "numpy", "jinja2", "gguf", "pydantic"} <= modules
 
 
 def test_prestarting_the_workers_loads_no_template_engine() -> None:
     """The CLI starts the workers first thing, before the engine is imported."""
-    modules = loaded_after("from certify.workers import prestart_workers\nprestart_workers()")
-    assert {"jinja2", "pydantic", "certify.engine"}.isdisjoint(modules)
+    modules = loaded_after("from meshcert.certify.workers import prestart_workers\n"
+                           "prestart_workers()")
+    assert {"jinja2", "pydantic", "meshcert.certify.engine"}.isdisjoint(modules)
 
 
 def test_certifying_a_package_with_a_chat_template_never_loads_jinja2_here(
         tmp_path: Path) -> None:
-    """The template is audited and rendered in the worker (certify.chat_template.isolated)."""
-    from meshcert.packagegen import glm_dsa_spec, write_package
+    """The template is audited and rendered in the worker
+    (meshcert.certify.chat_template.isolated)."""
+    from meshcert.testing import glm_dsa_spec, write_package
 
     root = write_package(glm_dsa_spec(), tmp_path / "pkg", source_dir=tmp_path / "src").root
     modules = loaded_after(
         "from meshcert.cli import app\n"
         f"try:\n    app(['models', 'certify', {str(root)!r}, '--package-only', '--quiet'])\n"
         "except SystemExit as exc:\n    assert exc.code == 0, exc.code")
-    assert "certify.checks.chat_templates" in modules  # the check ran
+    assert "meshcert.certify.checks.chat_templates" in modules  # the check ran
     assert "jinja2" not in modules
 
 
@@ -108,14 +112,14 @@ def test_certifying_a_package_with_a_chat_template_never_loads_jinja2_here(
 def test_certifying_to_a_pipe_never_loads_rich(tmp_path: Path, flags: list[str]) -> None:
     """Off a terminal there is no colour and no bar: the summary is written as plain text
     (meshcert.cli.terminal), so rich is not imported at all."""
-    from meshcert.packagegen import llama_spec, write_package
+    from meshcert.testing import llama_spec, write_package
 
     root = write_package(llama_spec(), tmp_path / "pkg", source_dir=None).root
     modules = loaded_after(
         "from meshcert.cli import app\n"
         f"try:\n    app(['models', 'certify', {str(root)!r}, '--package-only', *{flags!r}])\n"
         "except SystemExit as exc:\n    assert exc.code == 0, exc.code")
-    assert "certify.engine" in modules  # it certified
+    assert "meshcert.certify.engine" in modules  # it certified
     assert "rich" not in modules
 
 

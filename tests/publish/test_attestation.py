@@ -8,17 +8,17 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from certify.catalog_certify.run import CatalogRequest, certify_catalog
-from certify.catalog_certify.sources import open_catalog
-from certify.report import CertReport
 from meshcert.attest.catalog_trust import CatalogTrust
 from meshcert.attest.keys import load_private, load_public
 from meshcert.attest.trust import TrustPolicy
+from meshcert.catalog.run import CatalogRequest, certify_catalog
+from meshcert.catalog.sources import open_catalog
+from meshcert.certify.report import CertReport
 from meshcert.cli import app
 from meshcert.cli.attest_sign import publish_signer
-from meshcert.packagegen import llama_spec, write_package, write_source_gguf
-from publish.attestation import ATTESTATION_PATH
-from publish.service import PublishRequest, publish_package
+from meshcert.publish.attestation import ATTESTATION_PATH
+from meshcert.publish.service import PublishRequest, publish_package
+from meshcert.testing import llama_spec, write_package, write_source_gguf
 from tests.support.attestations import keypair
 from tests.support.hub_server import FakeHub
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.packagegen import llama_spec, write_package, write_source_gguf
-from publish.card import render_card, total_bytes
+from meshcert.publish.card import render_card, total_bytes
+from meshcert.testing import llama_spec, write_package, write_source_gguf
 from tests.conftest import certify_dir
 from tests.support.splits import split_v2
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from publish.catalog import (
+from meshcert.publish.catalog import (
     CatalogError,
     entry_bytes,
     entry_path,

@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from publish.plan import (
+from meshcert.publish.plan import (
     LocalFile,
     RemoteFile,
     batches,

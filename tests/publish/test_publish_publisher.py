@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from meshcert.packagegen import llama_spec, write_source_gguf
-from publish.service import PublishRequest, publish_package
-from publish.write_and_publish import write_and_publish
-from splitter.write import WriteRequest
+from meshcert.publish.service import PublishRequest, publish_package
+from meshcert.publish.write_and_publish import write_and_publish
+from meshcert.splitter.write import WriteRequest
+from meshcert.testing import llama_spec, write_source_gguf
 from tests.splitter.builders import write_package
 from tests.splitter.test_write_publisher import REPO, REV, inputs
 from tests.support.hub_server import FakeHub

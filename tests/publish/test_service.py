@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.packagegen import PackageInfo, llama_spec, write_package
-from publish.card import artifacts
-from publish.service import PublishRequest, PublishResult, publish_package
+from meshcert.publish.card import artifacts
+from meshcert.publish.service import PublishRequest, PublishResult, publish_package
+from meshcert.testing import PackageInfo, llama_spec, write_package
 from tests.publish.conftest import OUTSIDER
 from tests.support.hub_server import FakeHub
 

@@ -11,11 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from meshcert.cli import app
-from meshcert.packagegen import llama_spec, write_source_gguf
-from publish.service import PublishRequest
-from publish.write_and_publish import write_and_publish
-from splitter.errors import Refusal
-from splitter.write import WriteRequest
+from meshcert.publish.service import PublishRequest
+from meshcert.publish.write_and_publish import write_and_publish
+from meshcert.splitter.errors import Refusal
+from meshcert.splitter.write import WriteRequest
+from meshcert.testing import llama_spec, write_source_gguf
 from tests.publish.test_service import assert_no_manifest_before_its_artifacts
 from tests.support.hub_server import FakeHub
 
@@ -69,10 +69,10 @@ def test_with_deletion_only_the_manifest_and_card_stay_on_disk(
 
 def test_with_deletion_the_disk_check_asks_for_a_few_artifacts_not_the_package(
         hub: FakeHub, source: Path, tmp_path: Path) -> None:
-    from publish.streaming import streaming_disk_bytes
-    from publish.write_and_publish import ROOM
-    from splitter.plan import plan_package
-    from splitter.source import load_local
+    from meshcert.publish.streaming import streaming_disk_bytes
+    from meshcert.publish.write_and_publish import ROOM
+    from meshcert.splitter.plan import plan_package
+    from meshcert.splitter.source import load_local
 
     source = write_source_gguf(llama_spec(block_count=12, n_embd=256, n_ff=1024),
                                tmp_path / "src-big" / "bigger.gguf")
@@ -119,7 +119,7 @@ def test_a_deleting_write_whose_upload_fails_publishes_nothing_and_a_rerun_resum
 
 def test_a_kept_package_whose_last_upload_fails_is_finished_by_package_publish(
         hub: FakeHub, source: Path, tmp_path: Path) -> None:
-    from publish.service import publish_package
+    from meshcert.publish.service import publish_package
 
     out = tmp_path / "pkg"
     hub.inject("lfs_upload", status=500, times=None, after=3)

@@ -9,7 +9,7 @@
 - `--deadline` bounds the runtime gates even when `--timeout` is large and the server trickles.
 
 (The engine-level crash test is tests/certify/test_engine.py; Ctrl-C in-process is
-tests/certify/test_hashing.py. These go through the command line and real signals.)
+tests/core/test_hashing.py. These go through the command line and real signals.)
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from certify import checks
-from certify.atomic import write_atomic
+from meshcert.certify import checks
 from meshcert.cli import app
-from meshcert.packagegen import PackageInfo, llama_spec, write_package
+from meshcert.core.atomic import write_atomic
+from meshcert.testing import PackageInfo, llama_spec, write_package
 from tests.reliability.raw_http import RawServer
 from tests.support.fake_openai import FakeOpenAI
 
@@ -91,7 +91,7 @@ def test_a_crash_while_loading_the_package_is_incomplete_not_a_traceback(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("loader exploded on purpose")
 
-    monkeypatch.setattr("certify.sources.local.read_local_headers", broken)
+    monkeypatch.setattr("meshcert.certify.sources.local.read_local_headers", broken)
     out = tmp_path / "cert.json"
     code, _ = cli(str(package.root), "--package-only", "--quiet", "--report-out", str(out))
     assert code == 3
@@ -106,7 +106,7 @@ def test_a_crash_in_the_runtime_layer_is_incomplete(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("sk-not-to-be-quoted runtime exploded")
 
-    monkeypatch.setattr("certify.runtime.gates.run_runtime_gates", broken)
+    monkeypatch.setattr("meshcert.certify.runtime.gates.run_runtime_gates", broken)
     out = tmp_path / "cert.json"
     code, _ = cli(str(package.root), "--api-base", "http://127.0.0.1:9", "--quiet",
                   "--report-out", str(out))
@@ -121,7 +121,7 @@ def test_a_crash_in_the_runtime_layer_is_incomplete(
 # -- Ctrl-C ----------------------------------------------------------------------------------
 SIGINT_DRIVER = """
 import sys, time
-import certify.hashing as hashing
+import meshcert.core.hashing as hashing
 
 marker = sys.argv[1]
 
@@ -196,7 +196,7 @@ def _break_writes(monkeypatch: pytest.MonkeyPatch, writer: str, error: BaseExcep
     import builtins
 
     real_open = builtins.open
-    monkeypatch.setattr("certify.atomic.open",
+    monkeypatch.setattr("meshcert.core.atomic.open",
                         lambda *a, **k: _DyingHandle(real_open(*a, **k), error), raising=False)
 
 
@@ -261,7 +261,7 @@ class Dying:
         os.fsync(self.real.fileno())
         os.kill(os.getpid(), signal.SIGKILL)  # killed mid-write: no cleanup can run
 
-from certify import atomic
+from meshcert.core import atomic
 real_open = builtins.open
 atomic.open = lambda *a, **k: Dying(real_open(*a, **k))
 atomic.write_atomic(target, "NEW " * 50000)

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from certify.report import CertReport
-from certify.runtime.gates import GATES, MESH_GATES
-from certify.service import CertRequest, RuntimeRequest, certify_package
-from meshcert.packagegen import PackageInfo, llama_spec, write_package
+from meshcert.certify.report import CertReport
+from meshcert.certify.runtime.gates import GATES, MESH_GATES
+from meshcert.certify.service import CertRequest, RuntimeRequest, certify_package
+from meshcert.testing import PackageInfo, llama_spec, write_package
 from tests.reliability.raw_http import Behaviour, RawServer
 from tests.support.fake_openai import FakeOpenAI
 

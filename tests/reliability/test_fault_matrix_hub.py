@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from certify.engine import INCOMPLETE_CODES
-from certify.report import CertReport
-from meshcert.packagegen import PackageInfo
+from meshcert.certify.engine import INCOMPLETE_CODES
+from meshcert.certify.report import CertReport
+from meshcert.testing import PackageInfo
 from tests.reliability.hub_faults import FaultyHub, MutationKind
 from tests.support.hub_packages import REPO, build_package, certify_ref
 
@@ -358,8 +358,8 @@ def test_the_slow_faults_outlast_every_deadline_the_matrix_sets() -> None:
     for it is its timeout plus n bytes at the slowest rate it accepts: for any read of at
     least the 24-byte GGUF preamble the trickle needs more than twice the budget. Load slows
     the fake Hub down, never the client's budget up."""
-    from certify.gguf.reader import DEFAULT_LIMITS
-    from certify.hub.files import MIN_BYTES_PER_S
+    from meshcert.core.gguf.reader import DEFAULT_LIMITS
+    from meshcert.core.hub.files import MIN_BYTES_PER_S
     from tests.reliability.hub_faults import TRICKLE_GAP_S, TRICKLE_MAX_S
 
     def budget(n: int) -> float:

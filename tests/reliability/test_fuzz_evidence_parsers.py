@@ -31,8 +31,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evidence.ingest import evidence_json_text, ingest_texts
-from evidence.parsers import (
+from meshcert.evidence.ingest import evidence_json_text, ingest_texts
+from meshcert.evidence.parsers import (
     PARSERS,
     ParsedFile,
     ab_comparison,
@@ -52,8 +52,8 @@ from evidence.parsers import (
     tbo_sql,
     token_lengths,
 )
-from evidence.parsers import evidence_json as ej
-from evidence.table import COLUMNS
+from meshcert.evidence.parsers import evidence_json as ej
+from meshcert.evidence.table import COLUMNS
 
 SAMPLES = Path(__file__).resolve().parents[1] / "evidence" / "samples"
 # mesh-llm's formats (skippy-bench and its automation): hand-derived from the spec, see that
@@ -335,7 +335,7 @@ def test_evidence_json_survives_mutated_documents(data: st.DataObject) -> None:
 
 
 def test_every_registered_parser_is_fuzzed() -> None:
-    """A parser added to evidence.parsers.PARSERS must get a corpus here."""
+    """A parser added to meshcert.evidence.parsers.PARSERS must get a corpus here."""
     fuzzed = {id(parse) for parse, _ in PARSER_CORPUS.values()}
     missing = [fmt for fmt, parse in PARSERS.items() if id(parse) not in fuzzed]
     assert not missing, f"add samples for {missing} to PARSER_CORPUS"

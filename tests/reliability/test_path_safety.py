@@ -23,11 +23,11 @@ from urllib.parse import unquote
 
 import pytest
 
-from certify.progress import NullProgress
-from certify.report import CertReport
-from certify.service import CertRequest, certify_package
-from certify.view import CertOptions
-from meshcert.packagegen import PackageInfo
+from meshcert.certify.report import CertReport
+from meshcert.certify.service import CertRequest, certify_package
+from meshcert.certify.view import CertOptions
+from meshcert.core.progress import NullProgress
+from meshcert.testing import PackageInfo
 from tests.conftest import PackageFactory, certify_dir, codes
 from tests.reliability.hub_faults import FaultyHub
 from tests.support.hub_packages import REPO, build_package, certify_ref
@@ -244,8 +244,8 @@ def _shrink(path: Path) -> None:
 def test_a_file_changing_size_while_hashed_is_never_verified(
         packages: PackageFactory, monkeypatch: pytest.MonkeyPatch,
         change: Callable[[Path], None]) -> None:
-    monkeypatch.setattr("certify.hashing.CHUNK", 4096)  # many reads per file: a window to act
-    monkeypatch.setattr("certify.hashing.open", _tracking_open, raising=False)
+    monkeypatch.setattr("meshcert.core.hashing.CHUNK", 4096)  # many reads per file: a window to act
+    monkeypatch.setattr("meshcert.core.hashing.open", _tracking_open, raising=False)
     info = packages.build("llama")
     target = info.root / LAYER
     changer = _Changer(target, change)

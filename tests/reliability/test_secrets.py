@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from certify.service import CertRequest, RuntimeRequest, certify_package
-from certify.view import CertOptions
+from meshcert.certify.service import CertRequest, RuntimeRequest, certify_package
+from meshcert.certify.view import CertOptions
 from meshcert.cli import app
 from tests.reliability.hub_faults import FaultyHub
 from tests.support.fake_openai import FakeOpenAI
@@ -180,8 +180,8 @@ def test_no_secret_in_logs_or_contained_exceptions(
         def crash(*args: object, **kwargs: object) -> None:
             raise RuntimeError(f"exploded: Bearer {HF_TOKEN} {HUB_ECHO} key={API_KEY}")
 
-        monkeypatch.setattr("certify.sources.hub.load_hub_package", crash)
-        monkeypatch.setattr("certify.runtime.gates.run_runtime_gates", crash)
+        monkeypatch.setattr("meshcert.certify.sources.hub.load_hub_package", crash)
+        monkeypatch.setattr("meshcert.certify.runtime.gates.run_runtime_gates", crash)
         report = certify_package(CertRequest(
             model=ref, options=CertOptions(verify_sha256=False),
             runtime=RuntimeRequest(api_base=leaky.base_url, model_id=leaky.model_id,

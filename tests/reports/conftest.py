@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from certify.findings import finding
-from certify.report import CertReport, Gate, RefInfo, RuntimeGate, TransferStats
-from evidence.report import EvidenceReport
+from meshcert.certify.report import CertReport, Gate, RefInfo, RuntimeGate, TransferStats
+from meshcert.core.findings import finding
+from meshcert.evidence.report import EvidenceReport
 from tests.conftest import PackageFactory, certify_dir
 from tests.reports.catalog_fixture import catalog_out  # noqa: F401  (a fixture)
 from tests.reports.evidence_fixture import build_evidence_report
@@ -135,9 +135,9 @@ def write_json(path: Path, report: CertReport) -> Path:
 def example_evidence() -> EvidenceReport:
     """The evidence engineer's bundled example (published GLM-5.2 Metal numbers), ingested and
     decided for real."""
-    from evidence.examplegen import example_files
-    from evidence.service import report_files
-    from evidence.settings import EvidenceSettings
+    from meshcert.evidence.examplegen import example_files
+    from meshcert.evidence.service import report_files
+    from meshcert.evidence.settings import EvidenceSettings
 
     return report_files(example_files(), settings=EvidenceSettings()).report
 

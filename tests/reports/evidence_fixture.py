@@ -11,7 +11,7 @@ import random
 import statistics
 from collections.abc import Sequence
 
-from evidence.catalog import (
+from meshcert.evidence.catalog import (
     CATALOG,
     DECISIONS,
     ENV_VARS,
@@ -20,7 +20,7 @@ from evidence.catalog import (
     RowSpec,
     format_params,
 )
-from evidence.report import (
+from meshcert.evidence.report import (
     BackendInfo,
     Comparison,
     ComponentRow,

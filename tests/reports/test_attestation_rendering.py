@@ -3,19 +3,19 @@ signer, the result and the subject count; the catalog report has an "attested" c
 
 from __future__ import annotations
 
-from certify.catalog_certify.model import (
+from meshcert.catalog.model import (
     CatalogCounts,
     CatalogOptions,
     CatalogPackage,
     CatalogReport,
     CatalogSource,
 )
-from certify.report import AttestationSummary, CertReport, ToolInfo
-from reports.catalog_html import render_catalog_html
-from reports.catalog_markdown import render_catalog_markdown
-from reports.html import render_cert_html
-from reports.markdown import render_cert_markdown
-from reports.mdutil import code
+from meshcert.certify.report import AttestationSummary, CertReport, ToolInfo
+from meshcert.reports.catalog_html import render_catalog_html
+from meshcert.reports.catalog_markdown import render_catalog_markdown
+from meshcert.reports.html import render_cert_html
+from meshcert.reports.markdown import render_cert_markdown
+from meshcert.reports.mdutil import code
 from tests.reports.dom import parse
 
 SIGNER = "ed25519:" + "3b" * 32

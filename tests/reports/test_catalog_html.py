@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from certify.catalog_certify.since import Previous
-from reports.catalog_html import render_catalog_html
-from reports.catalog_outputs import CATALOG_HTML, write_catalog_reports
+from meshcert.catalog.since import Previous
+from meshcert.reports.catalog_html import render_catalog_html
+from meshcert.reports.catalog_outputs import CATALOG_HTML, write_catalog_reports
 from tests.reports.catalog_fixture import CatalogOut
 from tests.reports.checks_html import (
     assert_inert,
@@ -92,7 +92,7 @@ def test_catalog_findings_and_unreadable_entries_are_shown(catalog_out: CatalogO
 
 
 def test_what_changed_since_a_previous_report_is_shown(catalog_out: CatalogOut) -> None:
-    from certify.catalog_certify.model import SinceInfo
+    from meshcert.catalog.model import SinceInfo
 
     report = catalog_out.report.model_copy(update={"since": SinceInfo(
         report="before/catalog.json", new=1, changed=2, unchanged=13,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from certify.report import CertReport
-from reports.cert_view import NO_CHECK
-from reports.html import render_cert_html
+from meshcert.certify.report import CertReport
+from meshcert.reports.cert_view import NO_CHECK
+from meshcert.reports.html import render_cert_html
 from tests.reports.dom import Node, parse
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from certify.report import CertReport
-from reports.markdown import render_cert_markdown
-from reports.mdutil import code, text
+from meshcert.certify.report import CertReport
+from meshcert.reports.markdown import render_cert_markdown
+from meshcert.reports.mdutil import code, text
 
 
 def test_heading_states_the_verdict(failed_report: CertReport, passed_report: CertReport) -> None:

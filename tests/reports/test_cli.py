@@ -6,9 +6,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from certify.report import CertReport
-from evidence.report import EvidenceReport
+from meshcert.certify.report import CertReport
 from meshcert.cli import app
+from meshcert.evidence.report import EvidenceReport
 from tests.conftest import PackageFactory
 from tests.reports.checks_html import assert_self_contained
 from tests.reports.junit_shape import validate
@@ -81,7 +81,7 @@ def test_models_certify_writes_reports(tmp_path: Path, packages: PackageFactory)
 
 
 def test_evidence_report_writes_reports(tmp_path: Path) -> None:
-    from evidence.examplegen import example_files
+    from meshcert.evidence.examplegen import example_files
 
     files = [str(p) for p in example_files()]
     result = runner.invoke(app, ["evidence", "report", *files, "--out-dir",

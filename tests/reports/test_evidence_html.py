@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from evidence.report import EvidenceReport
-from reports.evidence_view import gate_status
-from reports.html import render_evidence_html
+from meshcert.evidence.report import EvidenceReport
+from meshcert.reports.evidence_view import gate_status
+from meshcert.reports.html import render_evidence_html
 from tests.reports.checks_html import (
     assert_inert,
     assert_responsive_and_printable,

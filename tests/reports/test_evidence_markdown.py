@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from evidence.report import EvidenceReport
-from reports.evidence_markdown import render_evidence_markdown
-from reports.markdown import render_markdown
-from reports.mdutil import code, text
+from meshcert.evidence.report import EvidenceReport
+from meshcert.reports.evidence_markdown import render_evidence_markdown
+from meshcert.reports.markdown import render_markdown
+from meshcert.reports.mdutil import code, text
 
 
 @pytest.mark.parametrize("kind", ["example", "synthetic", "passed", "incomplete"])

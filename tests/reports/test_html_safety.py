@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from certify.report import CertReport
-from reports.html import render_cert_html
+from meshcert.certify.report import CertReport
+from meshcert.reports.html import render_cert_html
 from tests.reports.checks_html import (
     assert_inert,
     assert_responsive_and_printable,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from certify.report import CertReport
-from evidence.report import EvidenceReport
-from reports.loader import ReportLoadError, detect_kind, load_report
+from meshcert.certify.report import CertReport
+from meshcert.evidence.report import EvidenceReport
+from meshcert.reports.loader import ReportLoadError, detect_kind, load_report
 
 
 def test_loads_both_kinds(tmp_path: Path, failed_report: CertReport,

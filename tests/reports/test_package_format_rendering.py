@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from certify.report import CertReport
-from reports.html import render_cert_html
-from reports.junit import render_cert_junit
-from reports.markdown import render_cert_markdown
+from meshcert.certify.report import CertReport
+from meshcert.reports.html import render_cert_html
+from meshcert.reports.junit import render_cert_junit
+from meshcert.reports.markdown import render_cert_markdown
 from tests.certify.v2_packages import build_v2
 from tests.conftest import certify_dir
 

@@ -11,13 +11,13 @@ import jsonschema
 import pytest
 from typer.testing import CliRunner
 
-from certify.catalog import CATALOG
-from certify.report import CertReport
+from meshcert.certify.report import CertReport
 from meshcert.cli import app
-from reports.sarif import build_sarif
-from tests.certify.gguf.ggufbuild import layer_rel, load, write_raw
-from tests.certify.gguf.hostile import CORPUS, write_case
+from meshcert.core.codes import CATALOG
+from meshcert.reports.sarif import build_sarif
 from tests.conftest import PackageFactory
+from tests.core.gguf.ggufbuild import layer_rel, load, write_raw
+from tests.core.gguf.hostile import CORPUS, write_case
 
 SCHEMA_FILE = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"

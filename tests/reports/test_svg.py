@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from reports import svg
+from meshcert.reports import svg
 from tests.reports.dom import parse
 
 HOSTILE = '<script>alert(1)</script>"onload=x'

@@ -10,7 +10,7 @@ from types import ModuleType
 
 import pytest
 
-from certify.split_roster import roster_from_json
+from meshcert.certify.split_roster import roster_from_json
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "refresh_split_roster.py"
 RECIPE = {"llama_upstream_sha": "a" * 40, "skippy_abi": "0.1.70", "patch_queue_sha256": "b" * 64}

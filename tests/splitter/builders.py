@@ -6,16 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from certify.gguf.model import GGUFHeader
-from certify.gguf.reader import read_header_file
-from meshcert.packagegen import (
+from meshcert.core.gguf.model import GGUFHeader
+from meshcert.core.gguf.reader import read_header_file
+from meshcert.splitter.write import WriteRequest, WriteResult, prepare, write
+from meshcert.testing import (
     ModelSpec,
     llama_spec,
     mmproj_spec,
     moe_mtp_spec,
     write_source_gguf,
 )
-from splitter.write import WriteRequest, WriteResult, prepare, write
 
 MODEL_ID = "meshcert/tiny-llama-GGUF:F16"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from splitter.errors import Aborted
+from meshcert.splitter.errors import Aborted
 from tests.splitter.builders import tiny_source, write_package
 
 LOGGER = ("import json, os, sys; open(sys.argv[1], 'a').write(json.dumps("

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from splitter.certify_step import certify_written
-from splitter.errors import Aborted, Refusal
-from splitter.hub_source import parse_coordinate
+from meshcert.splitter.certify_step import certify_written
+from meshcert.splitter.errors import Aborted, Refusal
+from meshcert.splitter.hub_source import parse_coordinate
 from tests.conftest import certify_dir
 from tests.splitter.builders import moe_sources, tiny_source, write_package
 from tests.support.hub_server import FakeHub

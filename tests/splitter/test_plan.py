@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.packagegen import ModelSpec, TensorSpec, glm_dsa_spec, llama_spec, moe_mtp_spec
-from splitter.errors import Refusal
-from splitter.plan import by_budget, mtp_layers, plan_package
-from splitter.source import load_local
+from meshcert.splitter.errors import Refusal
+from meshcert.splitter.plan import by_budget, mtp_layers, plan_package
+from meshcert.splitter.source import load_local
+from meshcert.testing import ModelSpec, TensorSpec, glm_dsa_spec, llama_spec, moe_mtp_spec
 from tests.splitter.builders import moe_sources, tiny_source, write_package
 
 

@@ -1,4 +1,5 @@
-"""Publisher metadata decided before writing (splitter.publisher): mesh-llm v0.79's ids, paths,
+"""Publisher metadata decided before writing (meshcert.splitter.publisher): mesh-llm v0.79's ids,
+paths,
 roles and order, its refusals and messages, the typed defaults it derives from realistic
 config.json / hf_quant_config.json files, and the config.json geometry gate with meshcert's one
 exception (the NextN block a GGUF counts and HF's num_hidden_layers leaves out)."""
@@ -11,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from splitter.errors import Refusal
-from splitter.publisher import PublisherInput, combine, plan_publisher, read_local
+from meshcert.splitter.errors import Refusal
+from meshcert.splitter.publisher import PublisherInput, combine, plan_publisher, read_local
 
 REPO = "Qwen/Qwen3-8B"
 REV = "b968826d9c46dd6066d109eabc6255188de91218"
-# the tiny llama source's geometry (meshcert.packagegen.llama_spec)
+# the tiny llama source's geometry (meshcert.testing.llama_spec)
 GGUF_KV: dict[str, Any] = {"general.architecture": "llama", "llama.block_count": 4,
                            "llama.embedding_length": 64, "llama.attention.head_count": 4,
                            "llama.attention.head_count_kv": 4, "llama.context_length": 256}
@@ -239,9 +240,8 @@ def test_the_mtp_nextn_block_counted_by_the_gguf_only_is_accepted() -> None:
 
 def test_a_local_file_over_the_size_limit_is_refused_without_reading_it_all(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import splitter.publisher
 
-    monkeypatch.setattr(splitter.publisher, "MAX_PUBLISHER_FILE_BYTES", 16)
+    monkeypatch.setattr("meshcert.splitter.publisher.MAX_PUBLISHER_FILE_BYTES", 16)
     big = tmp_path / "tokenizer_config.json"
     big.write_text(json.dumps({"added_tokens_decoder": {str(i): {} for i in range(100)}}))
     with pytest.raises(Refusal) as err:

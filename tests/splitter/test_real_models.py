@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from certify.report import CertReport
-from certify.workers.parity import ParityRequest
-from splitter.certify_step import certify_written
+from meshcert.certify.report import CertReport
+from meshcert.certify.workers.parity import ParityRequest
+from meshcert.splitter.certify_step import certify_written
 from tests.conftest import certify_dir
 from tests.splitter.builders import write_package
 from tests.support.llama_tools import llama_tool

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from splitter.roles import Role, is_nextn, role_of
+from meshcert.splitter.roles import Role, is_nextn, role_of
 
 
 @pytest.mark.parametrize(("name", "role"), [

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.packagegen import llama_spec
-from splitter.errors import Refusal
-from splitter.source import load_local
-from tests.certify.gguf.ggufbuild import KV, GGUFFile, RawTensor, V
+from meshcert.splitter.errors import Refusal
+from meshcert.splitter.source import load_local
+from meshcert.testing import llama_spec
+from tests.core.gguf.ggufbuild import KV, GGUFFile, RawTensor, V
 from tests.splitter.builders import tiny_source
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from meshcert.packagegen import llama_spec
+from meshcert.testing import llama_spec
 from tests.splitter.builders import tiny_source, write_package
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from certify.gguf.reader import read_header_file
+from meshcert.core.gguf.reader import read_header_file
 from tests.certify.v2_packages import MODEL_ID, build_v1, tiny_source
 from tests.support.splits import read_source, split_v1, with_extra_tensors
 

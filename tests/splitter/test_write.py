@@ -10,18 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from certify.formats.package_id import compute_package_id
-from certify.formats.v2_carrier import rebuild_catalog
-from certify.formats.v2_layout import payload_entries, v2_artifact_entries
-from certify.report import CertReport
-from certify.sources.local import load_local_package
-from certify.sources.source_gguf import package_tensor_ranges
-from certify.view import CertOptions
-from splitter.certify_step import certify_written
-from splitter.errors import Interrupted, Refusal
-from splitter.facts import source_facts
-from splitter.stream import NullWriteProgress
-from splitter.write import WriteRequest, WriteResult, prepare, write
+from meshcert.certify.formats.package_id import compute_package_id
+from meshcert.certify.formats.v2_carrier import rebuild_catalog
+from meshcert.certify.formats.v2_layout import payload_entries, v2_artifact_entries
+from meshcert.certify.report import CertReport
+from meshcert.certify.sources.local import load_local_package
+from meshcert.certify.sources.source_gguf import package_tensor_ranges
+from meshcert.certify.view import CertOptions
+from meshcert.splitter.certify_step import certify_written
+from meshcert.splitter.errors import Interrupted, Refusal
+from meshcert.splitter.facts import source_facts
+from meshcert.splitter.stream import NullWriteProgress
+from meshcert.splitter.write import WriteRequest, WriteResult, prepare, write
 from tests.conftest import certify_dir
 from tests.splitter.builders import MODEL_ID, header, moe_sources, tiny_source, write_package
 
@@ -233,7 +233,7 @@ def test_a_local_source_needs_a_model_id(tmp_path: Path) -> None:
 
 
 def test_a_source_that_fails_inspection_is_refused(tmp_path: Path) -> None:
-    from tests.certify.gguf.ggufbuild import KV, GGUFFile, RawTensor, V
+    from tests.core.gguf.ggufbuild import KV, GGUFFile, RawTensor, V
 
     bad = GGUFFile(kvs=[KV("general.architecture", V.STRING, "llama"),
                         KV("llama.block_count", V.UINT32, 1),

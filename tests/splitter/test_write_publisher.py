@@ -12,10 +12,10 @@ from typing import Any, cast
 
 import pytest
 
-from certify.formats.package_id import compute_package_id
-from splitter.errors import Refusal
-from splitter.manifest import manifest_bytes
-from splitter.write import WriteResult
+from meshcert.certify.formats.package_id import compute_package_id
+from meshcert.splitter.errors import Refusal
+from meshcert.splitter.manifest import manifest_bytes
+from meshcert.splitter.write import WriteResult
 from tests.conftest import certify_dir
 from tests.splitter.builders import moe_sources, tiny_source, write_package
 from tests.splitter.test_publisher import QWEN3_CONFIG
@@ -123,7 +123,7 @@ def test_the_manifest_file_is_serde_jsons_pretty_layout(tmp_path: Path) -> None:
 
 
 def test_manifest_bytes_matches_serde_json_to_string_pretty() -> None:
-    from certify.formats.package_id import F64
+    from meshcert.certify.formats.package_id import F64
 
     # hand-derived from serde_json's PrettyFormatter (two spaces, "key": value, empty
     # collections as {} and [], UTF-8 unescaped, f64 in ryu's spelling)

@@ -9,13 +9,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from certify.report import CertReport
-from certify.service import CertRequest, certify_package
-from certify.view import CertOptions
 from meshcert.attest.dsse import Envelope, parse_lines, sign
 from meshcert.attest.keys import KeyPair, generate, load_private
 from meshcert.attest.sign import Signed, sign_report, write_attestation
 from meshcert.attest.statement import canonical_json
+from meshcert.certify.report import CertReport
+from meshcert.certify.service import CertRequest, certify_package
+from meshcert.certify.view import CertOptions
 
 
 def keypair(base: Path, name: str = "signer") -> KeyPair:

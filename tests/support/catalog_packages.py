@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from certify.formats.package_id import compute_package_id
-from meshcert.packagegen import llama_spec, write_source_gguf
-from meshcert.packagegen.writer import write_manifest_and_card
-from splitter.card import render_card
+from meshcert.certify.formats.package_id import compute_package_id
+from meshcert.splitter.card import render_card
+from meshcert.testing import llama_spec, write_source_gguf
+from meshcert.testing.writer import write_manifest_and_card
 from tests.support.splits import split_v1, split_v2
 
 MANIFEST = "model-package.json"

@@ -11,10 +11,10 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from certify.catalog_certify.model import CatalogOptions  # noqa: E402
-from certify.catalog_certify.run import CatalogRequest, CatalogRun, certify_catalog  # noqa: E402
-from certify.catalog_certify.sources import LocalCatalog  # noqa: E402
-from reports.catalog_outputs import PackageReportWriter  # noqa: E402
+from meshcert.catalog.model import CatalogOptions  # noqa: E402
+from meshcert.catalog.run import CatalogRequest, CatalogRun, certify_catalog  # noqa: E402
+from meshcert.catalog.sources import LocalCatalog  # noqa: E402
+from meshcert.reports.catalog_outputs import PackageReportWriter  # noqa: E402
 from tests.support.catalog_packages import (  # noqa: E402
     RUNTIME_ABI,
     build_test_catalog,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from certify.report import CertReport
-from certify.service import CertRequest, certify_package
-from certify.view import CertOptions
-from meshcert.packagegen import PackageInfo, llama_spec, write_package
+from meshcert.certify.report import CertReport
+from meshcert.certify.service import CertRequest, certify_package
+from meshcert.certify.view import CertOptions
+from meshcert.testing import PackageInfo, llama_spec, write_package
 
 REPO = "meshcert/tiny-llama-layers"
 

@@ -23,7 +23,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from meshcert.packagegen.writer import sha256_of
+from meshcert.testing.writer import sha256_of
 
 
 @dataclass(frozen=True)

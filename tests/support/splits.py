@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from certify.byte_source import LocalFileSource
-from certify.formats.v2_carrier import (
+from meshcert.certify.formats.v2_carrier import (
     LOCATOR_SCHEMA,
     METADATA_ONLY,
     PART_COUNT,
@@ -21,11 +20,12 @@ from certify.formats.v2_carrier import (
     TENSOR_PART,
     TENSOR_SIZE,
 )
-from certify.gguf.model import GGUFHeader, TensorInfo
-from certify.gguf.reader import ReadLimits, read_header_and_bytes, read_header_with_limits
-from splitter import wire
-from splitter.plan import V2Layout
-from splitter.write import write_file
+from meshcert.core.byte_source import LocalFileSource
+from meshcert.core.gguf import wire
+from meshcert.core.gguf.model import GGUFHeader, TensorInfo
+from meshcert.core.gguf.reader import ReadLimits, read_header_and_bytes, read_header_with_limits
+from meshcert.splitter.plan import V2Layout
+from meshcert.splitter.write import write_file
 
 Locator = tuple[int, int, int, int]  # (part, absolute offset, stored size, alignment)
 FULL_READ = ReadLimits(array_items=1 << 24, total_items=1 << 27)

@@ -6,7 +6,7 @@ a real GGUF file and into a real package.
 
 from __future__ import annotations
 
-from certify.chat_template import CODE_EXECUTION, HIDDEN_INSTRUCTION, RENDER_ERROR
+from meshcert.certify.chat_template import CODE_EXECUTION, HIDDEN_INSTRUCTION, RENDER_ERROR
 
 LOOP = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}"
 

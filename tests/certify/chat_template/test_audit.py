@@ -10,16 +10,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from certify.chat_template import (
+from meshcert.certify.chat_template import (
     CODE_EXECUTION,
     HIDDEN_INSTRUCTION,
     RENDER_ERROR,
     RenderLimits,
     audit_template,
 )
-from certify.chat_template.audit import judge_render
-from certify.chat_template.conversations import CONVERSATIONS
-from certify.chat_template.render import render_in_sandbox
+from meshcert.certify.chat_template.audit import judge_render
+from meshcert.certify.chat_template.conversations import CONVERSATIONS
+from meshcert.certify.chat_template.render import render_in_sandbox
 from tests.certify.chat_template.corpus import HOSTILE, LOOP
 
 
@@ -126,7 +126,7 @@ def test_random_templates_never_crash_the_auditor(template: str) -> None:
 
 
 def test_the_codes_are_the_catalogued_contract() -> None:
-    from certify.catalog import CATALOG
+    from meshcert.core.codes import CATALOG
 
     assert (CODE_EXECUTION, RENDER_ERROR, HIDDEN_INSTRUCTION) == (
         "chat_template_code_execution", "chat_template_render_error",
@@ -141,6 +141,6 @@ def test_a_tree_too_deep_to_walk_is_a_finding_not_a_crash(monkeypatch: pytest.Mo
     def too_deep(source: str, tree: object) -> list[object]:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr("certify.chat_template.audit.dangerous_constructs", too_deep)
+    monkeypatch.setattr("meshcert.certify.chat_template.audit.dangerous_constructs", too_deep)
     assert [(i.code, i.message) for i in audit_template(LOOP)] == [
         (RENDER_ERROR, "is nested too deeply to audit")]

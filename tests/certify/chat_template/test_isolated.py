@@ -6,8 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from certify.chat_template import HIDDEN_INSTRUCTION, RENDER_ERROR, RenderLimits, audit_template
-from certify.chat_template.isolated import audit_isolated
+from meshcert.certify.chat_template import (
+    HIDDEN_INSTRUCTION,
+    RENDER_ERROR,
+    RenderLimits,
+    audit_template,
+)
+from meshcert.certify.chat_template.isolated import audit_isolated
 from tests.certify.chat_template.corpus import HOSTILE, LOOP
 from tests.certify.chat_template.test_audit import REAL_SHAPES
 

@@ -19,16 +19,16 @@ from typing import Any
 import numpy as np
 from gguf import GGMLQuantizationType, GGUFReader, GGUFValueType, GGUFWriter
 
-from certify.checks import all_checks
-from certify.engine import run_checks
-from certify.findings import Finding
-from certify.gguf.model import GGUFHeader, HeaderError
-from certify.gguf.reader import read_header_file
-from certify.manifest_parse import ParsedManifest
-from certify.report import RefInfo
-from certify.view import PackageView
-from meshcert.packagegen import PackageInfo
-from meshcert.packagegen.writer import add_kv, render_readme, sha256_of
+from meshcert.certify.checks import all_checks
+from meshcert.certify.engine import run_checks
+from meshcert.certify.manifest_parse import ParsedManifest
+from meshcert.certify.report import RefInfo
+from meshcert.certify.view import PackageView
+from meshcert.core.findings import Finding
+from meshcert.core.gguf.model import GGUFHeader, HeaderError
+from meshcert.core.gguf.reader import read_header_file
+from meshcert.testing import PackageInfo
+from meshcert.testing.writer import add_kv, render_readme, sha256_of
 
 V = GGUFValueType
 KV = dict[str, Any]

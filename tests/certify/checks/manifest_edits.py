@@ -12,13 +12,13 @@ import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from certify.checks import all_checks
-from certify.engine import run_checks
-from certify.findings import Finding
-from certify.manifest_parse import ParsedManifest
-from certify.sources.local import load_local_package
-from certify.view import CertOptions, PackageView
-from meshcert.packagegen import PackageInfo
+from meshcert.certify.checks import all_checks
+from meshcert.certify.engine import run_checks
+from meshcert.certify.manifest_parse import ParsedManifest
+from meshcert.certify.sources.local import load_local_package
+from meshcert.certify.view import CertOptions, PackageView
+from meshcert.core.findings import Finding
+from meshcert.testing import PackageInfo
 
 Edit = Callable[[dict[str, Any]], None]
 DROP: Any = object()  # as a value: delete the key instead of setting it

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from certify.paths import unsafe_path_reason
+from meshcert.certify.paths import unsafe_path_reason
 from tests.conftest import PackageFactory, certify_dir, codes
 
 
@@ -149,9 +149,9 @@ def test_unreadable_file_is_a_finding(packages: PackageFactory) -> None:
     """Root reads any file, so the read failure is injected into the view the check sees."""
     from dataclasses import replace
 
-    from certify.checks.artifacts import artifact_files
-    from certify.sources.local import load_local_package
-    from certify.view import CertOptions
+    from meshcert.certify.checks.artifacts import artifact_files
+    from meshcert.certify.sources.local import load_local_package
+    from meshcert.certify.view import CertOptions
 
     info = packages.build("llama")
     view = load_local_package(str(info.root), display_ref="x", options=CertOptions())

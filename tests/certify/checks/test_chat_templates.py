@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from certify.chat_template import CODE_EXECUTION, HIDDEN_INSTRUCTION, RENDER_ERROR
-from certify.template_audits import MAX_RENDERS
-from meshcert.packagegen import llama_spec, write_source_gguf
+from meshcert.certify.chat_template import CODE_EXECUTION, HIDDEN_INSTRUCTION, RENDER_ERROR
+from meshcert.certify.template_audits import MAX_RENDERS
+from meshcert.testing import llama_spec, write_source_gguf
 from tests.certify.chat_template.corpus import HOSTILE, LOOP
 from tests.certify.checks.gguf_edits import (
     Typed,

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from certify.report import CertReport
-from meshcert.packagegen import glm_dsa_spec
-from meshcert.packagegen.writer import default_generation
-from tests.certify.gguf.ggufbuild import GGUFFile, drop_tensors, layer_rel, rewrite
+from meshcert.certify.report import CertReport
+from meshcert.testing import glm_dsa_spec
+from meshcert.testing.writer import default_generation
 from tests.conftest import PackageFactory, certify_dir, codes
+from tests.core.gguf.ggufbuild import GGUFFile, drop_tensors, layer_rel, rewrite
 
 CODE = "glm_dsa_contract_violation"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from certify.report import CertReport
+from meshcert.certify.report import CertReport
 from tests.certify.publisher_packages import build_published
 from tests.certify.v2_packages import build_v1, build_v2, edit_manifest
 from tests.conftest import certify_dir

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 from gguf import GGMLQuantizationType
 
-from certify.checks import all_checks
-from certify.engine import run_checks
-from certify.gguf.reader import read_header_file
-from meshcert.packagegen.writer import sha256_of
+from meshcert.certify.checks import all_checks
+from meshcert.certify.engine import run_checks
+from meshcert.core.gguf.reader import read_header_file
+from meshcert.testing.writer import sha256_of
 from tests.certify.checks.gguf_edits import Tensors, rewrite_gguf
 from tests.certify.checks.manifest_edits import real_view
 from tests.certify.v2_packages import build_v1, flip_tensor_byte, refresh_v1_artifact

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from certify.report import CertReport
-from tests.certify.gguf.ggufbuild import drop_tensors, layer_rel
+from meshcert.certify.report import CertReport
 from tests.conftest import PackageFactory, certify_dir, codes
+from tests.core.gguf.ggufbuild import drop_tensors, layer_rel
 
 CODE = "native_mtp_layer_missing_tensors"
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from certify.chat_template import CODE_EXECUTION
-from certify.findings import Finding
-from certify.report import CertReport
+from meshcert.certify.chat_template import CODE_EXECUTION
+from meshcert.certify.report import CertReport
+from meshcert.core.findings import Finding
 from tests.certify.chat_template.corpus import HOSTILE, LOOP
 from tests.certify.publisher_packages import (
     TINY_CONFIG,

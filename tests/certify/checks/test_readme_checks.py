@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 import pytest
 
-from certify.report import CertReport
-from meshcert.packagegen import PackageInfo
-from meshcert.packagegen.writer import render_readme
+from meshcert.certify.report import CertReport
+from meshcert.testing import PackageInfo
+from meshcert.testing.writer import render_readme
 from tests.conftest import PackageFactory, certify_dir, codes
 
 README_CODES = {"readme_missing", "readme_missing_field"}

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from gguf import GGUFValueType
 
-from certify.checks import all_checks
-from certify.engine import run_checks
-from certify.gguf.reader import read_header_file
+from meshcert.certify.checks import all_checks
+from meshcert.certify.engine import run_checks
+from meshcert.core.gguf.reader import read_header_file
 from tests.certify.checks.gguf_edits import KV, Typed, rewrite_gguf
 from tests.certify.v2_packages import build_v1, refresh_v1_artifact
 from tests.conftest import certify_dir, codes

@@ -13,14 +13,15 @@ from typing import Any
 import pytest
 from gguf import GGMLQuantizationType as Q
 
-from certify.gguf.model import GGUFHeader
-from certify.gguf.source_facts import source_facts
-from certify.report import CertReport
-from certify.sources.local import load_local_package
-from certify.sources.source_gguf import attach_source, hash_file_and_ranges
-from certify.view import CertOptions
-from meshcert.packagegen import PackageInfo
-from tests.certify.gguf.ggufbuild import (
+from meshcert.certify.package_gguf.source_facts import source_facts
+from meshcert.certify.report import CertReport
+from meshcert.certify.sources.local import load_local_package
+from meshcert.certify.sources.source_gguf import attach_source, hash_file_and_ranges
+from meshcert.certify.view import CertOptions
+from meshcert.core.gguf.model import GGUFHeader
+from meshcert.testing import PackageInfo
+from tests.conftest import PackageFactory, certify_dir, codes
+from tests.core.gguf.ggufbuild import (
     KV,
     GGUFFile,
     RawTensor,
@@ -30,7 +31,6 @@ from tests.certify.gguf.ggufbuild import (
     load,
     rewrite,
 )
-from tests.conftest import PackageFactory, certify_dir, codes
 
 SOURCE_CODES = {"source_sha256_mismatch", "source_tensor_missing_from_package",
                 "package_tensor_not_in_source", "source_tensor_data_mismatch"}

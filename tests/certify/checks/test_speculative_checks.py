@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from certify.catalog import CATALOG
-from certify.report import CertReport
+from meshcert.certify.report import CertReport
+from meshcert.core.codes import CATALOG
 from tests.certify.checks.manifest_edits import (
     Edit,
     real_view,

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from gguf import GGMLQuantizationType as Q
 
-from certify.gguf.model import GGUFHeader
-from certify.gguf.reader import read_header_file
-from meshcert.packagegen import glm_dsa_spec, llama_spec, write_source_gguf
+from meshcert.core.gguf.model import GGUFHeader
+from meshcert.core.gguf.reader import read_header_file
+from meshcert.testing import glm_dsa_spec, llama_spec, write_source_gguf
 from tests.certify.checks.gguf_edits import (
     KV,
     Tensors,

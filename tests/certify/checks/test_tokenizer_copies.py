@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.packagegen import PackageInfo, llama_spec, write_package, write_source_gguf
+from meshcert.testing import PackageInfo, llama_spec, write_package, write_source_gguf
 from tests.certify.checks.gguf_edits import (
     KV,
     Typed,

@@ -93,7 +93,7 @@ def test_request_defaults_are_accepted_not_an_unreleased_extension(v2: SplitPack
 
 
 def test_an_id_that_leaves_request_defaults_out_is_now_a_mismatch(v2: SplitPackage) -> None:
-    from certify.formats.package_id import compute_package_id
+    from meshcert.certify.formats.package_id import compute_package_id
 
     _with_request_defaults(v2, package_id=compute_package_id(v2.manifest))  # without them
     report = certify_dir(v2.root)

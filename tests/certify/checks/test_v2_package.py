@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from certify.report import CertReport
+from meshcert.certify.report import CertReport
 from tests.certify.v2_packages import (
     build_v2,
     edit_manifest,
@@ -316,7 +316,7 @@ def test_the_metadata_artifact_must_be_a_non_sidecar_gguf(v2: SplitPackage, targ
 
 
 def test_source_with_other_metadata_is_a_source_metadata_mismatch(tmp_path: Path) -> None:
-    from meshcert.packagegen import llama_spec, write_source_gguf
+    from meshcert.testing import llama_spec, write_source_gguf
 
     pkg = build_v2(tmp_path / "a")
     spec = llama_spec(block_count=4)
@@ -378,7 +378,7 @@ def test_a_package_as_mesh_llm_v079_writes_it_passes_with_the_right_id(
         v2: SplitPackage) -> None:
     import hashlib
 
-    from certify.formats.package_id import canonical_bytes
+    from meshcert.certify.formats.package_id import canonical_bytes
     from tests.certify.v2_packages import PINNED_REVISION, add_publisher_files
 
     files = _v079_files()
@@ -446,9 +446,9 @@ def test_a_package_as_mesh_llm_v079_writes_it_passes_with_the_right_id(
 
 def test_stage_zeros_slice_covers_the_publisher_files_and_no_stage_loads_them(
         v2: SplitPackage) -> None:
-    from certify.formats.v2_layout import v2_artifact_entries
-    from certify.scope import Selection, parse_stage
-    from certify.stages import StageRange, stage_parts
+    from meshcert.certify.formats.v2_layout import v2_artifact_entries
+    from meshcert.certify.scope import Selection, parse_stage
+    from meshcert.certify.stages import StageRange, stage_parts
     from tests.certify.v2_packages import add_publisher_files
 
     add_publisher_files(v2, {"config.json": _v079_files()["config.json"]})

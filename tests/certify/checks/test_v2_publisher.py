@@ -13,8 +13,11 @@ from typing import Any
 
 import pytest
 
-from certify.checks.v2_publisher import validate_publisher_defaults, validate_publisher_metadata
-from certify.formats.v2_layout import payload_entries, v2_artifact_entries
+from meshcert.certify.checks.v2_publisher import (
+    validate_publisher_defaults,
+    validate_publisher_metadata,
+)
+from meshcert.certify.formats.v2_layout import payload_entries, v2_artifact_entries
 from tests.certify.v2_packages import (
     PINNED_REVISION,
     add_publisher_files,

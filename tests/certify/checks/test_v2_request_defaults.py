@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from certify.checks.v2_request_defaults import (
+from meshcert.certify.checks.v2_request_defaults import (
     parses_as_rust_i32,
     request_defaults_problems,
     rust_trim,

@@ -8,7 +8,7 @@ import hashlib
 import json
 from typing import Any
 
-from certify.formats.package_id import canonical_bytes, compute_package_id
+from meshcert.certify.formats.package_id import canonical_bytes, compute_package_id
 
 MANIFEST: dict[str, Any] = {
     "created_at_unix_secs": 1767225600,
@@ -269,7 +269,7 @@ def test_an_integer_beyond_f64_or_a_lone_surrogate_never_raises() -> None:
 
 
 def test_floats_are_spelled_as_serde_json_spells_them() -> None:
-    from certify.formats.package_id import serde_f64
+    from meshcert.certify.formats.package_id import serde_f64
 
     # ryu's choices as mesh-llm-0.79.md §1.6 states them (no Rust golden vector available)
     spelled = {1.0: "1.0", 0.95: "0.95", 1e-5: "0.00001", 1e-6: "1e-6", 1.5e-7: "1.5e-7",

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from certify.report import RuntimeGate
-from certify.runtime.gates import run_runtime_gates
-from certify.service import RuntimeRequest
-from meshcert.packagegen import llama_spec, write_package
-from meshcert.packagegen.writer import write_source_gguf
+from meshcert.certify.report import RuntimeGate
+from meshcert.certify.runtime.gates import run_runtime_gates
+from meshcert.certify.service import RuntimeRequest
+from meshcert.testing import llama_spec, write_package
+from meshcert.testing.writer import write_source_gguf
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.server_process import stop, wait_until_ready
 
@@ -72,7 +72,7 @@ class LlamaServer:
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     """llama-cpp-python's OpenAI server on a tiny random-weight llama GGUF written by
-    meshcert.packagegen, serving the package directory's path as model alias.
+    meshcert.testing, serving the package directory's path as model alias.
 
     Fails loudly (with the server's stderr) when the server cannot start; never skips."""
     work = tmp_path_factory.mktemp("llama-live")

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 import pytest
 
-from certify.runtime.gates import GATES, MESH_GATES, run_runtime_gates
-from certify.service import CertRequest, RuntimeRequest, certify_package
+from meshcert.certify.runtime.gates import GATES, MESH_GATES, run_runtime_gates
+from meshcert.certify.service import CertRequest, RuntimeRequest, certify_package
 from tests.certify.runtime.conftest import free_port, run_against
 from tests.support.fake_openai import FakeOpenAI
 
@@ -167,7 +167,7 @@ def test_only_mesh_gates_decide_the_status_unless_strict(
 
 def test_a_crashing_gate_is_incomplete_not_passed(
         fake_server: FakeFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    import certify.runtime.gates as gates_module
+    import meshcert.certify.runtime.gates as gates_module
 
     def boom(ctx: object) -> None:
         raise RuntimeError("kaboom")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from certify.report import RuntimeGate
+from meshcert.certify.report import RuntimeGate
 from meshcert.cli import app
 from tests.certify.runtime.conftest import LlamaServer, run_against
 

@@ -19,11 +19,11 @@ from typing import Any
 import httpx
 import pytest
 
-from certify.materialize import compose, write_gguf
-from certify.report import RuntimeGate
-from certify.sources.local import load_local_package
-from certify.stages import StageRange
-from certify.view import CertOptions
+from meshcert.certify.materialize import compose, write_gguf
+from meshcert.certify.report import RuntimeGate
+from meshcert.certify.sources.local import load_local_package
+from meshcert.certify.stages import StageRange
+from meshcert.certify.view import CertOptions
 from tests.certify.runtime.conftest import free_port, run_against
 from tests.support.real_models import smollm2_path
 from tests.support.server_process import stop, wait_until_ready

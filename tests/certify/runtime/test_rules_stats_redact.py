@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from certify.redact import Redactor
-from certify.runtime.rules import (
+from meshcert.certify.runtime.rules import (
     chat_texts,
     error_object,
     model_ids,
     responses_texts,
     usage_completion_tokens,
 )
-from certify.runtime.stats import latency_summary, percentile
+from meshcert.certify.runtime.stats import latency_summary, percentile
+from meshcert.core.redact import Redactor
 
 
 @pytest.mark.parametrize(("content", "ok"), [
@@ -81,7 +81,7 @@ def test_redactor_without_a_key_changes_nothing() -> None:
 
 
 def test_a_snippet_is_scrubbed_before_it_is_cut() -> None:
-    from certify.runtime.client import Exchange
+    from meshcert.certify.runtime.client import Exchange
 
     key = "sk-0123456789abcdef"
     exchange = Exchange("GET", "/v1/models", body=("x" * 195 + key + "y" * 50).encode())

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from certify.runtime.sse import SSEError, SSEEvent, SSEParser
+from meshcert.certify.runtime.sse import SSEError, SSEEvent, SSEParser
 
 
 def parse(*chunks: bytes) -> tuple[list[SSEEvent], SSEParser]:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from certify.runtime.sse import SSEEvent
-from certify.runtime.stream import StreamChecker, is_event_stream
+from meshcert.certify.runtime.sse import SSEEvent
+from meshcert.certify.runtime.stream import StreamChecker, is_event_stream
 
 
 def ev(obj: Any, at: float, event: str = "message") -> SSEEvent:

@@ -3,8 +3,8 @@ service asks its worker processes then, so they answer while the bytes are hashe
 
 from __future__ import annotations
 
-from certify.sources.local import load_local_package
-from certify.view import CertOptions, PackageView
+from meshcert.certify.sources.local import load_local_package
+from meshcert.certify.view import CertOptions, PackageView
 from tests.conftest import PackageFactory
 
 

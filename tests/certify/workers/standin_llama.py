@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from certify.workers import llama_library
+from meshcert.certify.workers import llama_library
 
 MODE_ENV = "MESHCERT_STANDIN_MODE"
 MATCH_ENV = "MESHCERT_STANDIN_MATCH"  # the decode dies on a model path holding this

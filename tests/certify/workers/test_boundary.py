@@ -1,4 +1,5 @@
-"""Nothing outside certify/workers runs llama.cpp code: no module imports `llama_cpp` or loads
+"""Nothing outside meshcert/certify/workers runs llama.cpp code: no module imports `llama_cpp` or
+loads
 a ggml library with ctypes. A native fault then can only ever kill a worker."""
 
 from __future__ import annotations
@@ -7,9 +8,8 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-PRODUCT = [p for top in ("certify", "meshcert", "evidence", "reports", "splitter", "publish")
-           for p in (ROOT / top).rglob("*.py")]
-WORKERS = ROOT / "certify" / "workers"
+PRODUCT = sorted((ROOT / "meshcert").rglob("*.py"))
+WORKERS = ROOT / "meshcert" / "certify" / "workers"
 
 
 def _llama_uses(path: Path) -> list[str]:

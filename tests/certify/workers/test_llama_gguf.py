@@ -13,17 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from certify.gguf.model import GGUFHeader
-from certify.manifest_parse import ParsedManifest
-from certify.report import RefInfo
-from certify.view import CertOptions, FileFact, PackageView
-from certify.workers.llama_gguf import (
+from meshcert.certify.manifest_parse import ParsedManifest
+from meshcert.certify.report import RefInfo
+from meshcert.certify.view import CertOptions, FileFact, PackageView
+from meshcert.certify.workers.llama_gguf import (
     HASH_BYTES_PER_S,
     PARALLEL_FROM,
     PARSE_BYTES_PER_S,
     LlamaCppGGUF,
     split_pays,
 )
+from meshcert.core.gguf.model import GGUFHeader
 
 STAND_IN = r"""
 #include <stdio.h>

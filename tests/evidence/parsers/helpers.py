@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evidence.ingest import IngestResult, ingest_files
+from meshcert.evidence.ingest import IngestResult, ingest_files
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "mesh"
 

@@ -8,9 +8,9 @@ import json
 import tracemalloc
 from pathlib import Path
 
-from evidence.history import read_history
-from evidence.ingest import ingest_files
-from evidence.parsers.perf_history import cohort_key_of
+from meshcert.evidence.history import read_history
+from meshcert.evidence.ingest import ingest_files
+from meshcert.evidence.parsers.perf_history import cohort_key_of
 from tests.evidence.mesh_history import generated_lines, jsonl, row, series
 from tests.evidence.parsers.helpers import ingest
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evidence.ingest import ingest_files
+from meshcert.evidence.ingest import ingest_files
 from tests.evidence.parsers.helpers import DATA, ingest, refusal, values
 
 

@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from evidence.ingest import ingest_files
+from meshcert.evidence.ingest import ingest_files
 from tests.evidence.parsers.helpers import DATA, ingest, values
 
 

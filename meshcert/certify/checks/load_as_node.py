@@ -1,0 +1,49 @@
+"""Findings from loading the package as a node would (--materialize, --parity).
+
+The I/O happened beforehand (meshcert.certify.materialize, meshcert.certify.workers.parity) and
+left its results on
+the view; these checks only turn them into findings. A stage or parity run that could not even be
+tried (package not local, source missing, over the size limit) is `check_not_run`, and one whose
+llama.cpp worker died (a signal, a non-zero exit, its wall clock) is `llama_cpp_crashed`: either
+way the result is incomplete, never passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from meshcert.certify.checks import register
+from meshcert.certify.view import PackageView
+from meshcert.core.findings import Finding, finding
+
+
+@register("stage_materialization", order=370,
+          codes=["stage_materialization_failed", "check_not_run", "llama_cpp_crashed"])
+def check_stage_materialization(view: PackageView) -> Iterator[Finding]:
+    for build in (view.stage_builds or {}).values():
+        if build.death is not None:
+            yield finding("llama_cpp_crashed", f"stage {build.stage_id} undecided: "
+                          f"{build.death.describe()}", path=build.death.model)
+        elif build.error is not None:
+            yield finding("stage_materialization_failed",
+                          f"stage {build.stage_id} does not materialize: {build.error}",
+                          path=build.path)
+        elif build.not_run is not None:
+            yield finding("check_not_run",
+                          f"stage {build.stage_id} not materialized: {build.not_run}")
+
+
+@register("split_parity", order=380,
+          codes=["split_parity_mismatch", "check_not_run", "llama_cpp_crashed"])
+def check_split_parity(view: PackageView) -> Iterator[Finding]:
+    result = view.parity
+    if result is None:
+        return
+    if result.status == "crashed":
+        model = result.death.model if result.death is not None else None
+        yield finding("llama_cpp_crashed", f"split parity undecided: {result.detail}",
+                      path=model)
+    elif result.status == "failed":
+        yield finding("split_parity_mismatch", f"split parity failed: {result.detail}")
+    elif result.status == "not_run":
+        yield finding("check_not_run", f"split parity not run: {result.detail}")

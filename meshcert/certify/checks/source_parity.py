@@ -1,0 +1,219 @@
+"""The package against the source GGUF given with `--source` (facts from source_gguf.py).
+
+The source file(s) must match the manifest's source_model checksums; every source tensor must
+be in the package and every package tensor in the source, with the same type, shape and bytes.
+Projectors are not source-model tensors and are left out. When the source (or part of it)
+cannot be read the comparison is incomplete (``check_not_run``), never passed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+from meshcert.certify.checks import register
+from meshcert.certify.package_gguf.fragments import Fragment, capped, fragments, preview
+from meshcert.certify.package_gguf.source_facts import SourceFacts, SourceTensor, source_facts
+from meshcert.certify.view import PackageView
+from meshcert.core.findings import Finding, finding
+from meshcert.core.gguf.constants import GGML_TYPE_NAMES
+from meshcert.core.gguf.model import GGUFHeader, TensorInfo
+from meshcert.core.gguf.names import layer_of
+
+
+@register("source_parity", order=360, codes=[
+    "source_sha256_mismatch", "source_tensor_missing_from_package",
+    "package_tensor_not_in_source", "source_tensor_data_mismatch", "check_not_run",
+    "unknown_source_file", "source_metadata_mismatch", "layer_count_mismatch",
+])
+def check_source_parity(view: PackageView) -> Iterator[Finding]:
+    facts = source_facts(view)
+    if facts is None:
+        return  # no --source given
+    if facts.error is not None:
+        yield finding("check_not_run", f"source GGUF not compared: {facts.error}")
+        return
+    unreadable = [s for s in facts.shards if s.error is not None]
+    for shard in unreadable:
+        yield finding("check_not_run", f"source file {shard.path} not compared: {shard.error}")
+    for problem in facts.problems:
+        yield finding("check_not_run", f"source parity incomplete: {problem}")
+    yield from _checksums(view.manifest, facts)
+    package = (_v2_package_tensors(view) if view.package_format == "v2"
+               else _package_tensors(fragments(view)))
+    if not unreadable:  # a missing shard would make its tensors look absent from the source
+        yield from _missing_from_package(facts, package)
+        yield from _not_in_source(facts, package)
+    yield from capped(list(_data_mismatches(facts, package)), limit=50)
+    if view.package_format == "v2":
+        yield from _v2_source_identity(view, facts)
+    if not facts.package_data_hashed:
+        yield finding("check_not_run", "tensor bytes not compared with the source: the package "
+                      "files are not on local disk (types and shapes were compared)")
+
+
+def _checksums(manifest: dict[str, Any] | None, facts: SourceFacts) -> Iterator[Finding]:
+    source = manifest.get("source_model") if manifest else None
+    if not isinstance(source, dict):
+        return
+    expected: dict[str, str] = {}  # file base name -> declared sha256
+    for entry in source.get("files") or []:
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str) \
+                and isinstance(entry.get("sha256"), str):
+            expected[os.path.basename(entry["path"])] = entry["sha256"].lower()
+    main = source.get("primary_file") or source.get("path")
+    main_name = os.path.basename(main) if isinstance(main, str) else None
+    hashed = [s for s in facts.shards if s.sha256 is not None]
+    names = [os.path.basename(s.path) for s in hashed]
+    main_shard = names.index(main_name) if main_name in names else 0
+    declared_main = source.get("sha256")
+    for i, shard in enumerate(hashed):
+        claims = set()
+        if names[i] in expected:
+            claims.add(("source_model.files[]", expected[names[i]]))
+        if i == main_shard and isinstance(declared_main, str):
+            claims.add(("source_model.sha256", declared_main.lower()))
+        for field, sha in sorted(claims):
+            if sha != shard.sha256:
+                yield finding("source_sha256_mismatch", f"{shard.path} hashes to {shard.sha256}, "
+                              f"but {field} says {sha}", path=shard.path)
+
+
+def _v2_package_tensors(view: PackageView) -> dict[str, tuple[Fragment, TensorInfo]]:
+    """v2: every catalog tensor where its locator puts it, then any tensor a payload artifact's
+    own directory adds (a foreign one is not in the source: reported below)."""
+    out: dict[str, tuple[Fragment, TensorInfo]] = {}
+    catalog = view.tensor_catalog()
+    frags = {f.path: f for f in fragments(view)}
+    for t in catalog.tensors if catalog is not None else []:
+        frag = frags.get(t.artifact.path) if t.artifact is not None else None
+        if frag is not None:
+            out.setdefault(t.name, (frag, TensorInfo(t.name, t.shape, t.ggml_type,
+                                                     t.offset - frag.header.data_offset,
+                                                     t.size)))
+    for frag in frags.values():
+        if frag.role != "shared.metadata":
+            for info in frag.header.tensors:
+                out.setdefault(info.name, (frag, info))
+    return out
+
+
+def _v2_source_identity(view: PackageView, facts: SourceFacts) -> Iterator[Finding]:
+    """What verify-package-v2 adds: the declared files are the real inventory, layer_count is
+    the source's block_count, and the carrier holds the source's normalized metadata."""
+    manifest = view.manifest or {}
+    source = manifest.get("source_model")
+    declared = {os.path.basename(f["path"]): f for f in (source or {}).get("files") or []
+                if isinstance(f, dict) and isinstance(f.get("path"), str)} \
+        if isinstance(source, dict) else {}
+    for shard in facts.shards:
+        name = os.path.basename(shard.path)
+        entry = declared.get(name)
+        if entry is None:
+            yield finding("unknown_source_file", f"source file {name} is not listed in "
+                          "source_model.files", path=shard.path)
+        elif shard.size is not None and entry.get("byte_size") != shard.size:
+            yield finding("source_sha256_mismatch", f"{name} is {shard.size} bytes, "
+                          f"source_model.files says {entry.get('byte_size')}", path=shard.path)
+    shard_names = {os.path.basename(s.path) for s in facts.shards}
+    for name in sorted(set(declared) - shard_names):
+        yield finding("unknown_source_file", f"source_model.files lists {name}, which is not "
+                      "part of the source given with --source")
+    first = facts.shards[0].header if facts.shards else None
+    carrier = view.carrier_entry()
+    carrier_header = view.headers.get(carrier.path) if carrier is not None else None
+    if not isinstance(first, GGUFHeader) or not isinstance(carrier_header, GGUFHeader):
+        return
+    arch = first.architecture
+    blocks = first.kv.get(f"{arch}.block_count")
+    layers = manifest.get("layer_count")
+    if isinstance(blocks, int) and isinstance(layers, int) and blocks != layers:
+        yield finding("layer_count_mismatch", f"layer_count is {layers} but the source's "
+                      f"{arch}.block_count is {blocks}")
+    differing = _metadata_differences(first, carrier_header)
+    if differing:
+        yield finding("source_metadata_mismatch", f"the carrier's metadata differs from the "
+                      f"source's for {len(differing)} key(s): {preview(differing)}",
+                      path=carrier.path if carrier is not None else None)
+
+
+def _metadata_differences(source: GGUFHeader, carrier: GGUFHeader) -> list[str]:
+    """Keys whose values differ, ignoring what the writer normalizes (split.* removed,
+    general.alignment added, skippy.package.* locators added)."""
+    from meshcert.certify.formats.v2_carrier import KEY_PREFIX, SPLIT_KEYS
+
+    def normal(kv: dict[str, Any], added: bool) -> dict[str, Any]:
+        out = {k: v for k, v in kv.items() if k not in SPLIT_KEYS
+               and not k.startswith(KEY_PREFIX)}
+        if added and "general.alignment" not in source.kv:
+            out.pop("general.alignment", None)
+        return out
+
+    ours, theirs = normal(source.kv, False), normal(carrier.kv, True)
+    return sorted(k for k in set(ours) | set(theirs) if ours.get(k) != theirs.get(k))
+
+
+def _package_tensors(frags: list[Fragment]) -> dict[str, tuple[Fragment, TensorInfo]]:
+    out: dict[str, tuple[Fragment, TensorInfo]] = {}
+    for frag in frags:
+        for t in frag.header.tensors:
+            out.setdefault(t.name, (frag, t))
+    return out
+
+
+def _missing_from_package(facts: SourceFacts, package: dict[str, Any]) -> Iterator[Finding]:
+    """Grouped by owner (a layer, or the shared files) so a missing layer is one finding."""
+    by_owner: dict[int | None, list[str]] = defaultdict(list)
+    for name in facts.tensors:
+        if name not in package:
+            by_owner[layer_of(name)].append(name)
+    for layer, names in sorted(by_owner.items(), key=lambda kv: (kv[0] is not None, kv[0] or 0)):
+        owner = f"layer {layer}" if layer is not None else "the shared files"
+        yield finding("source_tensor_missing_from_package", f"{len(names)} source tensor(s) of "
+                      f"{owner} are in no package artifact: {preview(names)}", layer_index=layer)
+
+
+def _not_in_source(facts: SourceFacts, package: dict[str, tuple[Fragment, TensorInfo]]
+                   ) -> Iterator[Finding]:
+    by_path: dict[str, list[str]] = defaultdict(list)
+    layers: dict[str, int | None] = {}
+    for name, (frag, _) in package.items():
+        if name not in facts.tensors:
+            by_path[frag.path].append(name)
+            layers[frag.path] = frag.layer_index
+    for path, names in by_path.items():
+        yield finding("package_tensor_not_in_source", f"{path} holds {len(names)} tensor(s) the "
+                      f"source model does not: {preview(names)}", path=path,
+                      layer_index=layers[path])
+
+
+def _data_mismatches(facts: SourceFacts, package: dict[str, tuple[Fragment, TensorInfo]]
+                     ) -> Iterator[Finding]:
+    for name, src in facts.tensors.items():
+        if name not in package:
+            continue
+        frag, pkg = package[name]
+        differences = _differences(src, pkg, facts.package_tensor_sha256.get((frag.path, name)))
+        if differences:
+            yield finding("source_tensor_data_mismatch", f"{name} in {frag.path}: "
+                          f"{'; '.join(differences)}", path=frag.path,
+                          layer_index=frag.layer_index)
+
+
+def _differences(src: SourceTensor, pkg: TensorInfo, pkg_sha: str | None) -> list[str]:
+    out: list[str] = []
+    if src.ggml_type != pkg.ggml_type:
+        out.append(f"type {_type_name(src.ggml_type)} in the source, "
+                   f"{_type_name(pkg.ggml_type)} in the package")
+    if tuple(src.shape) != tuple(pkg.shape):
+        out.append(f"shape {list(src.shape)} in the source, {list(pkg.shape)} in the package")
+    if not out and src.sha256 is not None and pkg_sha is not None and src.sha256 != pkg_sha:
+        out.append(f"the {pkg.n_bytes} data bytes differ (sha256 {src.sha256[:12]}... in the "
+                   f"source, {pkg_sha[:12]}... in the package)")
+    return out
+
+
+def _type_name(ggml_type: int) -> str:
+    return GGML_TYPE_NAMES.get(ggml_type, f"type {ggml_type}")

@@ -1,0 +1,272 @@
+"""cert.json: the certification report models (a superset of mesh-llm's report).
+
+The JSON Schema in `docs/cert.schema.json` is generated from these models
+(`python -m meshcert.certify.report > docs/cert.schema.json`); a test fails when it drifts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from meshcert.core.findings import Finding
+
+GateStatus = Literal["passed", "failed", "incomplete", "not_required"]
+OverallStatus = Literal["passed", "failed", "incomplete"]
+CheckStatus = Literal["passed", "failed", "warning", "error", "skipped"]
+VerificationMode = Literal["local-sha256", "hub-attested", "sha256-streamed", "size-only"]
+
+SCHEMA_VERSION: Literal[1] = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Gate(_Model):
+    name: str
+    status: GateStatus
+    details: str | None = None
+
+
+class RuntimeGate(Gate):
+    """A runtime gate with its measurements (all optional: a gate that never got an answer
+    has none)."""
+
+    severity: Literal["required", "warning"] = "required"
+    http_status: int | None = None
+    latency_ms: float | None = None
+    ttft_ms: float | None = None
+    completion_tokens: int | None = None
+    tokens_per_s: float | None = None
+    measurements: dict[str, float | int | str | None] = Field(default_factory=dict)
+
+
+class StagePart(_Model):
+    role: str
+    path: str
+    artifact_bytes: int | None = None
+    layer_index: int | None = None
+
+
+class MaterializedStage(_Model):
+    stage_id: str
+    layer_start: int
+    layer_end: int
+    include_embeddings: bool
+    include_output: bool
+    selected_part_count: int
+    verified_artifacts: int
+    cached_artifacts: int
+    materialized_path: str | None
+    materialized_bytes: int
+    parts: list[StagePart] = Field(default_factory=list)
+
+
+class CheckRun(_Model):
+    name: str
+    status: CheckStatus
+    findings: int = Field(description="Number of findings this check produced.")
+    duration_ms: float
+    codes: list[str] = Field(default_factory=list, description="Distinct codes it produced.")
+    details: str | None = None
+
+
+class RefInfo(_Model):
+    kind: Literal["local", "hf"]
+    repo: str | None = None
+    requested_revision: str | None = None
+    resolved_commit: str | None = None
+    pinned: bool
+
+
+class ToolInfo(_Model):
+    name: str = "meshcert"
+    version: str
+
+
+class TransferStats(_Model):
+    requests: int = 0
+    bytes_transferred: int = 0
+    header_bytes: int = 0
+
+
+class CertScope(_Model):
+    """The slice a run certified (`--layers A..B` / `--stage I/N`): artifact checks ran on
+    exactly these artifacts; the manifest-wide checks ran as always."""
+
+    layer_start: int
+    layer_end: int = Field(description="Exclusive, like mesh-llm's stage ranges.")
+    stage: str | None = Field(default=None, description="I/N when given as --stage.")
+    artifacts: list[str] = Field(default_factory=list, description="Artifact paths verified.")
+
+
+class SliceCoverage(_Model):
+    """One slice of a merged report: which report, what it covered, how it ended."""
+
+    report: str = Field(description="The slice report's file, as given to `report merge`.")
+    status: OverallStatus
+    layer_start: int
+    layer_end: int
+    stage: str | None = None
+    artifacts: int = Field(description="Number of artifacts this slice verified.")
+
+
+class MergeInfo(_Model):
+    """`meshcert report merge`: the slices and what none of them verified."""
+
+    slices: list[SliceCoverage]
+    verified_artifacts: int
+    declared_artifacts: int
+    unverified_layers: list[int] = Field(default_factory=list)
+    unverified_artifacts: list[str] = Field(default_factory=list)
+
+
+class HfJob(_Model):
+    """One Hugging Face job a certification ran (`--hf-job`): which slice, how it ended."""
+
+    slice: str = Field(description="The slice it certified, as I/N.")
+    job_id: str
+    flavor: str
+    stage: str = Field(description="The job's final stage: COMPLETED, ERROR, CANCELED, ...")
+    message: str | None = None
+    report: bool = Field(description="Whether its slice report came back through its logs.")
+
+
+class RequestProfile(_Model):
+    """One profile of generation.request_defaults, as a node would apply it."""
+
+    name: str
+    selection: list[str] = Field(
+        default_factory=list, description="The selection roles naming it: default, "
+        "reasoning_enabled, reasoning_disabled.")
+    fields: dict[str, Any] = Field(
+        default_factory=dict, description="Its set fields as declared (long strings and lists "
+        "shortened for the report), provenance included.")
+
+
+class NodeDefaults(_Model):
+    """What a mesh-llm node applies from the package (mesh-llm-0.79.md §2.3 'Runtime use'):
+    an explicit user K/V type wins, then the package's kv_cache_dtype, then its compute_dtype;
+    only q8_0/q4_0 change the live cache, everything else runs F16/F16."""
+
+    kv_cache_type: str = Field(description="The K and V cache type a node applies when its "
+                               "user gives none: f16, q8_0 or q4_0.")
+    kv_cache_from: Literal["kv_cache_dtype", "compute_dtype", "runtime_default"] = Field(
+        description="Which package declaration decided it (runtime_default: none did).")
+    declared_kv_cache_dtype: str | None = None
+    declared_compute_dtype: str | None = None
+    request_profiles: list[RequestProfile] = Field(default_factory=list)
+
+
+class MeshLlmSupport(_Model):
+    """Which mesh-llm releases can load the package (§4) and serve it split (§3.4)."""
+
+    minimum_version: str | None = Field(
+        default=None, description="The oldest mesh-llm release that accepts the manifest "
+        "(null for v1 or an unreadable manifest).")
+    minimum_reasons: list[str] = Field(
+        default_factory=list, description="Each manifest feature and the release it needs, "
+        "e.g. 'publisher_metadata >= 0.77.0'.")
+    required_by_option: str | None = Field(
+        default=None, description="--min-mesh-llm: the oldest release the package must load "
+        "on.")
+    architecture: str | None = None
+    split_certified: bool | None = Field(
+        default=None, description="Whether the architecture is on the split-serving roster "
+        "meshcert ships (null when the architecture is unknown).")
+    roster_recipe: dict[str, str] = Field(default_factory=dict)
+    roster_retrieved: str | None = None
+    roster_partial: bool = False
+
+
+class AttestationSummary(_Model):
+    """The signed attestation made of this report (`--attest-key`; docs/attestation.md)."""
+
+    signer: str = Field(description="ed25519:<64 hex> key id, or a CI identity.")
+    result: Literal["PASSED", "FAILED"]
+    subjects: int = Field(description="Subjects signed: the manifest and every artifact.")
+    file: str | None = Field(default=None, description="The .intoto.jsonl file written.")
+
+
+class CertReport(_Model):
+    schema_version: Literal[1] = SCHEMA_VERSION
+    status: OverallStatus
+    input: str
+    resolved_package_ref: str | None = None
+    local_package_dir: str | None = None
+    model_id: str | None = None
+    manifest_sha256: str | None = None
+    source_model_path: str | None = None
+    source_model_sha256: str | None = None
+    source_model_bytes: int | None = None
+    layer_count: int | None = None
+    package_gate: Gate
+    materialized_stages: list[MaterializedStage] = Field(default_factory=list)
+    runtime_gates: list[RuntimeGate] = Field(default_factory=list)
+    # meshcert additions
+    findings: list[Finding] = Field(default_factory=list)
+    checks: list[CheckRun] = Field(default_factory=list)
+    ref: RefInfo | None = None
+    tool: ToolInfo
+    started_at: str
+    finished_at: str
+    verification: VerificationMode | None = None
+    stage_plan: list[MaterializedStage] = Field(
+        default_factory=list, description="The package tool's N-stage plan (--stages N)."
+    )
+    transfer: TransferStats | None = None
+    runtime_abi: str | None = None
+    package_format: Literal["v1", "v2"] | None = Field(
+        default=None, description="The manifest's format (schema_version 1 or 2); null when "
+        "the manifest could not be read or has an unsupported schema_version.")
+    package_id: str | None = Field(
+        default=None, description="v2 only: the package_id the manifest declares (checked "
+        "against the recomputed canonical id).")
+
+    scope: CertScope | None = Field(
+        default=None, description="Set when only a slice was certified (--layers/--stage).")
+    declared_artifacts: list[str] = Field(
+        default_factory=list, description="Every artifact path the manifest declares (what "
+        "the slices of a `report merge` must cover together).")
+    digests: dict[str, str] = Field(
+        default_factory=dict, description="Every SHA-256 this run computed: path -> hex.")
+    hub_digests: dict[str, str] = Field(
+        default_factory=dict, description="The Hub's LFS SHA-256 at the resolved commit of each "
+        "artifact this run did not hash itself (hf:// with Hub-attested hashes): path -> hex.")
+    merge: MergeInfo | None = Field(
+        default=None, description="Set on a report merged from slices (`report merge`).")
+    hf_jobs: list[HfJob] = Field(
+        default_factory=list, description="`--hf-job`: the jobs that certified the slices.")
+    attestation: AttestationSummary | None = Field(
+        default=None, description="Set when the report was signed (`--attest-key`).")
+    node_defaults: NodeDefaults | None = Field(
+        default=None, description="v2: the KV-cache type and request profiles a mesh-llm node "
+        "applies from the package.")
+    mesh_llm: MeshLlmSupport | None = Field(
+        default=None, description="v2: the oldest mesh-llm release that loads the package and "
+        "whether its architecture may be served split.")
+
+    def to_json(self) -> str:
+        """Pretty JSON plus a newline, as mesh-llm writes cert.json."""
+        return self.model_dump_json(indent=2) + "\n"
+
+
+def combine_statuses(statuses: list[str]) -> OverallStatus:
+    """mesh-llm's rule: any failed -> failed; else any incomplete -> incomplete; else passed
+    (`not_required` counts as a pass)."""
+    if "failed" in statuses:
+        return "failed"
+    if "incomplete" in statuses:
+        return "incomplete"
+    return "passed"
+
+
+def cert_json_schema() -> dict[str, object]:
+    return CertReport.model_json_schema()
+
+
+if __name__ == "__main__":
+    print(json.dumps(cert_json_schema(), indent=2, sort_keys=True))

@@ -1,0 +1,59 @@
+"""Ask the two worker processes about a view at the same time: llama.cpp's GGUF parser
+(`meshcert.certify.workers.llama_gguf`) and the chat-template audit
+(`meshcert.certify.template_audits`).
+
+`start(view)` needs only the headers, so the local loader calls it before it hashes the files
+(the questions are answered while the bytes are hashed); `finish()` imports every check module
+while it waits (CPU work that overlaps the waits: the checks run next) and returns what failed,
+for the caller to contain. Their answers land on the view as facts.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from meshcert.certify.view import PackageView
+
+Attach = Callable[[PackageView], None]
+
+
+class WorkerQuestions:
+    def __init__(self) -> None:
+        self._threads: list[threading.Thread] = []
+        self._failures: dict[str, Exception] = {}
+
+    @property
+    def started(self) -> bool:
+        return bool(self._threads)
+
+    def start(self, view: PackageView) -> None:
+        if self._threads:
+            return
+        from meshcert.certify.template_audits import attach_template_audits
+        from meshcert.certify.workers.llama_gguf import attach_verdicts
+
+        questions: tuple[tuple[str, Attach], ...] = (
+            ("asking llama.cpp's GGUF parser failed", attach_verdicts),
+            ("auditing the chat templates failed", attach_template_audits))
+        for n, (what, attach) in enumerate(questions):
+            thread = threading.Thread(target=self._ask, args=(what, attach, view),
+                                      daemon=True, name=f"worker-question-{n}")
+            self._threads.append(thread)
+            thread.start()
+
+    def _ask(self, what: str, attach: Attach, view: PackageView) -> None:
+        try:
+            attach(view)
+        except Exception as exc:  # containment: the caller reports it; a check may retry
+            self._failures[what] = exc
+
+    def finish(self, view: PackageView) -> list[tuple[str, Exception]]:
+        """Wait for both answers (asking now if `start` was never called)."""
+        from meshcert.certify.checks import all_checks
+
+        self.start(view)
+        all_checks()
+        for thread in self._threads:
+            thread.join()
+        return sorted(self._failures.items(), key=lambda item: item[0])

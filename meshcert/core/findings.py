@@ -1,0 +1,42 @@
+"""The Finding model and the one constructor checks use to make findings."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from meshcert.core.codes import CATALOG, Severity, entry
+
+
+class Finding(BaseModel):
+    """One problem (or note) about the package, with what to do about it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    code: str = Field(json_schema_extra={"enum": list(sorted(CATALOG))},
+                      description="A code of the finding catalog (docs/finding-codes.md).")
+    severity: Severity
+    message: str
+    path: str | None = None
+    layer_index: int | None = None
+    remediation: str = Field(description="What to do about it, from the finding catalog.")
+    check: str | None = Field(default=None, description="Name of the check group that found it.")
+
+
+def finding(
+    code: str,
+    message: str,
+    *,
+    path: str | None = None,
+    layer_index: int | None = None,
+    severity: Severity | None = None,
+) -> Finding:
+    """Build a finding whose severity and remediation come from the catalog."""
+    row = entry(code)
+    return Finding(
+        code=code,
+        severity=severity or row.severity,
+        message=message,
+        path=path,
+        layer_index=layer_index,
+        remediation=row.remediation,
+    )

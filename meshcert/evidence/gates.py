@@ -1,0 +1,162 @@
+"""The Phase E MoE gate, as `glm52-phase-e-moe-report.sh` specifies it, from catalog tables.
+
+`evaluate_gate` is pure: it returns a GateResult (every gate with value, threshold, status and
+message; the missing rows; the estimate or why there is none). The CLI decides the exit code.
+
+Values are computed from row medians (the script had one mean per row; with repeated runs the
+median of the samples stands in for it). Unlike the script, which stopped at the first failure,
+every gate whose rows are present is evaluated, so one run lists every problem: the
+`error: missing Phase E MoE gate rows: ...` line comes first, then one `error: ...` line per
+failed gate in catalog order. The exit code is the same (2 on any failure when enforced).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from meshcert.evidence.catalog import (
+    ESTIMATE_MISSING_MESSAGE,
+    ROUTED_WHOLE_GRAPH_SANITY,
+    DispatchCheckSpec,
+    GateSpec,
+    Terms,
+)
+from meshcert.evidence.matching import Evidence
+from meshcert.evidence.report import Estimate, EstimateTerm, GateCheck, GateResult, MissingRow
+from meshcert.evidence.settings import EvidenceSettings
+
+MISSING_ROWS_PREFIX = "error: missing Phase E MoE gate rows: "
+
+_OPS: dict[str, Callable[[float, float], bool]] = {
+    ">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+
+
+def _sum(ev: Evidence, terms: Terms) -> float | None:
+    total = 0.0
+    for label, coefficient in terms:
+        median = ev.median(label)
+        if median is None:
+            return None
+        total += coefficient * median
+    return total
+
+
+def compute_estimate(ev: Evidence) -> Estimate | None:
+    """The routed FFN decode estimate, or None when one of its rows is missing."""
+    cat = ev.catalog
+    medians = {label: ev.median(label) for label, _ in cat.estimate_terms}
+    if any(m is None for m in medians.values()):
+        return None
+    contributions = {label: c * (medians[label] or 0.0) for label, c in cat.estimate_terms}
+    total = sum(contributions.values())
+    terms = [EstimateTerm(label=label, title=cat.title(label), coefficient=c,
+                          median_us=medians[label] or 0.0, contribution_us=contributions[label],
+                          share=contributions[label] / total if total else 0.0)
+             for label, c in cat.estimate_terms]
+    share_us = {name: sum(contributions[lbl] for lbl in labels)
+                for name, labels in cat.estimate_shares.items()}
+    shared = ev.median(cat.shared_expert_row)
+    both = total + shared if shared is not None else None
+    return Estimate(
+        total_us=total, terms=terms, share_us=share_us,
+        shares={k: (v / total if total else 0.0) for k, v in share_us.items()},
+        shared_expert_us=shared, routed_plus_shared_us=both,
+        shared_expert_share=shared / both if shared is not None and both else None)
+
+
+def _fmt(value: float, unit: str) -> str:
+    return f"{value:.1%}" if unit == "share" else f"{value:.3f}x"
+
+
+def _threshold(spec: GateSpec, settings: EvidenceSettings) -> tuple[float, str]:
+    if spec.threshold_env is not None:
+        return settings.get(spec.threshold_env), settings.source(spec.threshold_env)
+    return spec.default_threshold(), "fixed"
+
+
+def evaluate_ratio_gate(ev: Evidence, spec: GateSpec, settings: EvidenceSettings) -> GateCheck:
+    rows = list(dict.fromkeys(lbl for lbl, _ in spec.numerator + spec.denominator))
+    threshold, source = _threshold(spec, settings)
+    base: dict[str, Any] = {"name": spec.name, "title": spec.title, "kind": spec.kind, "rows": rows,
+            "threshold": threshold, "comparator": spec.comparator, "unit": spec.unit,
+            "threshold_env": spec.threshold_env, "threshold_source": source}
+    if spec.when == "sweep" and not settings.kernel_sweep:
+        return GateCheck(**base, status="skipped", message="kernel sweep off")
+    if spec.when == "sanity":
+        if not settings.sanity:
+            return GateCheck(**base, status="skipped",
+                             message=f"{ROUTED_WHOLE_GRAPH_SANITY}=0")
+        if any(ev.median(lbl) is None for lbl, _ in spec.numerator):
+            return GateCheck(**base, status="skipped", message="optional sanity row absent")
+    num, den = _sum(ev, spec.numerator), _sum(ev, spec.denominator)
+    if num is None or den is None or den == 0:
+        absent = [ev.catalog.title(lbl) for lbl in rows if ev.median(lbl) is None]
+        return GateCheck(**base, status="missing",
+                         message="missing rows: " + ", ".join(absent or ["zero denominator"]))
+    value = num / den
+    if _OPS[spec.comparator](value, threshold):
+        shown = f"{threshold:.0%}" if spec.unit == "share" else f"{threshold:g}"
+        return GateCheck(**base, status="passed", value=value,
+                         message=f"{_fmt(value, spec.unit)} {spec.comparator} {shown}")
+    text = spec.fail.format(value=value, threshold=threshold, env=spec.threshold_env)
+    return GateCheck(**base, status="failed", value=value, message=text, error=f"error: {text}")
+
+
+def evaluate_dispatch(ev: Evidence, spec: DispatchCheckSpec,
+                      settings: EvidenceSettings) -> GateCheck:
+    base: dict[str, Any] = {"name": spec.label, "title": spec.title, "kind": "dispatch",
+                            "unit": "check", "rows": [spec.label]}
+    if not settings.kernel_sweep:
+        return GateCheck(**base, status="skipped", message="kernel sweep off")
+    found = ev.dispatch(spec)
+    if not found.present:
+        return GateCheck(**base, status="missing", message=f"no rows in variant {spec.variant}")
+    problems = found.problems()
+    if problems:
+        text = f"{spec.title}: " + "; ".join(problems)
+        return GateCheck(**base, status="failed", message=text, error=f"error: {text}")
+    tp, tt = spec.tests
+    bp, bt = spec.backends
+    return GateCheck(**base, status="passed",
+                     message=f"dispatched {found.kernel}; {tp}/{tt} tests passed; "
+                             f"{bp}/{bt} backends passed")
+
+
+def _present(ev: Evidence, label: str) -> bool:
+    for d in ev.catalog.dispatch_checks:
+        if d.label == label:
+            return ev.dispatch(d).present
+    return ev.match_label(label).present
+
+
+def evaluate_gate(ev: Evidence, settings: EvidenceSettings) -> GateResult:
+    """Required rows, the estimate and every hard gate (see the module docstring)."""
+    cat = ev.catalog
+    required = list(cat.required(settings.kernel_sweep))
+    missing = [label for label in required if not _present(ev, label)]
+    checks = [evaluate_ratio_gate(ev, g, settings) for g in cat.gates]
+    checks += [evaluate_dispatch(ev, d, settings) for d in cat.dispatch_checks]
+    errors: list[str] = []
+    if missing:
+        errors.append(MISSING_ROWS_PREFIX + ", ".join(cat.title(lbl) for lbl in missing))
+    errors += [c.error for c in checks if c.status == "failed" and c.error]
+    estimate = compute_estimate(ev)
+    return GateResult(
+        passed=not errors, enforced=settings.require_gates,
+        kernel_sweep=settings.kernel_sweep, sanity=settings.sanity, required_rows=required,
+        missing_rows=[MissingRow(label=lbl, title=cat.title(lbl), pattern=_pattern(ev, lbl))
+                      for lbl in missing],
+        checks=checks, errors=errors, estimate=estimate,
+        estimate_message=None if estimate is not None else ESTIMATE_MISSING_MESSAGE)
+
+
+def _pattern(ev: Evidence, label: str) -> str:
+    for d in ev.catalog.dispatch_checks:
+        if d.label == label:
+            row = ev.catalog.row(d.row)
+            return f"{row.pattern} [variant {d.variant}, test mode]"
+    row = ev.catalog.row(label)
+    suffix = "" if row.variant == "default" else f" [variant {row.variant}]"
+    return row.pattern + suffix

@@ -1,0 +1,260 @@
+"""Performance-history regression classes (bench-formats spec section 8), by mesh-llm's rule.
+
+For each cohort (same `cohort_key`: the same setup) the current row is its latest
+(`created_utc`, then line). Its baseline: the complete rows of the cohort before it with another
+`source_sha`. Classes: not complete -> `correctness-failure`; fewer than 3 baseline rows ->
+`insufficient-baseline`; throughput down more than 5% AND below the median by more than
+max(3 x MAD, 1% of the median), or TTFT up more than 10% AND by more than that floor ->
+`performance-regression`; else `pass`. The limits are `catalog.HISTORY_RULE`.
+
+Also what the interval says: the 95% bootstrap interval of the change (baseline resampled,
+`stats.ratio_interval`): `regression` when it lies wholly past the limit, `within-noise` when
+it straddles it (a noisy "regression" shows as such), `no-regression` otherwise. The interval
+resamples the latest INTERVAL_WINDOW (200) baseline runs; the median and MAD use them all.
+
+`read_history` streams a file (or an open binary handle): memory holds a few numbers per row,
+never the file.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from array import array
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import IO, Any
+
+import numpy as np
+
+from meshcert.evidence.catalog import HISTORY_RULE, HistoryMetricRule, HistoryRule
+from meshcert.evidence.parsers.base import IngestProblem
+from meshcert.evidence.parsers.perf_history import TTFT, HistoryPoint, read_points
+from meshcert.evidence.report import (
+    HistoryMetricVerdict,
+    HistoryPointOut,
+    HistoryVerdict,
+    IntervalSays,
+)
+from meshcert.evidence.stats import ratio_interval
+
+PLOT_POINTS = 200
+INTERVAL_WINDOW = 200    # the interval resamples the latest 200 baseline runs (bounded cost)
+_REPLICATES = 2000
+
+
+def sha_id(sha: str) -> int:
+    """A source_sha as a 64-bit number (rows keep numbers, not strings; compared only within
+    one process, so the string hash serves)."""
+    return hash(sha)
+
+
+_LAST_EPOCH: list[tuple[str, float]] = [("", math.nan)]
+
+
+def epoch(created: str) -> float:
+    """created_utc as seconds (NaN when it is no ISO time: such rows order by line). The rows
+    of one nightly run share their time: the last one is remembered."""
+    last = _LAST_EPOCH[0]
+    if created == last[0]:
+        return last[1]
+    try:
+        value = datetime.fromisoformat(created).timestamp()
+    except ValueError:
+        value = math.nan
+    _LAST_EPOCH[0] = (created, value)
+    return value
+
+
+@dataclass
+class Series:
+    """One cohort's rows, compact: parallel arrays of numbers (about 40 bytes a row); the
+    text of the latest PLOT_POINTS rows only."""
+
+    cohort_key: str
+    setup: dict[str, str]
+    file: str
+    lines: array[int] = field(default_factory=lambda: array("q"))
+    shas: array[int] = field(default_factory=lambda: array("q"))
+    created: array[float] = field(default_factory=lambda: array("d"))
+    complete: array[int] = field(default_factory=lambda: array("b"))
+    values: dict[str, array[float]] = field(default_factory=dict)
+    recent: deque[tuple[int, str, str]] = field(
+        default_factory=lambda: deque(maxlen=2 * PLOT_POINTS))
+
+    def add(self, point: HistoryPoint, metrics: Iterable[str]) -> None:
+        line, _, sha, created, complete, throughput, ttft = point
+        self.lines.append(line)
+        self.shas.append(hash(sha))         # = sha_id(sha)
+        self.created.append(epoch(created))
+        self.complete.append(complete)
+        self.recent.append((line, sha, created))
+        values = self.values
+        for name in metrics:
+            value = ttft if name == TTFT else throughput
+            column = values.get(name)
+            if column is None:
+                column = values[name] = array("d")
+            column.append(math.nan if value is None else value)
+
+
+@dataclass
+class History:
+    series: dict[str, Series] = field(default_factory=dict)
+    problems: list[IngestProblem] = field(default_factory=list)
+    rows: int = 0
+
+
+def _setup(cohort: Mapping[str, Any]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in cohort.items():
+        if isinstance(value, dict):
+            for sub, inner in value.items():
+                out[f"{key}.{sub}"] = str(inner)
+        else:
+            out[key] = str(value)
+    return out
+
+
+def read_history(source: str | os.PathLike[str] | IO[bytes], name: str | None = None,
+                 rule: HistoryRule = HISTORY_RULE, into: History | None = None) -> History:
+    """Stream a history JSONL (path or binary handle) into per-cohort series."""
+    history = into or History()
+    if isinstance(source, str | os.PathLike):
+        label = name or os.fspath(source)
+        try:
+            with open(source, "rb") as handle:
+                return read_history(handle, label, rule, history)
+        except OSError as exc:
+            history.problems.append(IngestProblem(label, None, "", f"cannot read: "
+                                                  f"{exc.strerror or exc}", "unreadable"))
+            return history
+    label = name or str(getattr(source, "name", "<history>"))
+    metrics = [m.metric for m in rule.metrics]
+    for item in read_points(source, label):
+        if isinstance(item, IngestProblem):
+            history.problems.append(item)
+            continue
+        point, doc = item
+        series = history.series.get(point.cohort_key)
+        if series is None:
+            series = history.series[point.cohort_key] = Series(point.cohort_key,
+                                                               _setup(doc["cohort"]), label)
+        series.add(point, metrics)
+        history.rows += 1
+    return history
+
+
+def _mad(values: np.ndarray, median: float) -> float:
+    return float(np.median(np.abs(values - median)))
+
+
+def _metric_verdict(rule: HistoryMetricRule, current: float, base: np.ndarray,
+                    name: str) -> HistoryMetricVerdict:
+    out = HistoryMetricVerdict(metric=rule.metric, better=rule.better, current=current,
+                               limit=rule.limit, change=None, noise_floor=None,
+                               change_low=None)
+    base = base[~np.isnan(base)]
+    if base.size == 0 or np.isnan(current):
+        return out
+    with np.errstate(all="ignore"):
+        m = float(np.median(base))
+        mad = _mad(base, m)
+    floor = max(rule.mad_factor * mad, rule.floor * m)
+    change = current / m - 1 if m else 0.0
+    if rule.better == "higher":
+        regressed = change < -rule.limit and m - current > floor
+    else:
+        regressed = change > rule.limit and current - m > floor
+    out.baseline_median, out.baseline_mad, out.noise_floor = m, mad, floor
+    out.change, out.regressed = change, bool(regressed)
+    window = base[-INTERVAL_WINDOW:]
+    if base.size >= 2 and current > 0 and np.all(window > 0) and np.all(np.isfinite(window)):
+        with np.errstate(all="ignore"):
+            est = ratio_interval([window], [np.array([current])], threshold=1.0,
+                                 name=f"history/{name}/{rule.metric}", replicates=_REPLICATES)
+        if not (est.ci_low > 0 and math.isfinite(est.ci_high)):
+            return out
+        low, high = 1 / est.ci_high - 1, 1 / est.ci_low - 1      # change = current / m - 1
+        out.change_low, out.change_high = low, high
+        says: IntervalSays
+        if rule.better == "higher":
+            says = ("regression" if high < -rule.limit else "within-noise" if low < -rule.limit
+                    else "no-regression")
+        else:
+            says = ("regression" if low > rule.limit else "within-noise" if high > rule.limit
+                    else "no-regression")
+        out.interval_says = says
+    return out
+
+
+def classify(series: Series, history: History, rule: HistoryRule = HISTORY_RULE
+             ) -> HistoryVerdict:
+    n = len(series.lines)
+    created = np.frombuffer(series.created, dtype=np.float64)
+    when = np.where(np.isnan(created), -np.inf, created)
+    order = [int(i) for i in np.lexsort((np.frombuffer(series.lines, dtype=np.int64), when))]
+    cur = order[-1]
+    cur_sha = series.shas[cur]
+    earlier = [i for i in order[:-1] if series.complete[i] and series.shas[i] != cur_sha]
+    metrics: list[HistoryMetricVerdict] = []
+    for m in rule.metrics:
+        values = np.frombuffer(series.values[m.metric], dtype=np.float64) \
+            if m.metric in series.values else np.empty(0)
+        current = float(values[cur]) if values.size else float("nan")
+        base = values[earlier] if values.size else np.empty(0)
+        metrics.append(_metric_verdict(m, current, base, series.cohort_key))
+    if not series.complete[cur]:
+        cls = "correctness-failure"
+    elif len(earlier) < rule.min_baseline:
+        cls = "insufficient-baseline"
+    elif any(v.regressed for v in metrics):
+        cls = "performance-regression"
+    else:
+        cls = "pass"
+    text = {line: (sha, when_text) for line, sha, when_text in series.recent}
+    points = [HistoryPointOut(
+        line=series.lines[i], source_sha=text.get(series.lines[i], ("?", ""))[0],
+        created_utc=text.get(series.lines[i], ("?", ""))[1], complete=bool(series.complete[i]),
+        values={name: (None if math.isnan(vals[i]) else float(vals[i]))
+                for name, vals in series.values.items()}) for i in order[-PLOT_POINTS:]]
+    sha_text, created_text = text.get(series.lines[cur], ("?", ""))
+    return HistoryVerdict(
+        cohort_key=series.cohort_key, setup=series.setup, file=series.file,
+        line=series.lines[cur], source_sha=sha_text,
+        created_utc=created_text, history_class=cls,  # type: ignore[arg-type]
+        baseline_n=len(earlier), rows=n, metrics=metrics, points=points)
+
+
+def classify_all(history: History, rule: HistoryRule = HISTORY_RULE) -> list[HistoryVerdict]:
+    return [classify(s, history, rule) for s in history.series.values()]
+
+
+def history_from_records(records: Iterable[Mapping[str, Any]],
+                         rule: HistoryRule = HISTORY_RULE) -> History:
+    """The series of `history` rows already in an evidence table (`evidence report`)."""
+    history = History()
+    by_line: dict[tuple[str, int], dict[str, Any]] = {}
+    for rec in records:
+        if rec.get("kind") != "history":
+            continue
+        extra = rec.get("extra") or {}
+        key = (str(rec.get("source_file")), int(rec.get("source_line") or 0))
+        entry = by_line.setdefault(key, {"extra": extra, "params": rec.get("param_dict") or {},
+                                         "values": {}})
+        entry["values"][rec.get("metric")] = rec.get("value")
+    metrics = [m.metric for m in rule.metrics]
+    for (file, line), entry in by_line.items():
+        extra = entry["extra"]
+        cohort = str(extra.get("cohort_key"))
+        params = {k: str(v) for k, v in entry["params"].items() if k != "cohort_key"}
+        series = history.series.setdefault(cohort, Series(cohort, params, file))
+        values = entry["values"]
+        series.add(HistoryPoint(line, cohort, str(extra.get("source_sha")),
+                                str(extra.get("created_utc") or ""),
+                                extra.get("complete") is True,
+                                values.get(metrics[0]), values.get(TTFT)), metrics)
+        history.rows += 1
+    return history

@@ -1,0 +1,23 @@
+"""The mesh-llm part of an EvidenceReport: rows, history classes, A/B, KV dtype, promotion."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from meshcert.evidence.ab import decide_ab
+from meshcert.evidence.catalog import MeshRules
+from meshcert.evidence.history import classify_all, history_from_records
+from meshcert.evidence.kv_dtype import decide_kv_dtypes
+from meshcert.evidence.mesh_rows import mesh_rows
+from meshcert.evidence.promotion import check_promotions
+
+
+def mesh_evidence(records: Sequence[Mapping[str, Any]], rules: MeshRules) -> dict[str, Any]:
+    """The EvidenceReport fields of the mesh-llm rules (empty lists without mesh rows)."""
+    ab = decide_ab(records, rules.ab)
+    history = history_from_records(records, rules.history)
+    return {"mesh_rows": mesh_rows(r for r in records if r.get("kind") != "history"),
+            "history": classify_all(history, rules.history), "ab_decisions": ab,
+            "kv_dtype_decisions": decide_kv_dtypes(records, rules.kv_dtype),
+            "promotion_checks": check_promotions(records, ab, rules.promotion)}

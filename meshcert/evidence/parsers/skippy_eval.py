@@ -1,0 +1,87 @@
+"""skippy-bench `eval run`: run.json, and its raw/speed-bench.json (spec section 4).
+
+run.json: not evidence when `dry_run`, `success` false or `timed_out`; `telemetry.status:
+"unavailable"` is flagged (a `flagged` problem; the rows stay). Rows: every numeric field of
+`metrics`. raw/speed-bench.json is normalised as the spec says: counts from completed_samples /
+failed_samples, sums over results[] (draft_n -> draft_tokens, draft_n_accepted ->
+draft_accepted_tokens), the `category: "overall"` row's avg_prompt_t_s -> prompt_tok_s,
+avg_pred_t_s -> completion_tok_s, avg_latency s x 1000 -> avg_latency_ms, accept_rate.
+Setup key: eval_id, model, endpoint_concurrency, harness_commit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from meshcert.evidence.parsers.base import SKIPPY_EVAL, ParsedFile
+from meshcert.evidence.parsers.mesh_json import (
+    MetricRows,
+    items,
+    load,
+    number,
+    obj,
+    pointer,
+    refuse,
+    refuse_debug,
+)
+
+FLAGGED = "flagged"
+_KEY = ("eval_id", "model", "endpoint_concurrency", "harness_commit")
+
+
+def parse(text: str, source: str) -> ParsedFile:
+    out = ParsedFile(SKIPPY_EVAL)
+    doc = load(text, source, out, "skippy-bench eval")
+    if not isinstance(doc, dict) or refuse_debug(text, source, out):
+        return out
+    if "completed_samples" in doc or "results" in doc and "eval_id" not in doc:
+        _speed_bench(doc, source, out)
+        return out
+    for flag, bad in (("dry_run", doc.get("dry_run") is True),
+                      ("success", doc.get("success") is False),
+                      ("timed_out", doc.get("timed_out") is True)):
+        if bad:
+            refuse(out, source, 1, f"{flag}={doc.get(flag)!r}",
+                   f"eval run with {flag}={str(doc.get(flag)).lower()}")
+            return out
+    setup = {k: doc.get(k) for k in _KEY}
+    telemetry = obj(doc, "telemetry")
+    if telemetry.get("status") == "unavailable":
+        out.problem(source, 1, f"telemetry.status=unavailable {telemetry.get('detail') or ''}",
+                    "telemetry unavailable: the eval's spans were not recorded (flagged; its "
+                    "metrics are kept)", FLAGGED)
+    if not isinstance(doc.get("metrics"), dict):
+        out.problem(source, 1, "metrics=null", "eval run without metrics", "incomplete")
+        return out
+    MetricRows(out, source, SKIPPY_EVAL, f"skippy-bench eval {doc.get('eval_id')}",
+               setup).add_all(doc["metrics"], pointer("metrics"))
+    return out
+
+
+def _speed_bench(doc: dict[str, Any], source: str, out: ParsedFile) -> None:
+    rows = MetricRows(out, source, SKIPPY_EVAL, "skippy-bench eval speed-bench",
+                      {"eval_id": "speed-bench", "model": doc.get("model")})
+    completed, failed = number(doc.get("completed_samples")), number(doc.get("failed_samples"))
+    if completed is not None:
+        rows.add("request_count", completed + (failed or 0), "/completed_samples")
+    rows.add("failed_count", failed, "/failed_samples")
+    results = items(doc, "results")
+    for field, target in (("draft_n", "draft_tokens"), ("draft_n_accepted",
+                                                        "draft_accepted_tokens")):
+        values = [number(r.get(field)) for r in results if isinstance(r, dict)]
+        found = [v for v in values if v is not None]
+        if found:
+            rows.add(target, sum(found), f"/results/*/{field}")
+    overall = next((i for i, r in enumerate(results) if isinstance(r, dict)
+                    and r.get("category") == "overall"), None)
+    if overall is None:
+        return
+    row = results[overall]
+    base = pointer("results", overall)
+    rows.add("prompt_tok_s", row.get("avg_prompt_t_s"), base + "/avg_prompt_t_s")
+    rows.add("completion_tok_s", row.get("avg_pred_t_s"), base + "/avg_pred_t_s")
+    latency = number(row.get("avg_latency"))
+    if latency is not None:
+        rows.add("avg_latency_ms", latency * 1000, base + "/avg_latency",
+                 extra={"converted": "avg_latency s x 1000"})
+    rows.add("accept_rate", row.get("accept_rate"), base + "/accept_rate")

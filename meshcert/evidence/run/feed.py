@@ -1,0 +1,100 @@
+"""Recorded runs -> ingest (variant = the run's variant label) -> gate, decisions, report.
+
+Each variant's logs are ingested with that variant as the label, then the tables are joined.
+Runs that did not end well stay visible as problems of the report (`run-failed`, `run-timeout`,
+`run-interrupted`, `run-error`, `run-not-run`), next to whatever rows their output holds: a
+test-mode run that exits 1 because a case FAILed is exactly the parity evidence wanted, and a
+run cut short by Ctrl-C still holds the rows it finished (a cut row is a parser problem).
+
+Writes `evidence-<variant>.json` per variant, `evidence.json` (all of them), `decisions.json` and
+`summary.md` into the session's out dir.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from meshcert.core.atomic import write_atomic
+from meshcert.evidence.build import BuildOptions, build_report
+from meshcert.evidence.catalog import CATALOG, Catalog
+from meshcert.evidence.decisions import DecisionOptions
+from meshcert.evidence.ingest import IngestResult, ingest_files, tool_version, write_evidence_json
+from meshcert.evidence.parsers.base import IngestProblem
+from meshcert.evidence.report import EvidenceReport
+from meshcert.evidence.rows import EvidenceRows
+from meshcert.evidence.run.runner import RunRecord, RunSession
+from meshcert.evidence.settings import EvidenceSettings
+from meshcert.evidence.summary import render_summary
+from meshcert.evidence.table import concat_tables, empty_table, number_samples
+
+
+@dataclass
+class RunEvidence:
+    ingest: IngestResult
+    report: EvidenceReport
+    run_problems: list[IngestProblem] = field(default_factory=list)
+    written: dict[str, Path] = field(default_factory=dict)
+
+
+def run_problem(record: RunRecord, out_dir: Path) -> IngestProblem | None:
+    """A problem entry for a run that did not exit 0 (None for an `ok` run)."""
+    if record.status == "ok":
+        return None
+    log = record.evidence_log or record.log
+    where = str(out_dir / log) if log else f"run {record.index}"
+    what = {
+        "failed": f"exited with status {record.exit_status}",
+        "timeout": "timed out",
+        "interrupted": "was interrupted",
+        "error": "did not start",
+        "not-run": "was not run (the session was interrupted before it)",
+    }[record.status]
+    took = f" after {record.duration_s:.2f}s" if record.duration_s is not None else ""
+    detail = f": {record.error}" if record.error else ""
+    which = "check" if record.role == "check" else f"repeat {record.repeat}"
+    return IngestProblem(where, None, " ".join(record.command)[:160],
+                         f"run {record.index} ({record.variant}, {which}) "
+                         f"{what}{took}{detail}", f"run-{record.status}")
+
+
+def ingest_session(session: RunSession) -> tuple[IngestResult, dict[str, Path]]:
+    """Every run's evidence log, ingested per variant (label = variant), joined."""
+    out = session.out_dir
+    parts: list[IngestResult] = []
+    written: dict[str, Path] = {}
+    for variant in session.plan.variants:
+        paths = [out / r.evidence_log for r in session.records
+                 if r.variant == variant.name and r.evidence_log]
+        if not paths:
+            continue
+        part = ingest_files(paths, label=variant.name)
+        written[f"evidence ({variant.name})"] = write_evidence_json(
+            part, out / f"evidence-{variant.name}.json", label=variant.name)
+        parts.append(part)
+    table = concat_tables([p.table for p in parts]) if parts else empty_table()
+    joined = IngestResult(EvidenceRows.of_table(number_samples(table)),
+                          [x for p in parts for x in p.problems],
+                          [s for p in parts for s in p.sources])
+    return joined, written
+
+
+def evidence_from_runs(session: RunSession, *, settings: EvidenceSettings,
+                       catalog: Catalog = CATALOG, backend: str | None = None,
+                       decisions: DecisionOptions | None = None) -> RunEvidence:
+    """Ingest the session's runs, build the report, write the evidence and report files."""
+    out = session.out_dir
+    result, written = ingest_session(session)
+    run_problems = [p for r in session.records if (p := run_problem(r, out)) is not None]
+    result.problems.extend(run_problems)
+    written["evidence (all variants)"] = write_evidence_json(result, out / "evidence.json")
+    options = BuildOptions(backend=backend, decisions=decisions or DecisionOptions(),
+                           generated_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                           tool_version=tool_version())
+    report = build_report(result.table, settings=settings, options=options,
+                          problems=result.problems, sources=result.sources, catalog=catalog)
+    written["evidence decisions (JSON)"] = write_atomic(out / "decisions.json", report.to_json())
+    written["evidence summary (Markdown)"] = write_atomic(out / "summary.md",
+                                                          render_summary(report))
+    return RunEvidence(result, report, run_problems, written)

@@ -1,0 +1,221 @@
+"""The publish use case's one door to the Hub: huggingface_hub's HfApi, over plain LFS.
+
+The Xet decision. huggingface_hub 2.4 uploads through hf_xet whenever `is_xet_available()`
+says so, and that is true whenever the hf_xet package is importable and
+`huggingface_hub.constants.HF_HUB_DISABLE_XET` is false (`_commit_api._upload_files`); it does
+not ask the Hub first. Xet uploads have failed inside HF Jobs (mesh-llm's job script sets
+`HF_HUB_DISABLE_XET=1` for that reason), and the environment variable is read only when
+huggingface_hub is imported, too late for a process that imported it already. So every upload
+here runs inside `lfs_only()`, which sets that constant (read on each call) for the duration and
+restores it after: files go through the LFS batch API (basic transfer: a PUT to the storage
+origin, then verify) and a commit, whatever is installed. The in-repo test Hub refuses Xet, so
+the tests prove this is the path taken.
+
+Every call is retried on 429, 5xx and dropped connections with backoff that honours
+Retry-After (meshcert.core.hub.retry), and every failure becomes a HubError whose message never
+holds
+the token.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+from meshcert.core.hub.errors import TRANSPORT_ERRORS, HubError, Redactor, from_exception
+from meshcert.core.hub.retry import Sleep, call_with_retries, default_sleep
+from meshcert.core.hub.settings import HubSettings
+from meshcert.publish.plan import LocalFile, RemoteFile
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
+
+RepoType = Literal["model", "dataset"]
+T = TypeVar("T")
+# mesh-llm's job retries an upload 8 times with 10*2^n s up to 300 s; a publish is as patient
+PUBLISH_SETTINGS = HubSettings(max_retries=7, backoff_base_s=2.0, backoff_cap_s=120.0,
+                               max_retry_after_s=300.0)
+
+
+@contextmanager
+def lfs_only() -> Iterator[None]:
+    """Uploads inside go over LFS, never Xet (see the module docstring)."""
+    from huggingface_hub import constants
+
+    before = constants.HF_HUB_DISABLE_XET
+    constants.HF_HUB_DISABLE_XET = True
+    try:
+        yield
+    finally:
+        constants.HF_HUB_DISABLE_XET = before
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    oid: str
+    url: str
+    pr_revision: str | None = None
+    pr_url: str | None = None
+
+
+Addition = tuple[str, LocalFile | bytes]  # (path in the repo, an artifact or small content)
+
+
+class StopRetrying(Exception):
+    """Raised by a retried call to end it at once, as itself (not a Hub failure)."""
+
+
+def _cause(exc: BaseException) -> BaseException:
+    """huggingface_hub wraps a failed LFS upload in RuntimeError('Error while uploading ...');
+    the HTTP or transport error that decides retrying is its cause."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, (HfHubHTTPError, HubError, *TRANSPORT_ERRORS)):
+            return seen
+        seen = seen.__cause__
+    return exc
+
+
+class HubWriter:
+    """Writes to one Hub (endpoint) with one token (None: huggingface_hub's own lookup)."""
+
+    def __init__(self, *, endpoint: str, token: str | None = None,
+                 settings: HubSettings = PUBLISH_SETTINGS, sleep: Sleep = default_sleep
+                 ) -> None:
+        from huggingface_hub import HfApi, get_token
+
+        self.endpoint = endpoint
+        self._api: HfApi = HfApi(endpoint=endpoint, token=token)
+        self._redact = Redactor([token or get_token()])
+        self._settings = settings
+        self._sleep = sleep
+
+    @property
+    def redact(self) -> Callable[[str], str]:
+        return self._redact.scrub
+
+    def classify(self, exc: BaseException, action: str) -> HubError:
+        return from_exception(_cause(exc), action=action, redact=self._redact.scrub)
+
+    def retry(self, action: str, call: Callable[[], T]) -> T:
+        """`call` until it succeeds or fails for good; a StopRetrying passes through as is."""
+        stopped: list[StopRetrying] = []
+
+        def attempt() -> T:
+            try:
+                return call()
+            except StopRetrying as exc:
+                stopped.append(exc)
+                raise
+
+        def classify(exc: BaseException) -> HubError:
+            return HubError("stopped", str(exc)) if stopped else self.classify(exc, action)
+
+        try:
+            return call_with_retries(attempt, classify=classify, settings=self._settings,
+                                     sleep=self._sleep)
+        except HubError:
+            if stopped:
+                raise stopped[0] from None
+            raise
+
+    # --- reads ----------------------------------------------------------------------------
+    def user(self) -> str:
+        return str(self.retry("whoami", lambda: self._api.whoami())["name"])
+
+    def head(self, repo_id: str, revision: str, repo_type: RepoType = "model") -> str | None:
+        """The commit `revision` points at, None when the repo has no such revision."""
+        from huggingface_hub.errors import RevisionNotFoundError
+
+        def ask() -> str | None:
+            try:
+                info = self._api.repo_info(repo_id, revision=revision, repo_type=repo_type)
+            except RevisionNotFoundError:
+                return None
+            return info.sha
+
+        return self.retry(f"repo_info {repo_id}@{revision}", ask)
+
+    def listing(self, repo_id: str, revision: str, repo_type: RepoType = "model"
+                ) -> dict[str, RemoteFile]:
+        """Every file at `revision` with the Hub's size, git oid and LFS sha256."""
+        from huggingface_hub.hf_api import RepoFile
+
+        def ask() -> dict[str, RemoteFile]:
+            out: dict[str, RemoteFile] = {}
+            for entry in self._api.list_repo_tree(repo_id, revision=revision, recursive=True,
+                                                  expand=False, repo_type=repo_type):
+                if isinstance(entry, RepoFile):
+                    out[entry.path] = RemoteFile(entry.path, entry.size, entry.blob_id,
+                                                 entry.lfs.sha256 if entry.lfs else None)
+            return out
+
+        return self.retry(f"list {repo_id}@{revision}", ask)
+
+    def read(self, repo_id: str, path: str, revision: str, repo_type: RepoType = "model"
+             ) -> bytes | None:
+        from huggingface_hub.errors import EntryNotFoundError
+
+        def ask() -> bytes | None:
+            with tempfile.TemporaryDirectory(prefix="meshcert-publish-") as cache:
+                try:
+                    local = self._api.hf_hub_download(repo_id, path, revision=revision,
+                                                      repo_type=repo_type, cache_dir=cache)
+                except EntryNotFoundError:
+                    return None
+                return Path(local).read_bytes()
+
+        return self.retry(f"read {repo_id}/{path}", ask)
+
+    def can_write(self, repo_id: str, repo_type: RepoType = "model") -> bool:
+        """Whether this token may push to the repo (the Hub's auth-check); False on 401/403."""
+        def ask() -> bool:
+            try:
+                self._api.auth_check(repo_id, repo_type=repo_type, write=True)
+            except Exception as exc:
+                error = self.classify(exc, f"auth-check {repo_id}")
+                if error.code == "hub_unauthorized":
+                    return False
+                raise
+            return True
+
+        return self.retry(f"auth-check {repo_id}", ask)
+
+    # --- writes ---------------------------------------------------------------------------
+    def ensure_repo(self, repo_id: str, *, private: bool, repo_type: RepoType = "model") -> None:
+        self.retry(f"create_repo {repo_id}", lambda: self._api.create_repo(
+            repo_id, private=private or None, repo_type=repo_type, exist_ok=True))
+
+    def ensure_branch(self, repo_id: str, branch: str, repo_type: RepoType = "model") -> None:
+        self.retry(f"create_branch {repo_id}@{branch}", lambda: self._api.create_branch(
+            repo_id, branch=branch, repo_type=repo_type, exist_ok=True))
+
+    def commit(self, repo_id: str, *, additions: Sequence[Addition],
+               deletions: Sequence[str] = (), message: str, description: str = "",
+               revision: str, create_pr: bool = False, parent: str | None = None,
+               repo_type: RepoType = "model") -> CommitResult:
+        """One commit (no retry here: the caller re-plans against the Hub before retrying).
+        Artifacts reuse their certified sha256, so nothing is hashed again."""
+        from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+        from huggingface_hub._commit_api import CommitOperation
+
+        operations: list[CommitOperation] = [CommitOperationDelete(p) for p in deletions]
+        for path, content in additions:
+            if isinstance(content, LocalFile):
+                op = CommitOperationAdd(path, content.local_path)
+                op.upload_info.sha256 = bytes.fromhex(content.sha256)
+            else:
+                op = CommitOperationAdd(path, content)
+            operations.append(op)
+        with lfs_only():
+            info = self._api.create_commit(
+                repo_id, operations, commit_message=message, commit_description=description,
+                revision=revision, create_pr=create_pr, parent_commit=parent,
+                repo_type=repo_type)
+        return CommitResult(info.oid, info.commit_url, info.pr_revision, info.pr_url)

@@ -1,0 +1,383 @@
+"""CertReport -> a view-model the templates only lay out (grouping, labels, charts decided here).
+
+Nothing here re-runs a check: everything shown comes from the report as written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from markupsafe import Markup
+
+from meshcert.certify.report import CertReport, CheckRun, MaterializedStage, RuntimeGate
+from meshcert.core.findings import Finding
+from meshcert.reports import fmt, svg
+from meshcert.reports.common import Fact, Stat
+from meshcert.reports.coverage_view import CoverageView, build_coverage_view
+from meshcert.reports.node_view import NodeView, build_node_view
+
+SEVERITY_ORDER = ("error", "warning", "info")
+SEVERITY_TITLES = {"error": "Errors", "warning": "Warnings", "info": "Notes"}
+NO_CHECK = "source / input"  # findings raised while loading the package, outside check groups
+HEADLINES = {
+    "passed": "Certification passed",
+    "failed": "Certification failed",
+    "incomplete": "Certification incomplete",
+}
+VERIFICATION_NOTES = {
+    "local-sha256": "every artifact hashed locally (sha256)",
+    "hub-attested": "sha256 attested by the Hub (LFS), not re-hashed",
+    "sha256-streamed": "artifacts streamed from the Hub and hashed",
+    "size-only": "sizes only; no content hashes verified",
+}
+ROLE_COLOURS = {
+    "shared.metadata": "#6e7781",
+    "shared.embeddings": "#8250df",
+    "shared.output": "#bc4c00",
+    "projector": "#1b7c83",
+}
+LAYER_COLOURS = ("#0969da", "#54aeff")
+OTHER_COLOUR = "#bf8700"
+
+
+@dataclass(frozen=True)
+class Banner:
+    status: str
+    headline: str
+    subject: str  # model id, or the input when the manifest had none
+    ref_kind: str
+    ref_text: str
+    pinned: bool
+    pin_text: str
+    gate_details: str
+    stats: list[Stat]
+
+
+@dataclass(frozen=True)
+class FindingRow:
+    code: str
+    severity: str
+    message: str
+    where: str
+    layer: str
+    remediation: str
+
+
+@dataclass(frozen=True)
+class CheckGroup:
+    name: str
+    status: str
+    findings: list[FindingRow]
+
+
+@dataclass(frozen=True)
+class SeverityGroup:
+    severity: str
+    title: str
+    count: int
+    checks: list[CheckGroup]
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    name: str
+    status: str
+    findings: int
+    codes: str
+    duration: str
+    details: str
+
+
+@dataclass(frozen=True)
+class StageRow:
+    stage_id: str
+    layers: str
+    embeddings: bool
+    output: bool
+    parts: int
+    verified: str
+    size: str
+    size_exact: str
+    shared_parts: list[str]
+    path: str
+
+
+@dataclass(frozen=True)
+class StageFigure:
+    key: str
+    title: str
+    caption: str
+    chart: Markup
+    rows: list[StageRow]
+
+
+@dataclass(frozen=True)
+class GateRow:
+    name: str
+    status: str
+    severity: str
+    http_status: str
+    latency: str
+    ttft: str
+    tokens_per_s: str
+    completion_tokens: str
+    details: str
+    extra: list[tuple[str, str]]
+
+
+@dataclass
+class CertView:
+    title: str
+    banner: Banner
+    severity_groups: list[SeverityGroup]
+    checks: list[CheckRow]
+    stage_figures: list[StageFigure]
+    gates: list[GateRow]
+    gate_chart: Markup | None
+    provenance: list[Fact]
+    counts: dict[str, int] = field(default_factory=dict)
+    coverage: CoverageView | None = None  # merged reports: which slice verified which layers
+    node: NodeView | None = None  # v2: what a node applies, which mesh-llm loads it
+    attestation: list[Fact] | None = None  # --attest-key: what was signed, by whom
+
+
+# ---------------------------------------------------------------------------------------------
+def _ref_lines(report: CertReport) -> tuple[str, str, bool, str]:
+    """(kind, ref text, pinned, pin explanation)."""
+    ref = report.ref
+    if ref is None:
+        return "unknown", report.resolved_package_ref or report.input, False, "ref not recorded"
+    if ref.kind == "hf":
+        text = f"hf://{ref.repo or '?'}"
+        if ref.resolved_commit:
+            text += f"@{ref.resolved_commit}"
+        if ref.pinned:
+            return "hf", text, True, "pinned to an immutable commit"
+        requested = ref.requested_revision or "(no revision)"
+        resolved = f", resolved to {ref.resolved_commit}" if ref.resolved_commit else ""
+        return "hf", text, False, f"NOT pinned: requested {requested}{resolved}"
+    where = report.local_package_dir or report.resolved_package_ref or report.input
+    return "local", where, False, "local directory: no Hub commit to pin"
+
+
+def _banner(report: CertReport, counts: dict[str, int]) -> Banner:
+    kind, ref_text, pinned, pin_text = _ref_lines(report)
+    required = [g for g in report.runtime_gates if g.status != "not_required"]
+    runtime = (f"{sum(g.status == 'passed' for g in required)}/{len(required)} passed"
+               if required else "not required")
+    stats = [
+        Stat("errors", str(counts["error"]), "bad" if counts["error"] else ""),
+        Stat("warnings", str(counts["warning"]), "warn" if counts["warning"] else ""),
+        Stat("notes", str(counts["info"])),
+        Stat("package gate", report.package_gate.status, report.package_gate.status),
+        Stat("runtime gates", runtime),
+        Stat("layers", "\u2014" if report.layer_count is None else str(report.layer_count)),
+    ]
+    return Banner(status=report.status, headline=HEADLINES[report.status],
+                  subject=report.model_id or report.input, ref_kind=kind, ref_text=ref_text,
+                  pinned=pinned, pin_text=pin_text,
+                  gate_details=report.package_gate.details or "", stats=stats)
+
+
+def _finding_row(f: Finding) -> FindingRow:
+    return FindingRow(code=f.code, severity=f.severity, message=f.message,
+                      where=f.path or "", layer="" if f.layer_index is None else str(f.layer_index),
+                      remediation=f.remediation)
+
+
+def severity_groups(findings: Sequence[Finding], checks: Sequence[CheckRun]
+                    ) -> list[SeverityGroup]:
+    """Findings grouped by severity (errors first), then by check in the order checks ran."""
+    order = {c.name: i for i, c in enumerate(checks)}
+    status = {c.name: c.status for c in checks}
+    groups: list[SeverityGroup] = []
+    for severity in SEVERITY_ORDER:
+        mine = [f for f in findings if f.severity == severity]
+        if not mine:
+            continue
+        names = sorted({f.check or NO_CHECK for f in mine},
+                       key=lambda n: (n != NO_CHECK, order.get(n, len(order)), n))
+        groups.append(SeverityGroup(
+            severity=severity, title=SEVERITY_TITLES[severity], count=len(mine),
+            checks=[CheckGroup(name=name, status=status.get(name, "source"),
+                               findings=[_finding_row(f) for f in mine
+                                         if (f.check or NO_CHECK) == name])
+                    for name in names]))
+    return groups
+
+
+def _check_rows(checks: Sequence[CheckRun]) -> list[CheckRow]:
+    return [CheckRow(name=c.name, status=c.status, findings=c.findings,
+                     codes=", ".join(c.codes),
+                     duration=fmt.number(c.duration_ms, 2 if c.duration_ms < 1 else 1, "ms"),
+                     details=c.details or "") for c in checks]
+
+
+def _part_colour(role: str, layer_index: int | None) -> str:
+    if role == "layer":
+        return LAYER_COLOURS[(layer_index or 0) % 2]
+    return ROLE_COLOURS.get(role, OTHER_COLOUR)
+
+
+def _stage_rows(stages: Sequence[MaterializedStage]) -> list[StageRow]:
+    return [StageRow(
+        stage_id=s.stage_id, layers=f"{s.layer_start}\u2013{s.layer_end - 1}"
+        if s.layer_end > s.layer_start else "none",
+        embeddings=s.include_embeddings, output=s.include_output,
+        parts=s.selected_part_count,
+        verified=f"{s.verified_artifacts}/{s.selected_part_count}"
+        + (f" ({s.cached_artifacts} cached)" if s.cached_artifacts else ""),
+        size=fmt.human_bytes(s.materialized_bytes),
+        size_exact=fmt.exact_bytes(s.materialized_bytes),
+        shared_parts=[p.role.removeprefix("shared.") for p in s.parts if p.role != "layer"],
+        path=s.materialized_path or "") for s in stages]
+
+
+def stage_chart(stages: Sequence[MaterializedStage], title: str) -> Markup:
+    """One stacked bar per stage: each part it fetches, sized by bytes, coloured by role."""
+    rows: list[svg.StackRow] = []
+    roles_seen: dict[str, str] = {}
+    for stage in stages:
+        segments: list[svg.Segment] = []
+        for part in stage.parts:
+            colour = _part_colour(part.role, part.layer_index)
+            label = (f"layer {part.layer_index}" if part.role == "layer"
+                     and part.layer_index is not None else part.role)
+            segments.append(svg.Segment(label, float(part.artifact_bytes or 0), colour,
+                                        f"{part.path}, {fmt.human_bytes(part.artifact_bytes)}",
+                                        key=part.path))
+            roles_seen.setdefault("layers" if part.role == "layer" else part.role,
+                                  LAYER_COLOURS[0] if part.role == "layer" else colour)
+        if not segments:
+            segments.append(svg.Segment("parts not listed", float(stage.materialized_bytes),
+                                        svg.TONES["muted"]))
+            roles_seen.setdefault("parts not listed", svg.TONES["muted"])
+        span = (f"layers {stage.layer_start}\u2013{stage.layer_end - 1}"
+                if stage.layer_end > stage.layer_start else "no layers")
+        rows.append(svg.StackRow(f"{stage.stage_id}", segments,
+                                 f"{fmt.human_bytes(stage.materialized_bytes)} \u00b7 {span}",
+                                 key=stage.stage_id, css="stack-row stage-bar"))
+    legend = [svg.LegendItem(role, colour) for role, colour in roles_seen.items()]
+    return svg.stacked_rows(rows, title=title, legend=legend)
+
+
+def _stage_figures(report: CertReport) -> list[StageFigure]:
+    figures = []
+    if report.materialized_stages:
+        figures.append(StageFigure(
+            key="materialized", title="Certification stages",
+            caption="The two-stage split mesh-llm materializes to certify the package: bytes "
+                    "per stage and the parts each stage fetches.",
+            chart=stage_chart(report.materialized_stages, "Bytes per certification stage"),
+            rows=_stage_rows(report.materialized_stages)))
+    if report.stage_plan:
+        figures.append(StageFigure(
+            key="plan", title=f"Stage plan ({len(report.stage_plan)} stages)",
+            caption="The package tool's plan: what each peer would download.",
+            chart=stage_chart(report.stage_plan, "Bytes per planned stage"),
+            rows=_stage_rows(report.stage_plan)))
+    return figures
+
+
+def _gate_rows(gates: Sequence[RuntimeGate]) -> list[GateRow]:
+    return [GateRow(
+        name=g.name, status=g.status, severity=g.severity,
+        http_status="\u2014" if g.http_status is None else str(g.http_status),
+        latency=fmt.number(g.latency_ms, 1, "ms"), ttft=fmt.number(g.ttft_ms, 1, "ms"),
+        tokens_per_s=fmt.number(g.tokens_per_s, 1),
+        completion_tokens=fmt.number(g.completion_tokens),
+        details=g.details or "",
+        extra=[(k, "\u2014" if v is None else (f"{v:,.2f}" if isinstance(v, float) else str(v)))
+               for k, v in sorted(g.measurements.items())]) for g in gates]
+
+
+_GATE_TONES = {"passed": "ok", "failed": "bad", "incomplete": "warn", "not_required": "muted"}
+
+
+def _gate_chart(gates: Sequence[RuntimeGate]) -> Markup | None:
+    timed = [g for g in gates if g.latency_ms is not None]
+    if not timed:
+        return None
+    return svg.hbar_chart([svg.Bar(g.name, float(g.latency_ms or 0.0),
+                                   fmt.number(g.latency_ms, 1, "ms"),
+                                   _GATE_TONES.get(g.status, "neutral"), key=g.name)
+                           for g in timed], title="Latency per runtime gate", unit="ms")
+
+
+def _mono(label: str, value: str | None) -> Fact:
+    """A monospace fact, or a plain em dash when the report has no value."""
+    return Fact(label, value, mono=True) if value else Fact(label, "\u2014")
+
+
+def _provenance(report: CertReport) -> list[Fact]:
+    ref = report.ref
+    facts = [
+        Fact("tool", f"{report.tool.name} {report.tool.version}"),
+        _mono("input", report.input),
+        _mono("resolved package ref", report.resolved_package_ref),
+    ]
+    if ref is not None:
+        facts += [
+            Fact("ref kind", ref.kind),
+            _mono("requested revision", ref.requested_revision),
+            _mono("resolved commit", ref.resolved_commit),
+            Fact("pinned", "yes" if ref.pinned else "no"),
+        ]
+    facts += [
+        _mono("model id", report.model_id),
+        Fact("package format", report.package_format or "\u2014"),
+        _mono("package id", report.package_id),
+        _mono("manifest sha256", report.manifest_sha256),
+        _mono("source model", report.source_model_path),
+        _mono("source model sha256", report.source_model_sha256),
+        Fact("source model size", fmt.human_bytes(report.source_model_bytes),
+             note=fmt.exact_bytes(report.source_model_bytes)
+             if report.source_model_bytes is not None else ""),
+        Fact("verification", report.verification or "\u2014",
+             note=VERIFICATION_NOTES.get(report.verification or "", "")),
+        Fact("runtime ABI", report.runtime_abi or "\u2014"),
+        _mono("started", report.started_at),
+        _mono("finished", report.finished_at),
+        Fact("duration", fmt.elapsed(report.started_at, report.finished_at)),
+    ]
+    if report.transfer is not None:
+        t = report.transfer
+        facts += [
+            Fact("HTTP requests", f"{t.requests:,}"),
+            Fact("bytes transferred", fmt.human_bytes(t.bytes_transferred),
+                 note=fmt.exact_bytes(t.bytes_transferred)),
+            Fact("header bytes read", fmt.human_bytes(t.header_bytes),
+                 note=fmt.exact_bytes(t.header_bytes)),
+        ]
+    else:
+        facts.append(Fact("transfer", "none (local package)"))
+    return facts
+
+
+def _attestation(report: CertReport) -> list[Fact] | None:
+    signed = report.attestation
+    if signed is None:
+        return None
+    return [Fact("result", signed.result), _mono("signer", signed.signer),
+            Fact("subjects", f"{signed.subjects:,}", note="the manifest and every artifact, "
+                 "by the SHA-256 certification verified"),
+            _mono("attestation file", signed.file)]
+
+
+def build_cert_view(report: CertReport) -> CertView:
+    counts = {s: sum(f.severity == s for f in report.findings) for s in SEVERITY_ORDER}
+    return CertView(
+        title=f"{HEADLINES[report.status]}: {report.model_id or report.input}",
+        banner=_banner(report, counts),
+        severity_groups=severity_groups(report.findings, report.checks),
+        checks=_check_rows(report.checks),
+        stage_figures=_stage_figures(report),
+        gates=_gate_rows(report.runtime_gates),
+        gate_chart=_gate_chart(report.runtime_gates),
+        provenance=_provenance(report),
+        counts=counts,
+        coverage=build_coverage_view(report),
+        node=build_node_view(report),
+        attestation=_attestation(report),
+    )

@@ -1,0 +1,103 @@
+"""Markdown renderings (fit for a GitHub Actions step summary) of both report kinds."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from meshcert.certify.report import CertReport
+from meshcert.reports.cert_view import build_cert_view
+from meshcert.reports.common import Fact
+from meshcert.reports.mdutil import STATUS_ICONS, code, status, table, text
+
+if TYPE_CHECKING:
+    from meshcert.evidence.report import EvidenceReport
+
+def _fact_rows(facts: list[Fact]) -> list[list[str]]:
+    return [[text(f.label), (code(f.value) if f.mono else text(f.value))
+             + (f" ({text(f.note)})" if f.note else "")] for f in facts]
+
+
+def render_cert_markdown(report: CertReport) -> str:
+    view = build_cert_view(report)
+    b = view.banner
+    out = [f"## {STATUS_ICONS[b.status]} {text(b.headline)}: {code(b.subject)}", ""]
+    out.append(f"**Ref:** {code(b.ref_text)} ({text(b.pin_text)})  ")
+    if report.package_format is not None:
+        package = f"**Package format:** {report.package_format}"
+        if report.package_id is not None:
+            package += f" \u00b7 **Package id:** {code(report.package_id)}"
+        out.append(package + "  ")
+    runtime = next((s.value for s in b.stats if s.label == "runtime gates"), "")
+    out.append(f"**Package gate:** {status(report.package_gate.status)} \u00b7 "
+               f"**Runtime gates:** {text(runtime)} \u00b7 **Findings:** "
+               f"{view.counts['error']} error(s), {view.counts['warning']} warning(s), "
+               f"{view.counts['info']} note(s)")
+    if b.gate_details:
+        out += ["", f"> {text(b.gate_details)}"]
+    if report.attestation is not None:
+        a = report.attestation
+        out += ["", f"**Attestation:** {text(a.result)}, signed by {code(a.signer)}, "
+                f"{a.subjects} subject(s)" + (f" in {code(a.file)}" if a.file else "")]
+
+    out += ["", "### Findings", ""]
+    if not view.severity_groups:
+        out.append("No findings.")
+    for group in view.severity_groups:
+        out += [f"#### {text(group.title)} ({group.count})", ""]
+        for check in group.checks:
+            out += [f"**{text(check.name)}** ({status(check.status)})", ""]
+            out += table(["code", "where", "message", "remediation"], [
+                [code(f.code), " ".join(filter(None, [
+                    code(f.where) if f.where else "",
+                    f"layer {text(f.layer)}" if f.layer else ""])),
+                 text(f.message), text(f.remediation)] for f in check.findings])
+            out.append("")
+    if view.checks:
+        out += ["", "### Checks", ""]
+        out += table(["check", "status", "findings", "time"],
+                     [[code(c.name), status(c.status), str(c.findings), text(c.duration)]
+                      for c in view.checks], ["l", "l", "r", "r"])
+    if view.coverage is not None:
+        out += ["", "### Slice coverage", "", text(view.coverage.summary), ""]
+        out += table(["slice report", "stage", "layers", "artifacts", "status"],
+                     [[code(s.report), text(s.stage), text(s.layers), str(s.artifacts),
+                       status(s.status)] for s in view.coverage.rows], ["l", "l", "l", "r", "l"])
+        if view.coverage.unverified:
+            out += ["", "Verified by no slice: "
+                    + ", ".join(code(p) for p in view.coverage.unverified)]
+    for fig in view.stage_figures:
+        out += ["", f"### {text(fig.title)}", ""]
+        out += table(["stage", "layers", "shared parts fetched", "parts", "verified", "bytes"],
+                     [[code(s.stage_id), text(s.layers),
+                       ", ".join(code(p) for p in s.shared_parts) or "none",
+                       str(s.parts), text(s.verified), text(s.size)] for s in fig.rows],
+                     ["l", "l", "l", "r", "r", "r"])
+    out += ["", "### Runtime gates", ""]
+    out += table(["gate", "status", "HTTP", "latency", "TTFT", "tokens/s", "details"],
+                 [[code(g.name), status(g.status), text(g.http_status), text(g.latency),
+                   text(g.ttft), text(g.tokens_per_s), text(g.details)] for g in view.gates],
+                 ["l", "l", "r", "r", "r", "r", "l"])
+    if view.node is not None:
+        out += ["", "### What a node will apply", ""]
+        out += table(["field", "value"], _fact_rows(view.node.applies + view.node.mesh_llm))
+        if view.node.profiles:
+            out += ["", "Request profiles:", ""]
+            out += table(["profile", "selected as", "fields", "source"],
+                         [[code(p.name), text(p.selection or "\u2014"),
+                           "; ".join(f"{text(k)} {code(v)}" for k, v in p.fields),
+                           code(p.source) if p.source else "\u2014"]
+                          for p in view.node.profiles])
+    out += ["", "<details><summary>Provenance</summary>", ""]
+    out += table(["field", "value"], [[text(f.label), (code(f.value) if f.mono else text(f.value))
+                             + (f" ({text(f.note)})" if f.note else "")]
+                            for f in view.provenance])
+    out += ["", "</details>", ""]
+    return "\n".join(out)
+
+
+def render_markdown(report: CertReport | EvidenceReport) -> str:
+    if isinstance(report, CertReport):
+        return render_cert_markdown(report)
+    from meshcert.reports.evidence_markdown import render_evidence_markdown
+
+    return render_evidence_markdown(report)

@@ -1,0 +1,52 @@
+"""Render a report into the requested formats and write the files (atomically)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from meshcert.core.atomic import write_atomic
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from meshcert.certify.report import CertReport
+    from meshcert.evidence.report import EvidenceReport
+
+    AnyReport: TypeAlias = CertReport | EvidenceReport
+
+# format -> (module, function); a renderer loads only when its format is asked for, so a
+# `models certify` without --html never imports jinja2.
+RENDERERS: dict[str, tuple[str, str]] = {
+    "html": ("meshcert.reports.html", "render_html"),
+    "md": ("meshcert.reports.markdown", "render_markdown"),
+    "junit": ("meshcert.reports.junit", "render_junit"),
+}
+
+
+def renderer(fmt_name: str) -> Callable[[AnyReport], str]:
+    module, function = RENDERERS[fmt_name]
+    return cast("Callable[[AnyReport], str]", getattr(importlib.import_module(module), function))
+
+
+def write_reports(report: AnyReport, *, html: str | os.PathLike[str] | None = None,
+                  md: str | os.PathLike[str] | None = None,
+                  junit: str | os.PathLike[str] | None = None,
+                  sarif: str | os.PathLike[str] | None = None) -> dict[str, Path]:
+    """Render and write each requested format; returns format -> written path.
+    SARIF is for certification and inspect reports (findings), not evidence reports."""
+    written: dict[str, Path] = {}
+    for fmt_name, target in (("html", html), ("md", md), ("junit", junit)):
+        if target is not None:
+            written[fmt_name] = write_atomic(target, renderer(fmt_name)(report))
+    if sarif is not None:
+        from meshcert.certify.report import CertReport
+        from meshcert.reports.sarif import render_sarif
+
+        if not isinstance(report, CertReport):
+            raise TypeError("SARIF output is for certification reports")
+        written["sarif"] = write_atomic(sarif, render_sarif(report))
+    return written
