@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from meshcert.catalog.entries import MAX_ENTRY_BYTES
+from meshcert.catalog.errors import CatalogError
 from meshcert.core.findings import Finding, finding
 from meshcert.core.refs import RefError, parse_ref
 
@@ -26,14 +27,6 @@ DEFAULT_CATALOG = "hf://datasets/meshllm/catalog"
 DATASETS_PREFIX = "hf://datasets/"
 ENTRIES_DIR = "entries"
 _DOWNLOAD_WORKERS = 8
-
-
-class CatalogError(Exception):
-    """The catalog as a whole could not be read."""
-
-    def __init__(self, message: str, *, incomplete: bool = False) -> None:
-        super().__init__(message)
-        self.incomplete = incomplete
 
 
 @dataclass

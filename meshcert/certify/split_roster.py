@@ -64,5 +64,5 @@ def roster_from_json(document: Any) -> SplitRoster:
 @cache
 def bundled_roster() -> SplitRoster:
     """The roster shipped with meshcert (package data)."""
-    raw = resources.files("certify").joinpath("data", ROSTER_RESOURCE).read_text("utf-8")
+    raw = resources.files("meshcert.certify").joinpath("data", ROSTER_RESOURCE).read_text("utf-8")
     return roster_from_json(json.loads(raw))

@@ -131,7 +131,7 @@ def certify(
     progress = None if (quiet or json_out) else ProgressLines()
     on_certified = None
     if out_dir is not None:
-        from meshcert.reports.catalog_outputs import PackageReportWriter
+        from meshcert.reports.catalog.outputs import PackageReportWriter
 
         on_certified = PackageReportWriter(out_dir)
     request = CatalogRequest(options=options, concurrency=concurrency, previous=previous,
@@ -168,7 +168,7 @@ def _deliver(run: CatalogRun, *, out_dir: str | None, since: str | None, write_p
              html: str | None, md: str | None, junit: str | None) -> None:
     from meshcert.catalog.pins import PinError, plan_pins
     from meshcert.catalog.pins import write_pins as write_pin_files
-    from meshcert.reports.catalog_outputs import carry_reused, write_catalog_reports
+    from meshcert.reports.catalog.outputs import carry_reused, write_catalog_reports
 
     report = run.report
     try:

@@ -28,9 +28,9 @@ from meshcert.evidence.defaults import (
 )
 
 if TYPE_CHECKING:  # the evidence engine (pandas, numpy) loads inside the commands
-    from meshcert.evidence.catalog import Catalog, EnvVar
     from meshcert.evidence.ingest import IngestResult
     from meshcert.evidence.report import EvidenceReport, GateResult
+    from meshcert.evidence.rules import EnvVar, Rules
     from meshcert.evidence.run import RunRecord
     from meshcert.evidence.run.plan import PlannedRun
     from meshcert.evidence.settings import EvidenceSettings
@@ -158,21 +158,21 @@ def _settings(require_gates: bool, extra: tuple[EnvVar, ...] = ()) -> EvidenceSe
         raise _fail([str(exc)]) from None
 
 
-def _catalog_and_settings(catalog_file: Path | None, require_gates: bool
-                          ) -> tuple[Catalog, EvidenceSettings]:
+def _rules_and_settings(decisions_file: Path | None, require_gates: bool
+                          ) -> tuple[Rules, EvidenceSettings]:
     """The built-in catalog, or the user's decisions from --catalog (a bad file is an
     `error:` line and exit 2), with the settings their env vars read."""
-    from meshcert.evidence.catalog import CATALOG
-    from meshcert.evidence.user_catalog import CatalogError, load_user_catalog
+    from meshcert.evidence.decisions_file import DecisionsFileError, load_user_decisions
+    from meshcert.evidence.rules import RULES
 
-    catalog = CATALOG
+    rules = RULES
     extra: tuple[EnvVar, ...] = ()
-    if catalog_file is not None:
+    if decisions_file is not None:
         try:
-            catalog, extra = load_user_catalog(catalog_file)
-        except CatalogError as exc:
+            rules, extra = load_user_decisions(decisions_file)
+        except DecisionsFileError as exc:
             raise _fail([str(exc)]) from None
-    return catalog, _settings(require_gates, extra)
+    return rules, _settings(require_gates, extra)
 
 
 def _warn_problems(result: IngestResult) -> None:
@@ -312,7 +312,7 @@ def report(
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
-    catalog_file: Annotated[Path | None, typer.Option(
+    decisions_file: Annotated[Path | None, typer.Option(
         "--catalog", help="TOML or JSON file of your own decisions (rows, threshold and its "
         "env var, parity and quality needs; schema docs/evidence-catalog.schema.json), added "
         "to the built-in GLM Phase E/D catalog.", dir_okay=False)] = None,
@@ -327,7 +327,7 @@ def report(
     from meshcert.evidence.summary import render_summary
     from meshcert.reports.outputs import write_reports
 
-    catalog, settings = _catalog_and_settings(catalog_file, require_gates)
+    rules, settings = _rules_and_settings(decisions_file, require_gates)
     options = DecisionOptions(quality_baseline=quality_baseline,
                               quality_candidate=quality_candidate,
                               max_ppl_increase=max_ppl_increase, max_kld_mean=max_kld,
@@ -336,7 +336,7 @@ def report(
         run = report_files(files, settings=settings, label=label, backend=backend,
                            decisions=options, package=package,
                            source_gguf=str(source_gguf) if source_gguf else None,
-                           catalog=catalog)
+                           rules=rules)
     except (BackendError, PackageLoadError) as exc:
         raise _fail([str(exc)]) from None
     _warn_problems(run.ingest)
@@ -381,7 +381,7 @@ def history(
     """The regression table per setup of a performance history."""
     from meshcert.core.atomic import write_atomic
     from meshcert.evidence.history_report import HistoryError, history_files
-    from meshcert.reports.evidence_history import render_history_html, render_history_markdown
+    from meshcert.reports.evidence.history import render_history_html, render_history_markdown
 
     try:
         run = history_files(sources)
@@ -484,7 +484,7 @@ def run(
     json_out: Annotated[bool, typer.Option("--json", help="Print runs and decisions as "
                                            "JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress, no summary.")] = False,
-    catalog_file: Annotated[Path | None, typer.Option(
+    decisions_file: Annotated[Path | None, typer.Option(
         "--catalog", help="TOML or JSON file of your own decisions, as for `evidence report`.",
         dir_okay=False)] = None,
 ) -> None:
@@ -498,7 +498,7 @@ def run(
     )
     from meshcert.evidence.run.plan import Stream, split_command
 
-    catalog, settings = _catalog_and_settings(catalog_file, require_gates)
+    rules, settings = _rules_and_settings(decisions_file, require_gates)
     try:
         plan = RunPlan(tuple(command), build_variants(variant or (), env or (), args or (),
                                                        variant_command or ()),
@@ -509,7 +509,7 @@ def run(
     session = run_plan(plan, out_dir, observer=None if quiet or json_out else _Progress())
     try:
         evidence = evidence_from_runs(session, settings=settings, backend=backend,
-                                      catalog=catalog)
+                                      rules=rules)
     except BackendError as exc:
         raise _fail([str(exc)]) from None
     if json_out:

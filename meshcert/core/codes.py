@@ -1,4 +1,4 @@
-"""The finding catalog: every code meshcert can emit, its default severity and remediation.
+"""The finding-code registry: every code meshcert can emit, its default severity and remediation.
 
 Codes are a public contract (tests and downstream scripts assert them). Where mesh-llm's package
 tool already names a problem, the same code is used. Checks refer to codes; reports render the
@@ -14,25 +14,25 @@ Severity = Literal["error", "warning", "info"]
 
 
 @dataclass(frozen=True)
-class CatalogEntry:
+class CodeEntry:
     code: str
     severity: Severity
     group: str
     remediation: str
 
 
-def _rows(group: str, severity: Severity, rows: dict[str, str]) -> dict[str, CatalogEntry]:
-    return {code: CatalogEntry(code, severity, group, text) for code, text in rows.items()}
+def _rows(group: str, severity: Severity, rows: dict[str, str]) -> dict[str, CodeEntry]:
+    return {code: CodeEntry(code, severity, group, text) for code, text in rows.items()}
 
 
 E: Severity = "error"
 W: Severity = "warning"
 I: Severity = "info"  # noqa: E741
 
-CATALOG: dict[str, CatalogEntry] = {}
+CODES: dict[str, CodeEntry] = {}
 
 # --- Ref and input -------------------------------------------------------------------------
-CATALOG |= _rows("ref", E, {
+CODES |= _rows("ref", E, {
     "direct_gguf_input": "Certify the layer package (a directory with model-package.json or an "
     "hf:// ref), not a single .gguf file.",
     "invalid_package_ref": "Use hf://namespace/repo[@revision], hf://namespace/repo:revision or a "
@@ -49,7 +49,7 @@ CATALOG |= _rows("ref", E, {
 })
 
 # --- Manifest ------------------------------------------------------------------------------
-CATALOG |= _rows("manifest", E, {
+CODES |= _rows("manifest", E, {
     "missing_manifest": "Add model-package.json at the package root.",
     "invalid_manifest_json": "Write the manifest as strict UTF-8 JSON (no NaN/Infinity, no "
     "comments, nesting under 64 levels).",
@@ -73,27 +73,27 @@ CATALOG |= _rows("manifest", E, {
     "invalid_manifest_field": "Give the field the type and range the schema requires.",
     "missing_shared_artifact": "The shared section must hold metadata, embeddings and output.",
 })
-CATALOG |= _rows("manifest", W, {
+CODES |= _rows("manifest", W, {
     "model_id_not_coordinate": "Use a model coordinate such as ns/repo:QUANT, not a file or "
     "directory name.",
     "missing_activation_width": "Add activation_width (routing and topology planning use it).",
     "missing_created_at": "Set created_at_unix_secs for provenance.",
 })
-CATALOG |= _rows("manifest", I, {
+CODES |= _rows("manifest", I, {
     "unknown_manifest_field": "Nothing to do: schema 1 is additive; this field is ignored by "
     "consumers that do not know it.",
     "skippy_abi_not_checked": "Pass --runtime-abi X.Y.Z to check the ABI against a runtime.",
 })
 
 # --- Layers --------------------------------------------------------------------------------
-CATALOG |= _rows("layers", E, {
+CODES |= _rows("layers", E, {
     "layer_index_out_of_range": "Layer indexes run from 0 to layer_count-1.",
     "missing_layer": "Add the missing layer entry (one per index).",
     "duplicate_layer": "Keep exactly one entry per layer index.",
 })
 
 # --- Artifacts -----------------------------------------------------------------------------
-CATALOG |= _rows("artifacts", E, {
+CODES |= _rows("artifacts", E, {
     "unsafe_artifact_path": "Use a relative path of normal components (no '..', '.', empty "
     "components, absolute or drive paths, backslashes).",
     "empty_artifact": "artifact_bytes must be the exact file size and greater than 0.",
@@ -109,26 +109,26 @@ CATALOG |= _rows("artifacts", E, {
     "that it does not change during certification.",
     "duplicate_artifact_path": "Each artifact entry must name its own file.",
 })
-CATALOG |= _rows("artifacts", W, {
+CODES |= _rows("artifacts", W, {
     "undeclared_artifact": "Name the .gguf in the manifest or remove it from the package.",
     "artifact_hard_link": "A hard-linked artifact shares storage with a file outside the "
     "package; copy it instead.",
 })
 
 # --- Hub metadata --------------------------------------------------------------------------
-CATALOG |= _rows("hub", E, {
+CODES |= _rows("hub", E, {
     "hub_artifact_missing": "Upload the file the manifest names to the published revision.",
     "hub_size_mismatch": "The published file's size differs from the manifest; re-upload.",
     "hub_sha256_mismatch": "The Hub's LFS sha256 differs from the manifest; re-upload or "
     "regenerate the manifest.",
 })
-CATALOG |= _rows("hub", W, {
+CODES |= _rows("hub", W, {
     "hub_artifact_not_lfs": "Store GGUF fragments with Git LFS/Xet so the Hub attests their "
     "sha256.",
 })
 
 # --- GGUF structure ------------------------------------------------------------------------
-CATALOG |= _rows("gguf", E, {
+CODES |= _rows("gguf", E, {
     "gguf_bad_magic": "The file is not a GGUF file; regenerate the fragment.",
     "gguf_unsupported_version": "Write GGUF version 2 or 3.",
     "gguf_truncated": "The GGUF header or tensor data is cut short; re-upload the fragment.",
@@ -158,7 +158,7 @@ CATALOG |= _rows("gguf", E, {
     "manifest gives the file (stage_index 0 metadata, 1 embeddings, 2 output, 1000+i for layer "
     "i; layer_start/layer_end; include_embeddings/include_output); re-write the package.",
 })
-CATALOG |= _rows("gguf", W, {
+CODES |= _rows("gguf", W, {
     "stale_split_metadata": "Strip split.no, split.count and split.tensors.count from the "
     "fragment (newer writers do): llama.cpp looks for sibling shards when a stage is composed "
     "from a file that still claims to be one shard of several.",
@@ -168,7 +168,7 @@ CATALOG |= _rows("gguf", W, {
 })
 
 # --- llama.cpp gguf_init rules, second opinion, inspect (issue 12b; docs/gguf-rules.md) ------
-CATALOG |= _rows("gguf", E, {
+CODES |= _rows("gguf", E, {
     "gguf_tensor_data_not_dense": "llama.cpp requires each tensor's data offset to be the sum of "
     "the previous tensors' sizes, each padded to general.alignment, in tensor-info order (no "
     "gaps, no reordering); rewrite the fragment with a GGUF writer.",
@@ -184,13 +184,13 @@ CATALOG |= _rows("gguf", E, {
     "llama_cpp_gguf_rejected": "llama.cpp's own GGUF parser (gguf_init_from_file) refuses this "
     "file, so no node can load it; the message quotes llama.cpp's reason.",
 })
-CATALOG |= _rows("gguf", I, {
+CODES |= _rows("gguf", I, {
     "llama_cpp_gguf_not_checked": "Install the `live` extra (llama-cpp-python) to have "
     "llama.cpp's own GGUF parser check every fragment as well.",
 })
 
 # --- Source parity -------------------------------------------------------------------------
-CATALOG |= _rows("source", E, {
+CODES |= _rows("source", E, {
     "source_sha256_mismatch": "The source file does not match source_model.sha256.",
     "source_tensor_missing_from_package": "Every source tensor must be in exactly one artifact.",
     "package_tensor_not_in_source": "The package holds a tensor the source model does not.",
@@ -198,7 +198,7 @@ CATALOG |= _rows("source", E, {
 })
 
 # --- Generation ----------------------------------------------------------------------------
-CATALOG |= _rows("generation", E, {
+CODES |= _rows("generation", E, {
     "empty_generation_policy_field": "Give the policy field a value or remove it.",
     "unknown_generation_policy_value": "Use auto, dense, direct-sparse, compact-flash, "
     "sparse-chunked or fallback (indexshare: required; experimental: evidence-gated).",
@@ -216,13 +216,13 @@ CATALOG |= _rows("generation", E, {
     "policy_not_supported_by_evidence": "Keep the switch evidence-gated until the evidence report "
     "gives it a promote verdict.",
 })
-CATALOG |= _rows("generation", W, {
+CODES |= _rows("generation", W, {
     "unknown_generation_profile": "The profile is not known to this certifier; it is reported, "
     "never reinterpreted.",
 })
 
 # --- Speculative decoding (mesh-llm preflight names) ----------------------------------------
-CATALOG |= _rows("speculative", E, {
+CODES |= _rows("speculative", E, {
     "empty_speculative_default": "Set speculative_decoding.default to a declared strategy id.",
     "missing_speculative_default_strategy": "The default must name a declared strategy.",
     "empty_speculative_proposer_name": "Proposer names must be non-empty.",
@@ -262,7 +262,7 @@ CATALOG |= _rows("speculative", E, {
     "invalid_window_policy_bounds": "Need min_window <= max_window.",
     "invalid_window_policy_initial": "Need min_window <= initial_window <= max_window.",
 })
-CATALOG |= _rows("speculative", W, {
+CODES |= _rows("speculative", W, {
     "speculative_spec_disagreement": "The spec lists this type but mesh-llm's package tool "
     "rejects it; avoid it until the two agree.",
     "legacy_speculative_strategy_id": "Rename the legacy id native-mtp-n1 to mtp.",
@@ -271,13 +271,13 @@ CATALOG |= _rows("speculative", W, {
 })
 
 # --- Model card ----------------------------------------------------------------------------
-CATALOG |= _rows("readme", W, {
+CODES |= _rows("readme", W, {
     "readme_missing": "Add a README.md model card to the package.",
     "readme_missing_field": "Add the named item to the model card.",
 })
 
 # --- Package v2 (package-v2.md; mesh-llm's own v2 code names) -------------------------------
-CATALOG |= _rows("package_v2", E, {
+CODES |= _rows("package_v2", E, {
     "package_identity_mismatch": "Recompute package_id from the canonical manifest (the package "
     "writer does this); a hand-edited manifest must be re-identified.",
     "v1_field_in_v2_manifest": "Remove the v1 key: v2 lists artifacts in artifact_catalog, the "
@@ -330,7 +330,7 @@ CATALOG |= _rows("package_v2", E, {
     "source_metadata_mismatch": "The carrier must hold the source's metadata (without split.* "
     "keys); re-write the package from this source.",
 })
-CATALOG |= _rows("package_v2", W, {
+CODES |= _rows("package_v2", W, {
     "native_abi_differs": "A v2 native_abi_version is the producer's ABI, provenance only "
     "(mesh-llm #1959): the runtime checks its own ABI at load. Nothing to fix unless the "
     "runtime refuses the package at load; then re-write it with that runtime's writer.",
@@ -344,7 +344,7 @@ CATALOG |= _rows("package_v2", W, {
 })
 
 # --- Slices (--layers / --stage / --stages) and `report merge` ------------------------------
-CATALOG |= _rows("slices", E, {
+CODES |= _rows("slices", E, {
     "stage_count_exceeds_layer_count": "Ask for at most one stage per transformer layer: "
     "--stages N needs N <= layer_count (mesh-llm's preflight refuses more; no plan is shown).",
     "invalid_scope": "Give --layers A..B with 0 <= A < B <= layer_count, or --stage I/N with "
@@ -364,7 +364,7 @@ CATALOG |= _rows("slices", E, {
 })
 
 # --- Load as a node would (--materialize, --parity) ------------------------------------------
-CATALOG |= _rows("load", E, {
+CODES |= _rows("load", E, {
     "stage_materialization_failed": "A certification stage could not be composed from its parts "
     "or llama.cpp's GGUF parser rejects the composed file; re-write the package so every "
     "selected part holds the tensors its header (v1) or the carrier's locators (v2) say.",
@@ -374,7 +374,7 @@ CATALOG |= _rows("load", E, {
 })
 
 # --- Safe to load: chat templates, tokenizer, hparams (issue 12a) ---------------------------
-CATALOG |= _rows("chat_template", E, {
+CODES |= _rows("chat_template", E, {
     "chat_template_code_execution": "Remove the construct from the chat template: no dunder "
     "attributes, |attr, run-time-built subscript keys, gadget globals (self, config, request, "
     "lipsum; cycler/joiner/namespace other than called), import/include/extends, execution "
@@ -383,12 +383,12 @@ CATALOG |= _rows("chat_template", E, {
     "plain conversation in jinja2's sandbox, reproducibly, within the limits and with every "
     "message's text.",
 })
-CATALOG |= _rows("chat_template", W, {
+CODES |= _rows("chat_template", W, {
     "chat_template_hidden_instruction": "Review the branch: the template emits text only when "
     "a message contains a trigger, text the user never wrote (a possible behavioural "
     "backdoor). Ship the model's original template.",
 })
-CATALOG |= _rows("tokenizer", E, {
+CODES |= _rows("tokenizer", E, {
     "tokenizer_copies_differ": "Write the same tokenizer.* values into every fragment (copy "
     "them from metadata.gguf) or leave them out of the fragments.",
     "tokenizer_array_invalid": "Regenerate the tokenizer arrays: tokens strings, scores f32, "
@@ -402,7 +402,7 @@ CATALOG |= _rows("tokenizer", E, {
 })
 
 # --- Catalog certification (`meshcert catalog certify`: entries/<owner>/<repo>.json) ---------
-CATALOG |= _rows("catalog", E, {
+CODES |= _rows("catalog", E, {
     "catalog_entry_invalid": "Fix the catalog entry so it reads as the catalog's schema: a "
     "JSON object with schema_version 1, source_repo and variants (an object keyed by variant, "
     "or the old list), each package reference {type: \"layer-package\", repo: \"ns/name\"} "
@@ -427,7 +427,7 @@ CATALOG |= _rows("catalog", E, {
     "catalog_package_duplicate": "List each package once: two references to one repository "
     "mean one variant serves another's package.",
 })
-CATALOG |= _rows("catalog", W, {
+CODES |= _rows("catalog", W, {
     "catalog_entry_unpinned": "Pin the package: add \"revision\": \"<40-hex commit>\" to the "
     "reference (`meshcert catalog certify --write-pins DIR` writes exactly that change), so a "
     "lookup names the bytes that were certified.",
@@ -442,7 +442,7 @@ CATALOG |= _rows("catalog", W, {
 })
 
 # --- Attestations (meshcert.attest; docs/attestation.md) -----------------------------------
-CATALOG |= _rows("attestation", E, {
+CODES |= _rows("attestation", E, {
     "attestation_missing": "Certify the package with `--attest-key` (or publish it with "
     "`package publish --attest-key`) so that attestations/meshcert.intoto.jsonl exists, or give "
     "the file with --attestation.",
@@ -465,7 +465,7 @@ CATALOG |= _rows("attestation", E, {
     "attestation_resource_mismatch": "The attestation names another repository than the one "
     "verified: use the attestation made for this package, or certify and sign it.",
 })
-CATALOG |= _rows("attestation", I, {
+CODES |= _rows("attestation", I, {
     "attestation_other_commit": "The attestation was made for another commit of the same repo; "
     "every artifact and the manifest are unchanged, so it still holds. Nothing to do.",
     "attestation_verified": "The package was accepted from its valid, trusted signed "
@@ -474,7 +474,7 @@ CATALOG |= _rows("attestation", I, {
 })
 
 # --- Publisher files and mesh-llm support (issue 27; mesh-llm-0.79.md §2.3-2.4, §3.4, §4) ---
-CATALOG |= _rows("publisher_files", E, {
+CODES |= _rows("publisher_files", E, {
     "publisher_file_too_large": "Publisher files (metadata/*.json, metadata/chat_template.jinja) "
     "are small copies of the source's Hugging Face files: ship the source's own file (at most "
     "16 MiB).",
@@ -495,7 +495,7 @@ CATALOG |= _rows("publisher_files", E, {
     "must resolve in the bound publisher file and its value must map to the declared dtype by "
     "the writer's mapping; re-write the package to re-derive the defaults.",
 })
-CATALOG |= _rows("publisher_files", W, {
+CODES |= _rows("publisher_files", W, {
     "publisher_defaults_not_rederived": "publisher_defaults differ from what mesh-llm's writer "
     "derives from these publisher files (or the writer would refuse them): re-write the "
     "package with the writer, or fix the declaration by hand and re-identify the package.",
@@ -504,24 +504,24 @@ CATALOG |= _rows("publisher_files", W, {
     "split-serving roster (split-certified.json). Refresh meshcert's copy with "
     "scripts/refresh_split_roster.py if mesh-llm has certified it since.",
 })
-CATALOG |= _rows("publisher_files", I, {
+CODES |= _rows("publisher_files", I, {
     "publisher_config_nextn_block": "Nothing to do: the GGUF's block_count counts the NextN "
     "(MTP) block(s) that Hugging Face's num_hidden_layers leaves out. mesh-llm's writer refuses "
     "this pair, so such a package was not written by it with config.json.",
 })
-CATALOG |= _rows("mesh_llm", E, {
+CODES |= _rows("mesh_llm", E, {
     "mesh_llm_version_too_old": "The manifest uses fields that the mesh-llm release given with "
     "--min-mesh-llm refuses at parse time: re-write the package without them (no "
     "publisher metadata for < 0.77.0, no --generation-defaults for < 0.78.1), or upgrade the "
     "nodes and raise --min-mesh-llm.",
 })
-CATALOG |= _rows("mesh_llm", I, {
+CODES |= _rows("mesh_llm", I, {
     "mesh_llm_minimum_version": "Nothing to do: the oldest mesh-llm release that loads this "
     "manifest. Pass --min-mesh-llm X.Y.Z to make it an error when your nodes are older.",
 })
 
 # --- Engine --------------------------------------------------------------------------------
-CATALOG |= _rows("engine", E, {
+CODES |= _rows("engine", E, {
     "internal_error": "A check crashed; the result is incomplete. Report this as a meshcert bug.",
     "check_not_run": "A check could not run because its inputs were unavailable.",
     "hf_job_failed": "A Hugging Face job that certified a slice ended without a readable "
@@ -540,10 +540,10 @@ CATALOG |= _rows("engine", E, {
 })
 
 
-def entry(code: str) -> CatalogEntry:
+def entry(code: str) -> CodeEntry:
     """Return the catalog row for `code`; unknown codes are a programming error."""
     try:
-        return CATALOG[code]
+        return CODES[code]
     except KeyError:
         raise KeyError(f"finding code {code!r} is not in the catalog") from None
 
@@ -552,15 +552,15 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def catalog_markdown() -> str:
+def codes_markdown() -> str:
     """docs/finding-codes.md: every code, grouped, with its severity and remediation
     (`python -m meshcert.core.codes > docs/finding-codes.md`; a test fails when it drifts)."""
     lines = ["# Finding codes", "",
              "Generated from `meshcert/core/codes.py` (`python -m meshcert.core.codes > "
              "docs/finding-codes.md`). Codes are a contract: scripts and tests assert them; "
              "`cert.json`'s schema lists them as the values `findings[].code` may take.", ""]
-    groups: dict[str, list[CatalogEntry]] = {}
-    for row in CATALOG.values():
+    groups: dict[str, list[CodeEntry]] = {}
+    for row in CODES.values():
         groups.setdefault(row.group, []).append(row)
     for group, rows in groups.items():
         lines += [f"## {group}", "", "| code | severity | remediation |", "| --- | --- | --- |"]
@@ -571,4 +571,4 @@ def catalog_markdown() -> str:
 
 
 if __name__ == "__main__":
-    print(catalog_markdown(), end="")
+    print(codes_markdown(), end="")

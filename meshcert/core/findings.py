@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from meshcert.core.codes import CATALOG, Severity, entry
+from meshcert.core.codes import CODES, Severity, entry
 
 
 class Finding(BaseModel):
@@ -12,7 +12,7 @@ class Finding(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    code: str = Field(json_schema_extra={"enum": list(sorted(CATALOG))},
+    code: str = Field(json_schema_extra={"enum": list(sorted(CODES))},
                       description="A code of the finding catalog (docs/finding-codes.md).")
     severity: Severity
     message: str

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from meshcert.evidence.table import empty_table
 
 # The front-door names load on first use (PEP 562), so importing a light submodule such as
-# `meshcert.evidence.catalog` (the CLI's help text needs it) does not pull in pandas.
+# `meshcert.evidence.rules` (the CLI's help text needs it) does not pull in pandas.
 _HOMES = {
     "IngestResult": "meshcert.evidence.ingest", "SourceInfo": "meshcert.evidence.ingest",
     "ingest_files": "meshcert.evidence.ingest", "ingest_texts": "meshcert.evidence.ingest",

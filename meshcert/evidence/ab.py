@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from meshcert.evidence.catalog import AB_RULE, ABRule
 from meshcert.evidence.defaults import DEFAULT_SEED
 from meshcert.evidence.report import ABDecision, ABMetricDecision, ABVerdict
+from meshcert.evidence.rules import AB_RULE, ABRule
 from meshcert.evidence.stats import comparison_seed, holm
 
 ALPHA = 0.05

@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from meshcert.evidence.catalog import ALPHA_ONE_SIDED, CATALOG, ENV_VARS, Q2_QUALITY, Catalog
 from meshcert.evidence.decisions import DecisionOptions, decide_all
 from meshcert.evidence.gates import evaluate_gate
 from meshcert.evidence.matching import Evidence, RowMatch
@@ -30,6 +29,7 @@ from meshcert.evidence.report import (
     StatsMethod,
     ToolInfo,
 )
+from meshcert.evidence.rules import ALPHA_ONE_SIDED, ENV_VARS, Q2_QUALITY, RULES, Rules
 from meshcert.evidence.settings import EvidenceSettings
 from meshcert.evidence.stats import CONFIDENCE, SampleSet, summarize
 
@@ -131,7 +131,7 @@ def _row_stats(ev: Evidence) -> list[RowStats]:
         if key.backend is not None and ev.backend is not None and key.backend != ev.backend:
             continue
         summary = summarize(s.values)
-        labels = [spec.label for spec in ev.catalog.rows
+        labels = [spec.label for spec in ev.rules.rows
                   if spec.matches(key.op, key.variant, s.param_dict)]
         out.append(RowStats(
             labels=labels, backend=key.backend, op=key.op, params=key.params,
@@ -153,23 +153,23 @@ def settings_values(settings: EvidenceSettings) -> list[SettingValue]:
 def build_report(table: Any, *, settings: EvidenceSettings, options: BuildOptions | None = None,
                  problems: Iterable[Any] = (), sources: Iterable[Any] = (),
                  package_check: PackageCheck | None = None,
-                 catalog: Catalog = CATALOG) -> EvidenceReport:
+                 rules: Rules = RULES) -> EvidenceReport:
     """Everything a reviewer needs, from the ingested table (see `meshcert/evidence/table.py`)."""
     options = options or BuildOptions()
-    ev = Evidence.build(table, catalog, options.backend)
+    ev = Evidence.build(table, rules, options.backend)
     gate = evaluate_gate(ev, settings)
     decisions, omitted = decide_all(ev, settings, options.decisions)
     required = set(gate.required_rows)
-    components = [_component(ev.match_label(r.label), r.label in required) for r in catalog.rows]
+    components = [_component(ev.match_label(r.label), r.label in required) for r in rules.rows]
     d = options.decisions
-    quality = d.quality_for(next((s.quality for s in catalog.decisions if s.quality),
+    quality = d.quality_for(next((s.quality for s in rules.decisions if s.quality),
                                  Q2_QUALITY))
     notes = []
     unused = sum(1 for r in ev.rows if r.get("kind") == "bench")
     if unused:
         notes.append(f"{unused} llama-bench row(s) are recorded as inputs; no Phase E/D rule "
                      "reads them")
-    mesh = mesh_evidence(ev.rows, catalog.mesh)
+    mesh = mesh_evidence(ev.rows, rules.mesh)
     if package_check is not None and package_check.status == "failed":
         notes.append("the package breaks the q2_K routed-down rule: " +
                      "; ".join(package_check.messages))

@@ -27,7 +27,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from meshcert.evidence.catalog import ALPHA_ONE_SIDED, MIN_SAMPLES, DecisionSpec, QualitySpec
 from meshcert.evidence.matching import Evidence, RowMatch
 from meshcert.evidence.report import (
     Comparison,
@@ -43,6 +42,7 @@ from meshcert.evidence.report import (
     ThresholdSource,
     Verdict,
 )
+from meshcert.evidence.rules import ALPHA_ONE_SIDED, MIN_SAMPLES, DecisionSpec, QualitySpec
 from meshcert.evidence.settings import EvidenceSettings
 from meshcert.evidence.stats import (
     DEFAULT_REPLICATES,
@@ -118,7 +118,7 @@ def _parity(ev: Evidence, labels: Sequence[str]) -> ParityEvidence:
     cases: list[ParityCase] = []
     without: list[str] = []
     for label in labels:
-        spec = ev.catalog.row(label)
+        spec = ev.rules.row(label)
         found = ev.parity(spec)
         if not found:
             without.append(spec.title)
@@ -337,7 +337,7 @@ def decide_all(ev: Evidence, settings: EvidenceSettings,
     options = options or DecisionOptions()
     drafts: list[_Draft] = []
     omitted: list[OmittedDecision] = []
-    for spec in ev.catalog.decisions:
+    for spec in ev.rules.decisions:
         if _included(ev, spec):
             drafts.append(_draft(ev, spec, settings, options))
         else:

@@ -1,5 +1,5 @@
 """Names and defaults the CLI shows in `--help`, in a module that imports nothing, so that
-registering the commands stays cheap (`meshcert.evidence.stats` and `meshcert.evidence.catalog`
+registering the commands stays cheap (`meshcert.evidence.stats` and `meshcert.evidence.rules`
 re-export them)."""
 
 REQUIRE_GATES = "GLM52_PHASE_E_REQUIRE_GATES"  # the script's variable (evidence.md)

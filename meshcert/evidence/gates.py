@@ -16,15 +16,15 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from meshcert.evidence.catalog import (
+from meshcert.evidence.matching import Evidence
+from meshcert.evidence.report import Estimate, EstimateTerm, GateCheck, GateResult, MissingRow
+from meshcert.evidence.rules import (
     ESTIMATE_MISSING_MESSAGE,
     ROUTED_WHOLE_GRAPH_SANITY,
     DispatchCheckSpec,
     GateSpec,
     Terms,
 )
-from meshcert.evidence.matching import Evidence
-from meshcert.evidence.report import Estimate, EstimateTerm, GateCheck, GateResult, MissingRow
 from meshcert.evidence.settings import EvidenceSettings
 
 MISSING_ROWS_PREFIX = "error: missing Phase E MoE gate rows: "
@@ -45,7 +45,7 @@ def _sum(ev: Evidence, terms: Terms) -> float | None:
 
 def compute_estimate(ev: Evidence) -> Estimate | None:
     """The routed FFN decode estimate, or None when one of its rows is missing."""
-    cat = ev.catalog
+    cat = ev.rules
     medians = {label: ev.median(label) for label, _ in cat.estimate_terms}
     if any(m is None for m in medians.values()):
         return None
@@ -92,7 +92,7 @@ def evaluate_ratio_gate(ev: Evidence, spec: GateSpec, settings: EvidenceSettings
             return GateCheck(**base, status="skipped", message="optional sanity row absent")
     num, den = _sum(ev, spec.numerator), _sum(ev, spec.denominator)
     if num is None or den is None or den == 0:
-        absent = [ev.catalog.title(lbl) for lbl in rows if ev.median(lbl) is None]
+        absent = [ev.rules.title(lbl) for lbl in rows if ev.median(lbl) is None]
         return GateCheck(**base, status="missing",
                          message="missing rows: " + ", ".join(absent or ["zero denominator"]))
     value = num / den
@@ -125,7 +125,7 @@ def evaluate_dispatch(ev: Evidence, spec: DispatchCheckSpec,
 
 
 def _present(ev: Evidence, label: str) -> bool:
-    for d in ev.catalog.dispatch_checks:
+    for d in ev.rules.dispatch_checks:
         if d.label == label:
             return ev.dispatch(d).present
     return ev.match_label(label).present
@@ -133,7 +133,7 @@ def _present(ev: Evidence, label: str) -> bool:
 
 def evaluate_gate(ev: Evidence, settings: EvidenceSettings) -> GateResult:
     """Required rows, the estimate and every hard gate (see the module docstring)."""
-    cat = ev.catalog
+    cat = ev.rules
     required = list(cat.required(settings.kernel_sweep))
     missing = [label for label in required if not _present(ev, label)]
     checks = [evaluate_ratio_gate(ev, g, settings) for g in cat.gates]
@@ -153,10 +153,10 @@ def evaluate_gate(ev: Evidence, settings: EvidenceSettings) -> GateResult:
 
 
 def _pattern(ev: Evidence, label: str) -> str:
-    for d in ev.catalog.dispatch_checks:
+    for d in ev.rules.dispatch_checks:
         if d.label == label:
-            row = ev.catalog.row(d.row)
+            row = ev.rules.row(d.row)
             return f"{row.pattern} [variant {d.variant}, test mode]"
-    row = ev.catalog.row(label)
+    row = ev.rules.row(label)
     suffix = "" if row.variant == "default" else f" [variant {row.variant}]"
     return row.pattern + suffix

@@ -29,7 +29,6 @@ from typing import IO, Any
 
 import numpy as np
 
-from meshcert.evidence.catalog import HISTORY_RULE, HistoryMetricRule, HistoryRule
 from meshcert.evidence.parsers.base import IngestProblem
 from meshcert.evidence.parsers.perf_history import TTFT, HistoryPoint, read_points
 from meshcert.evidence.report import (
@@ -38,6 +37,7 @@ from meshcert.evidence.report import (
     HistoryVerdict,
     IntervalSays,
 )
+from meshcert.evidence.rules import HISTORY_RULE, HistoryMetricRule, HistoryRule
 from meshcert.evidence.stats import ratio_interval
 
 PLOT_POINTS = 200

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from meshcert.evidence.catalog import HISTORY_RULE, HistoryRule
 from meshcert.evidence.history import History, classify_all, read_history
 from meshcert.evidence.report import HistoryVerdict
+from meshcert.evidence.rules import HISTORY_RULE, HistoryRule
 
 DATASETS_PREFIX = "hf://datasets/"
 RUNS_DIR = "data/runs"
@@ -47,7 +47,8 @@ class HistoryRun:
 def _hub_files(ref: str, endpoint: str | None) -> tuple[list[tuple[str, str]], str]:
     from huggingface_hub import HfApi, hf_hub_download
 
-    from meshcert.catalog.sources import CatalogError, parse_dataset_ref
+    from meshcert.catalog.errors import CatalogError
+    from meshcert.catalog.sources import parse_dataset_ref
     from meshcert.core.hub.settings import HubSettings
 
     try:

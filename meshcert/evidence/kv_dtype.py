@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from meshcert.evidence.catalog import ALPHA_ONE_SIDED, KV_DTYPE_RULE, MIN_SAMPLES, KvDtypeRule
 from meshcert.evidence.report import ABVerdict, KvDtypeDecision
+from meshcert.evidence.rules import ALPHA_ONE_SIDED, KV_DTYPE_RULE, MIN_SAMPLES, KvDtypeRule
 from meshcert.evidence.stats import RatioEstimate, holm, ratio_interval
 
 Z95 = 1.959963984540054

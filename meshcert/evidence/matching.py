@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from meshcert.evidence.catalog import (
+from meshcert.evidence.rules import (
     GLM_DOWN_KERNEL_MARK,
     KERNEL_KEYS,
-    Catalog,
     DispatchCheckSpec,
     RowSpec,
+    Rules,
 )
 from meshcert.evidence.stats import RowKey, SampleSet, SourceLine, collect_samples, records
 
@@ -102,7 +102,7 @@ def _int(value: Any) -> int | None:
 
 @dataclass
 class Evidence:
-    catalog: Catalog
+    rules: Rules
     rows: list[dict[str, Any]]
     samples: dict[RowKey, SampleSet]
     backend: str | None
@@ -111,14 +111,14 @@ class Evidence:
     _matches: dict[str, RowMatch] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def build(cls, table: Any, catalog: Catalog, backend: str | None = None) -> Evidence:
+    def build(cls, table: Any, rules: Rules, backend: str | None = None) -> Evidence:
         rows = records(table)
         samples = collect_samples(rows)
         counts: dict[str | None, int] = {}
         for key, s in samples.items():
             counts[key.backend] = counts.get(key.backend, 0) + max(s.n, 1)
-        chosen, notes = _choose_backend(catalog, samples, counts, backend)
-        return cls(catalog, rows, samples, chosen, counts, notes)
+        chosen, notes = _choose_backend(rules, samples, counts, backend)
+        return cls(rules, rows, samples, chosen, counts, notes)
 
     # -- lookups ------------------------------------------------------------------------
     def _backend_ok(self, name: str | None) -> bool:
@@ -141,7 +141,7 @@ class Evidence:
     def match_label(self, label: str) -> RowMatch:
         cache = self._matches
         if label not in cache:
-            cache[label] = self.match(self.catalog.row(label))
+            cache[label] = self.match(self.rules.row(label))
         return cache[label]
 
     def median(self, label: str) -> float | None:
@@ -158,7 +158,7 @@ class Evidence:
     def dispatch(self, spec: DispatchCheckSpec) -> DispatchEvidence:
         rows = [r for r in self.rows if (r.get("variant") or "default") == spec.variant]
         ev = DispatchEvidence(spec, present=bool(rows))
-        target = self.catalog.row(spec.row)
+        target = self.rules.row(spec.row)
         for r in rows:
             extra = r.get("extra") or {}
             on_row = target.matches_params(str(r.get("op")), r.get("param_dict") or {})
@@ -201,7 +201,7 @@ def _merge(sets: Sequence[SampleSet]) -> SampleSet:
         sum(s.unsupported_rows for s in sets))
 
 
-def _choose_backend(catalog: Catalog, samples: Mapping[RowKey, SampleSet],
+def _choose_backend(rules: Rules, samples: Mapping[RowKey, SampleSet],
                     counts: Mapping[str | None, int], requested: str | None
                     ) -> tuple[str | None, list[str]]:
     named = [b for b in counts if b is not None]
@@ -215,7 +215,7 @@ def _choose_backend(catalog: Catalog, samples: Mapping[RowKey, SampleSet],
     matched: dict[str, int] = {b: 0 for b in named}
     for key, s in samples.items():
         if key.backend is not None and any(
-                spec.matches(key.op, key.variant, s.param_dict) for spec in catalog.rows):
+                spec.matches(key.op, key.variant, s.param_dict) for spec in rules.rows):
             matched[key.backend] += 1
     chosen = max(named, key=lambda b: (matched[b], b.upper() != "CPU", counts[b]))
     others = ", ".join(b for b in named if b != chosen)

@@ -6,11 +6,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from meshcert.evidence.ab import decide_ab
-from meshcert.evidence.catalog import MeshRules
 from meshcert.evidence.history import classify_all, history_from_records
 from meshcert.evidence.kv_dtype import decide_kv_dtypes
 from meshcert.evidence.mesh_rows import mesh_rows
 from meshcert.evidence.promotion import check_promotions
+from meshcert.evidence.rules import MeshRules
 
 
 def mesh_evidence(records: Sequence[Mapping[str, Any]], rules: MeshRules) -> dict[str, Any]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from meshcert.evidence.catalog import PROMOTION_RULE, PromotionRule
 from meshcert.evidence.report import ABDecision, ABVerdict, PromotionCheck
+from meshcert.evidence.rules import PROMOTION_RULE, PromotionRule
 
 
 def check_promotions(records: Iterable[Mapping[str, Any]], ab: Iterable[ABDecision] = (),

@@ -15,12 +15,12 @@ from pathlib import Path
 
 from meshcert.core.atomic import write_atomic
 from meshcert.evidence.build import BuildOptions, build_report
-from meshcert.evidence.catalog import CATALOG, Catalog
 from meshcert.evidence.decisions import DecisionOptions
 from meshcert.evidence.gates import evaluate_gate
 from meshcert.evidence.ingest import IngestResult, ingest_files, tool_version
 from meshcert.evidence.matching import Evidence
 from meshcert.evidence.report import EvidenceReport, GateResult, PackageCheck
+from meshcert.evidence.rules import RULES, Rules
 from meshcert.evidence.settings import EvidenceSettings, load_settings
 
 
@@ -40,7 +40,7 @@ class ReportRun:
 def gate_files(paths: Iterable[str | os.PathLike[str]], *, settings: EvidenceSettings,
                label: str | None = None, backend: str | None = None) -> GateRun:
     result = ingest_files(paths, label=label)
-    ev = Evidence.build(result.table, CATALOG, backend)
+    ev = Evidence.build(result.table, RULES, backend)
     return GateRun(result, ev, evaluate_gate(ev, settings))
 
 
@@ -56,7 +56,7 @@ def check_package(package: str, source_gguf: str | None = None) -> PackageCheck:
 def report_files(paths: Iterable[str | os.PathLike[str]], *, settings: EvidenceSettings,
                  label: str | None = None, backend: str | None = None,
                  decisions: DecisionOptions | None = None, package: str | None = None,
-                 source_gguf: str | None = None, catalog: Catalog = CATALOG) -> ReportRun:
+                 source_gguf: str | None = None, rules: Rules = RULES) -> ReportRun:
     result = ingest_files(paths, label=label)
     package_check = check_package(package, source_gguf) if package else None
     options = BuildOptions(backend=backend, label=label,
@@ -65,7 +65,7 @@ def report_files(paths: Iterable[str | os.PathLike[str]], *, settings: EvidenceS
                            tool_version=tool_version())
     report = build_report(result.table, settings=settings, options=options,
                           problems=result.problems, sources=result.sources,
-                          package_check=package_check, catalog=catalog)
+                          package_check=package_check, rules=rules)
     return ReportRun(result, report)
 
 

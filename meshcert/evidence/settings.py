@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from meshcert.evidence.catalog import (
+from meshcert.evidence.rules import (
     ENV_BY_NAME,
     ENV_VARS,
     KERNEL_SWEEP,

@@ -14,13 +14,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from meshcert.catalog.errors import CatalogError
 from meshcert.publish.card import source_file, total_bytes
 
 SPLIT_SUFFIX = re.compile(r"-\d{5}-of-\d{5}$")
-
-
-class CatalogError(ValueError):
-    """The existing entry cannot be updated safely (it is not what the catalog holds)."""
 
 
 @dataclass(frozen=True)

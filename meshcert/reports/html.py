@@ -14,7 +14,7 @@ import jinja2
 from markupsafe import Markup
 
 from meshcert.certify.report import CertReport
-from meshcert.reports.cert_view import build_cert_view
+from meshcert.reports.certification.view import build_cert_view
 
 if TYPE_CHECKING:
     from meshcert.evidence.report import EvidenceReport
@@ -63,7 +63,7 @@ def render_cert_html(report: CertReport) -> str:
 
 def render_evidence_html(report: EvidenceReport) -> str:
     """The evidence report (gates, estimate, decisions) as one HTML page."""
-    from meshcert.reports.evidence_view import build_evidence_view
+    from meshcert.reports.evidence.view import build_evidence_view
 
     return render_page("evidence.html.j2", view=build_evidence_view(report), kind="evidence",
                        kind_label="evidence report")

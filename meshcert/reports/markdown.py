@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from meshcert.certify.report import CertReport
-from meshcert.reports.cert_view import build_cert_view
+from meshcert.reports.certification.view import build_cert_view
 from meshcert.reports.common import Fact
 from meshcert.reports.mdutil import STATUS_ICONS, code, status, table, text
 
@@ -98,6 +98,6 @@ def render_cert_markdown(report: CertReport) -> str:
 def render_markdown(report: CertReport | EvidenceReport) -> str:
     if isinstance(report, CertReport):
         return render_cert_markdown(report)
-    from meshcert.reports.evidence_markdown import render_evidence_markdown
+    from meshcert.reports.evidence.markdown import render_evidence_markdown
 
     return render_evidence_markdown(report)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 RENDERERS: dict[str, tuple[str, str]] = {
     "html": ("meshcert.reports.html", "render_html"),
     "md": ("meshcert.reports.markdown", "render_markdown"),
-    "junit": ("meshcert.reports.junit", "render_junit"),
+    "junit": ("meshcert.reports.certification.junit", "render_junit"),
 }
 
 
@@ -44,7 +44,7 @@ def write_reports(report: AnyReport, *, html: str | os.PathLike[str] | None = No
             written[fmt_name] = write_atomic(target, renderer(fmt_name)(report))
     if sarif is not None:
         from meshcert.certify.report import CertReport
-        from meshcert.reports.sarif import render_sarif
+        from meshcert.reports.certification.sarif import render_sarif
 
         if not isinstance(report, CertReport):
             raise TypeError("SARIF output is for certification reports")

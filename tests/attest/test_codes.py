@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from meshcert.attest import codes
-from meshcert.core.codes import CATALOG
+from meshcert.core.codes import CODES
 
 ISSUE_28_CODES = {
     "attestation_missing": "error", "attestation_malformed": "error",
@@ -20,9 +20,9 @@ ISSUE_28_CODES = {
 
 @pytest.mark.parametrize(("code", "severity"), sorted(ISSUE_28_CODES.items()))
 def test_the_code_is_catalogued(code: str, severity: str) -> None:
-    assert CATALOG[code].severity == severity
-    assert CATALOG[code].group == "attestation"
-    assert CATALOG[code].remediation.strip()
+    assert CODES[code].severity == severity
+    assert CODES[code].group == "attestation"
+    assert CODES[code].remediation.strip()
 
 
 def test_the_module_names_exactly_these() -> None:

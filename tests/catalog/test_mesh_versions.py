@@ -10,7 +10,7 @@ from meshcert.catalog.mesh_versions import mixed_version_findings
 from meshcert.catalog.model import CatalogPackage, PackageFacts
 from meshcert.certify.sources.local import load_local_package
 from meshcert.certify.view import CertOptions
-from meshcert.reports.catalog_view import shipped_defaults
+from meshcert.reports.catalog.view import shipped_defaults
 from tests.certify.publisher_packages import add_publisher_files, build_published
 from tests.certify.v2_packages import build_v1, build_v2, edit_manifest
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from meshcert.catalog.model import catalog_report_schema
-from meshcert.core.codes import CATALOG
+from meshcert.core.codes import CODES
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "catalog-report.schema.json"
 
@@ -25,10 +25,10 @@ def test_the_schema_names_the_fields_a_reader_relies_on() -> None:
         assert key in package, key
     finding = schema["$defs"]["Finding"]  # type: ignore[index]
     catalog_codes = [c for c in finding["properties"]["code"]["enum"] if c.startswith("catalog_")]
-    assert catalog_codes == sorted(c for c in CATALOG if CATALOG[c].group == "catalog")
+    assert catalog_codes == sorted(c for c in CODES if CODES[c].group == "catalog")
 
 
 def test_the_run_emits_exactly_the_catalog_group() -> None:
     from meshcert.catalog.compare import CATALOG_RUN_CODES
 
-    assert {c for c in CATALOG if CATALOG[c].group == "catalog"} == CATALOG_RUN_CODES
+    assert {c for c in CODES if CODES[c].group == "catalog"} == CATALOG_RUN_CODES

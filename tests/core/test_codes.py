@@ -11,7 +11,7 @@ from meshcert.attest.codes import ATTESTATION_CODES as _ATTESTATION_CODES
 from meshcert.catalog.compare import CATALOG_RUN_CODES
 from meshcert.certify.checks import all_checks
 from meshcert.certify.merge import MERGE_CODES
-from meshcert.core.codes import CATALOG
+from meshcert.core.codes import CODES
 
 # Copied from the spec (certification.md, "Finding codes"): a rename here is a breaking change.
 SPEC_CODES = [
@@ -144,15 +144,15 @@ TESTS = Path(__file__).resolve().parents[1]
 
 @pytest.mark.parametrize("code", SPEC_CODES)
 def test_spec_code_is_catalogued(code: str) -> None:
-    assert code in CATALOG
+    assert code in CODES
     expected = "warning" if code in SPEC_WARNINGS else "error"
-    assert CATALOG[code].severity == expected, code
-    assert CATALOG[code].remediation.strip()
+    assert CODES[code].severity == expected, code
+    assert CODES[code].remediation.strip()
 
 
 def test_every_catalogued_code_is_emitted_by_a_check_or_a_source() -> None:
     declared = set().union(*(check.codes for check in all_checks()))
-    orphans = sorted(set(CATALOG) - declared - SOURCE_CODES - MERGE_CODES - LAUNCHER_CODES
+    orphans = sorted(set(CODES) - declared - SOURCE_CODES - MERGE_CODES - LAUNCHER_CODES
                      - CATALOG_RUN_CODES - ATTESTATION_CODES)
     assert orphans == []
 
@@ -160,7 +160,7 @@ def test_every_catalogued_code_is_emitted_by_a_check_or_a_source() -> None:
 def test_every_catalogued_code_is_asserted_by_some_test() -> None:
     text = "\n".join(p.read_text(encoding="utf-8") for p in TESTS.rglob("*.py")
                      if p.name != Path(__file__).name)
-    untested = sorted(code for code in CATALOG if f'"{code}"' not in text
+    untested = sorted(code for code in CODES if f'"{code}"' not in text
                       and f"'{code}'" not in text)
     assert untested == []
 
@@ -175,8 +175,8 @@ ISSUE_21_CODES = {
 
 @pytest.mark.parametrize(("code", "severity"), sorted(ISSUE_21_CODES.items()))
 def test_issue_21_code_is_catalogued(code: str, severity: str) -> None:
-    assert CATALOG[code].severity == severity
-    assert CATALOG[code].remediation.strip()
+    assert CODES[code].severity == severity
+    assert CODES[code].remediation.strip()
 
 
 def test_llama_cpp_crashed_makes_a_result_incomplete_like_check_not_run() -> None:
@@ -187,10 +187,10 @@ def test_llama_cpp_crashed_makes_a_result_incomplete_like_check_not_run() -> Non
 
 def test_finding_codes_doc_is_generated_from_the_catalog() -> None:
     """Regenerate with: python -m meshcert.core.codes > docs/finding-codes.md"""
-    from meshcert.core.codes import catalog_markdown
+    from meshcert.core.codes import codes_markdown
 
     doc = TESTS.parent / "docs" / "finding-codes.md"
-    assert doc.read_text(encoding="utf-8") == catalog_markdown()
+    assert doc.read_text(encoding="utf-8") == codes_markdown()
 
 
 def test_the_report_schema_lists_every_catalogued_code() -> None:
@@ -198,4 +198,4 @@ def test_the_report_schema_lists_every_catalogued_code() -> None:
 
     schema = cert_json_schema()
     finding = schema["$defs"]["Finding"]  # type: ignore[index]
-    assert finding["properties"]["code"]["enum"] == sorted(CATALOG)
+    assert finding["properties"]["code"]["enum"] == sorted(CODES)

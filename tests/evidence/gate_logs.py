@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from meshcert.evidence import ingest_texts
-from meshcert.evidence.catalog import CATALOG, format_params
+from meshcert.evidence.rules import RULES, format_params
 from meshcert.evidence.settings import EvidenceSettings, load_settings
 from meshcert.evidence.table import COLUMNS, table_from_columns
 
@@ -37,7 +37,7 @@ PLAIN_KERNEL = "kernel_mul_mv_id_q3_K_f32"
 
 
 def row_name(label: str) -> str:
-    spec = CATALOG.row(label)
+    spec = RULES.row(label)
     return f"{spec.op}({format_params(spec.params)})"
 
 
@@ -61,7 +61,7 @@ def parity_console(cases: Mapping[str, bool], backend: str = "Metal") -> str:
     lines = ["Testing 2 devices", "", f"Backend 1/2: {backend}",
              "  Device description: Apple M3 Max", ""]
     for label, ok in cases.items():
-        op = CATALOG.row(label).op
+        op = RULES.row(label).op
         result = "OK" if ok else f"[{op}] NMSE = 0.001234000 > 0.000500000 FAIL"
         lines.append(f"  {row_name(label)}: {result}")
     passed = sum(cases.values())
@@ -76,7 +76,7 @@ def dispatch_console(kernel: str, tests: tuple[int, int] = (1, 1),
                      backends: tuple[int, int] = (3, 3), env: str = "") -> str:
     """A fixed-block dispatch check run (test mode, with the fork's perf_metadata line)."""
     name = row_name("routed_down_q3_K")
-    params = format_params(CATALOG.row("routed_down_q3_K").params)
+    params = format_params(RULES.row("routed_down_q3_K").params)
     ok = tests[0] == tests[1]
     lines = [f"ggml_metal_device_init: dispatch env {env}", "Testing 3 devices", "",
              "Backend 1/3: Metal", "  Device description: Apple M3 Max", "",
@@ -107,7 +107,7 @@ def sweep_logs(us: Mapping[str, float] | None = None) -> dict[str, str]:
     """kernel-sweep/<variant>.console.log per sweep row (the variant is the file name)."""
     out = {}
     for label, value in (us or SWEEP_US).items():
-        spec = CATALOG.row(label)
+        spec = RULES.row(label)
         text = perf_console({"routed_down_q3_K": value}, env=spec.variant)
         out[f"kernel-sweep/{spec.variant}.console.log"] = text
     return out

@@ -11,8 +11,8 @@ from gguf import GGMLQuantizationType as Q
 from typer.testing import CliRunner
 
 from meshcert.cli import app
-from meshcert.evidence.catalog import ENV_VARS
 from meshcert.evidence.report import EvidenceReport
+from meshcert.evidence.rules import ENV_VARS
 from meshcert.testing import glm_dsa_spec, write_package
 from tests.evidence.gate_logs import PASSING_US, perf_console, repeated
 

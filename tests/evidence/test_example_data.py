@@ -12,9 +12,9 @@ from meshcert.cli import app
 from meshcert.demo import run_demo
 from meshcert.evidence import ingest_files
 from meshcert.evidence.build import BuildOptions, build_report
-from meshcert.evidence.catalog import ENV_VARS
 from meshcert.evidence.decisions import DecisionOptions
 from meshcert.evidence.examplegen import CSV_NAME, DATA_DIR, PROVENANCE, example_files, generate
+from meshcert.evidence.rules import ENV_VARS
 from tests.evidence.gate_logs import settings
 
 PUBLISHED_CSV_SHA256 = "669ba5ebebae5fb9cbede8cc60319e43d69d4d52bf90f40b959ff334b497bb0a"

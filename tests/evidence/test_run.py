@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from meshcert.cli import app
-from meshcert.evidence.catalog import CATALOG, ENV_VARS
+from meshcert.evidence.rules import ENV_VARS, RULES
 from meshcert.evidence.run import RunPlan, Variant, build_variants, evidence_from_runs, run_plan
 from meshcert.evidence.run.execute import Execution, SubprocessExecutor
 from meshcert.evidence.run.plan import PlanError
@@ -280,7 +280,7 @@ def test_runs_of_the_glm_fixtures_reach_the_catalog_decisions(tmp_path: Path) ->
     (comparison,) = next(d for d in report.decisions
                          if d.policy == "moe_merged_shared_gate_up").comparisons
     assert comparison.speedup is not None and 1.2 < comparison.speedup < 1.3
-    assert {r.policy for r in report.decisions} <= {d.policy for d in CATALOG.decisions}
+    assert {r.policy for r in report.decisions} <= {d.policy for d in RULES.decisions}
 
 
 @pytest.mark.parametrize(("ok", "verdict"), [(True, "needs-quality"), (False, "reject")])

@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 
 from meshcert.cli import app
 from meshcert.evidence import ingest_texts
-from meshcert.evidence.catalog import _PROMOTE_RULE, CATALOG, ComparisonSpec, DecisionSpec, RowSpec
+from meshcert.evidence.rules import _PROMOTE_RULE, RULES, ComparisonSpec, DecisionSpec, RowSpec
 from meshcert.evidence.run import RunPlan, RunSession, build_variants, evidence_from_runs, run_plan
 from meshcert.evidence.settings import load_settings
 from tests.support.llama_tools import build_info, llama_tool
@@ -53,7 +53,7 @@ def decision(policy: str, baseline: str, candidate: str) -> DecisionSpec:
 
 # The built-in tables (the GLM gate stays, advisory: its rows are absent) plus two decisions:
 # small work vs large work, so the large case as a candidate is a real, certain slowdown.
-CPU_CATALOG = replace(CATALOG, rows=(*CATALOG.rows, *ROWS), decisions=(
+CPU_CATALOG = replace(RULES, rows=(*RULES.rows, *ROWS), decisions=(
     decision("pad_shrink", "pad_large", "pad_small"),
     decision("pad_grow", "pad_small", "pad_large")))
 
@@ -80,7 +80,7 @@ def test_real_perf_runs_are_recorded_with_provenance(perf_session: RunSession) -
 
 def test_real_perf_rows_feed_a_decision(perf_session: RunSession) -> None:
     evidence = evidence_from_runs(perf_session, settings=load_settings({}),
-                                  catalog=CPU_CATALOG, backend="CPU")
+                                  rules=CPU_CATALOG, backend="CPU")
     table = evidence.ingest.table
     perf = table[table["kind"] == "perf"]
     assert sorted(perf.groupby("variant").size().items()) == [("large", 3), ("small", 3)]
@@ -100,7 +100,7 @@ def test_real_test_mode_rows_in_todays_format(perf_session: RunSession) -> None:
     text = (perf_session.out_dir / str(check.log)).read_text()
     assert "Backend 1/1: CPU" in text and "1/1 backends passed" in text
     evidence = evidence_from_runs(perf_session, settings=load_settings({}),
-                                  catalog=CPU_CATALOG, backend="CPU")
+                                  rules=CPU_CATALOG, backend="CPU")
     table = evidence.ingest.table
     small = table[(table["variant"] == "small") & (table["source_file"].str.endswith(
         "-check.log"))]

@@ -13,10 +13,10 @@ from collections.abc import Mapping
 import numpy as np
 import pytest
 
-from meshcert.evidence.catalog import CATALOG, DecisionSpec
 from meshcert.evidence.decisions import DecisionOptions, decide_all
 from meshcert.evidence.matching import Evidence
 from meshcert.evidence.report import Decision
+from meshcert.evidence.rules import RULES, DecisionSpec
 from tests.evidence.gate_logs import parity_console, repeated, settings, table
 
 SEEDS = (101, 202)
@@ -36,7 +36,7 @@ def _kld_log(ratio: float = 1.0018, kld: float = 0.0044) -> str:
 
 
 def _spec(policy: str) -> DecisionSpec:
-    return next(d for d in CATALOG.decisions if d.policy == policy)
+    return next(d for d in RULES.decisions if d.policy == policy)
 
 
 def _us(spec: DecisionSpec, speedup: float) -> dict[str, float]:
@@ -60,7 +60,7 @@ def _decide(spec: DecisionSpec, *, speedup: float, runs: int, seed: int,
         texts.append({"parity.console.log": parity_console(cases)})
     if quality and spec.quality is not None:
         texts.append({f"{spec.quality.candidate}.kld.log": _kld_log()})
-    ev = Evidence.build(table(*texts), CATALOG)
+    ev = Evidence.build(table(*texts), RULES)
     decisions, _ = decide_all(ev, settings(), DecisionOptions(replicates=2000))
     return next(d for d in decisions if d.policy == spec.policy)
 
@@ -78,7 +78,7 @@ SCENARIOS: dict[str, tuple[float, int, bool | None, bool]] = {
     "inconclusive": (1.3, 2, True, True),
     "keep-evidence-gated": (1.0, 5, True, True),  # a win exactly at the threshold
 }
-CASES = [(d.policy, verdict) for d in CATALOG.decisions for verdict in SCENARIOS
+CASES = [(d.policy, verdict) for d in RULES.decisions for verdict in SCENARIOS
          if verdict != "needs-quality" or d.quality is not None]
 
 
@@ -98,7 +98,7 @@ def test_every_verdict_of_every_decision(policy: str, verdict: str, seed: int) -
         assert any(m.startswith("parity") for m in d.missing_evidence)
 
 
-@pytest.mark.parametrize("policy", [d.policy for d in CATALOG.decisions])
+@pytest.mark.parametrize("policy", [d.policy for d in RULES.decisions])
 def test_parity_failure_rejects_every_decision_even_with_a_big_win(policy: str) -> None:
     spec = _spec(policy)
     d = _decide(spec, speedup=_threshold(spec) * 1.3, runs=5, seed=303, parity=False,

@@ -11,15 +11,6 @@ import random
 import statistics
 from collections.abc import Sequence
 
-from meshcert.evidence.catalog import (
-    CATALOG,
-    DECISIONS,
-    ENV_VARS,
-    GATES,
-    ROWS_BY_LABEL,
-    RowSpec,
-    format_params,
-)
 from meshcert.evidence.report import (
     BackendInfo,
     Comparison,
@@ -44,6 +35,15 @@ from meshcert.evidence.report import (
     SourceRef,
     StatsMethod,
     ToolInfo,
+)
+from meshcert.evidence.rules import (
+    DECISIONS,
+    ENV_VARS,
+    GATES,
+    ROWS_BY_LABEL,
+    RULES,
+    RowSpec,
+    format_params,
 )
 
 # us/run medians (headline numbers where published, plausible values elsewhere)
@@ -162,7 +162,7 @@ def build_evidence_report(*, hostile: bool = False, missing_rows: bool = False,
         if "ffn_q2_down_weighted" in stats:
             stats["ffn_q2_down_weighted"] = stats["ffn_q2_down_weighted"].model_copy(
                 update={"median_us": 815.0})
-    required = list(CATALOG.required(kernel_sweep=False))
+    required = list(RULES.required(kernel_sweep=False))
     components = [_component(ROWS_BY_LABEL[label], stats.get(label), label in required)
                   for label in dict.fromkeys([*required, *MEDIANS])]
     missing = [MissingRow(label=lbl, title=ROWS_BY_LABEL[lbl].title,
@@ -176,11 +176,11 @@ def build_evidence_report(*, hostile: bool = False, missing_rows: bool = False,
     if not dropped:
         terms = [EstimateTerm(label=lbl, title=ROWS_BY_LABEL[lbl].title, coefficient=c,
                               median_us=med(lbl), contribution_us=c * med(lbl), share=0.0)
-                 for lbl, c in CATALOG.estimate_terms]
+                 for lbl, c in RULES.estimate_terms]
         total = sum(t.contribution_us for t in terms)
         terms = [t.model_copy(update={"share": t.contribution_us / total}) for t in terms]
         share_us = {name: sum(t.contribution_us for t in terms if t.label in labels)
-                    for name, labels in CATALOG.estimate_shares.items()}
+                    for name, labels in RULES.estimate_shares.items()}
         shared = med("shexp_q4_K")
         estimate = Estimate(total_us=total, terms=terms, share_us=share_us,
                             shares={k: v / total for k, v in share_us.items()},

@@ -10,7 +10,7 @@ import pytest
 
 from meshcert.certify.report import CertReport
 from meshcert.evidence.report import EvidenceReport
-from meshcert.reports.evidence_view import gate_status
+from meshcert.reports.evidence.view import gate_status
 from meshcert.reports.html import render_cert_html, render_evidence_html
 from tests.reports.browser import chromium_or_skip, dump_dom, print_pdf, screenshot
 from tests.reports.dom import parse

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.reports.catalog_outputs import CATALOG_HTML
+from meshcert.reports.catalog.outputs import CATALOG_HTML
 from tests.reports.browser import chromium_or_skip, dump_dom, screenshot
 from tests.reports.catalog_fixture import CatalogOut
 from tests.reports.dom import parse

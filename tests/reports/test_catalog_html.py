@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from meshcert.catalog.since import Previous
-from meshcert.reports.catalog_html import render_catalog_html
-from meshcert.reports.catalog_outputs import CATALOG_HTML, write_catalog_reports
+from meshcert.reports.catalog.html import render_catalog_html
+from meshcert.reports.catalog.outputs import CATALOG_HTML, write_catalog_reports
 from tests.reports.catalog_fixture import CatalogOut
 from tests.reports.checks_html import (
     assert_inert,

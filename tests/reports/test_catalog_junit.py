@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from meshcert.reports.catalog_junit import render_catalog_junit
+from meshcert.reports.catalog.junit import render_catalog_junit
 from tests.reports.catalog_fixture import CatalogOut
 from tests.reports.junit_shape import outcome, validate
 

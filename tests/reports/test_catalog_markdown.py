@@ -3,7 +3,7 @@ package sorted by verdict, report text made inert."""
 
 from __future__ import annotations
 
-from meshcert.reports.catalog_markdown import render_catalog_markdown
+from meshcert.reports.catalog.markdown import render_catalog_markdown
 from tests.reports.catalog_fixture import CatalogOut
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from meshcert.certify.report import CertReport
-from meshcert.reports.junit import SOURCE_CASE, render_cert_junit
+from meshcert.reports.certification.junit import SOURCE_CASE, render_cert_junit
 from tests.reports.conftest import HOSTILE
 from tests.reports.junit_shape import cases_by_name, outcome, validate
 

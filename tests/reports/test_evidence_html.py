@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from meshcert.evidence.report import EvidenceReport
-from meshcert.reports.evidence_view import gate_status
+from meshcert.reports.evidence.view import gate_status
 from meshcert.reports.html import render_evidence_html
 from tests.reports.checks_html import (
     assert_inert,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from meshcert.evidence.report import EvidenceReport
-from meshcert.reports.evidence_junit import UNDECIDED, render_evidence_junit
+from meshcert.reports.evidence.junit import UNDECIDED, render_evidence_junit
 from tests.reports.evidence_fixture import HOSTILE
 from tests.reports.junit_shape import cases_by_name, outcome, validate
 
@@ -61,7 +61,7 @@ def test_hostile_text_stays_text(evidence_reports: dict[str, EvidenceReport]) ->
 
 
 def test_dispatches_on_report_kind(evidence_reports: dict[str, EvidenceReport]) -> None:
-    from meshcert.reports.junit import render_junit
+    from meshcert.reports.certification.junit import render_junit
 
     report = evidence_reports["synthetic"]
     assert render_junit(report) == render_evidence_junit(report)

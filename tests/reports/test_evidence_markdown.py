@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from meshcert.evidence.report import EvidenceReport
-from meshcert.reports.evidence_markdown import render_evidence_markdown
+from meshcert.reports.evidence.markdown import render_evidence_markdown
 from meshcert.reports.markdown import render_markdown
 from meshcert.reports.mdutil import code, text
 

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from meshcert.certify.report import CertReport
 from meshcert.cli import app
-from meshcert.core.codes import CATALOG
-from meshcert.reports.sarif import build_sarif
+from meshcert.core.codes import CODES
+from meshcert.reports.certification.sarif import build_sarif
 from tests.conftest import PackageFactory
 from tests.core.gguf.ggufbuild import layer_rel, load, write_raw
 from tests.core.gguf.hostile import CORPUS, write_case
@@ -53,7 +53,7 @@ def test_failed_report_one_result_per_finding(failed_report: CertReport) -> None
             f.severity]
         assert result["message"]["text"] == f.message
         rule = rules[result["ruleIndex"]]
-        assert rule["help"]["text"] == CATALOG[f.code].remediation
+        assert rule["help"]["text"] == CODES[f.code].remediation
         [location] = result["locations"]
         artifact = location["physicalLocation"]["artifactLocation"]
         assert artifact["uriBaseId"] == "PACKAGE_ROOT"

@@ -14,7 +14,7 @@ import pytest  # noqa: E402
 from meshcert.catalog.model import CatalogOptions  # noqa: E402
 from meshcert.catalog.run import CatalogRequest, CatalogRun, certify_catalog  # noqa: E402
 from meshcert.catalog.sources import LocalCatalog  # noqa: E402
-from meshcert.reports.catalog_outputs import PackageReportWriter  # noqa: E402
+from meshcert.reports.catalog.outputs import PackageReportWriter  # noqa: E402
 from tests.support.catalog_packages import (  # noqa: E402
     RUNTIME_ABI,
     build_test_catalog,

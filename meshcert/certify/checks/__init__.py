@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from meshcert.certify.view import PackageView
-from meshcert.core.codes import CATALOG
+from meshcert.core.codes import CODES
 from meshcert.core.findings import Finding
 
 CheckFunc = Callable[[PackageView], Iterable[Finding]]
@@ -41,7 +41,7 @@ def register(name: str, codes: Iterable[str], order: int = 100,
     lower `order` runs first (only affects the order findings are listed); `formats` are the
     package formats it applies to (schema checks are format-specific, the rest are not)."""
     code_set = frozenset(codes)
-    unknown = sorted(code_set - CATALOG.keys())
+    unknown = sorted(code_set - CODES.keys())
     if unknown:
         raise KeyError(f"check {name!r} declares codes missing from the catalog: {unknown}")
 

@@ -18,12 +18,12 @@ from pathlib import Path
 
 from meshcert.core.atomic import write_atomic
 from meshcert.evidence.build import BuildOptions, build_report
-from meshcert.evidence.catalog import CATALOG, Catalog
 from meshcert.evidence.decisions import DecisionOptions
 from meshcert.evidence.ingest import IngestResult, ingest_files, tool_version, write_evidence_json
 from meshcert.evidence.parsers.base import IngestProblem
 from meshcert.evidence.report import EvidenceReport
 from meshcert.evidence.rows import EvidenceRows
+from meshcert.evidence.rules import RULES, Rules
 from meshcert.evidence.run.runner import RunRecord, RunSession
 from meshcert.evidence.settings import EvidenceSettings
 from meshcert.evidence.summary import render_summary
@@ -81,7 +81,7 @@ def ingest_session(session: RunSession) -> tuple[IngestResult, dict[str, Path]]:
 
 
 def evidence_from_runs(session: RunSession, *, settings: EvidenceSettings,
-                       catalog: Catalog = CATALOG, backend: str | None = None,
+                       rules: Rules = RULES, backend: str | None = None,
                        decisions: DecisionOptions | None = None) -> RunEvidence:
     """Ingest the session's runs, build the report, write the evidence and report files."""
     out = session.out_dir
@@ -93,7 +93,7 @@ def evidence_from_runs(session: RunSession, *, settings: EvidenceSettings,
                            generated_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                            tool_version=tool_version())
     report = build_report(result.table, settings=settings, options=options,
-                          problems=result.problems, sources=result.sources, catalog=catalog)
+                          problems=result.problems, sources=result.sources, rules=rules)
     written["evidence decisions (JSON)"] = write_atomic(out / "decisions.json", report.to_json())
     written["evidence summary (Markdown)"] = write_atomic(out / "summary.md",
                                                           render_summary(report))

@@ -126,12 +126,12 @@ def test_random_templates_never_crash_the_auditor(template: str) -> None:
 
 
 def test_the_codes_are_the_catalogued_contract() -> None:
-    from meshcert.core.codes import CATALOG
+    from meshcert.core.codes import CODES
 
     assert (CODE_EXECUTION, RENDER_ERROR, HIDDEN_INSTRUCTION) == (
         "chat_template_code_execution", "chat_template_render_error",
         "chat_template_hidden_instruction")
-    assert [CATALOG[c].severity for c in (CODE_EXECUTION, RENDER_ERROR, HIDDEN_INSTRUCTION)] == [
+    assert [CODES[c].severity for c in (CODE_EXECUTION, RENDER_ERROR, HIDDEN_INSTRUCTION)] == [
         "error", "error", "warning"]
 
 

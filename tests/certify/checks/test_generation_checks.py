@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from meshcert.certify.report import CertReport
-from meshcert.core.codes import CATALOG
+from meshcert.core.codes import CODES
 from tests.certify.checks.manifest_edits import (
     Edit,
     at,
@@ -19,7 +19,7 @@ from tests.certify.checks.manifest_edits import (
 from tests.conftest import PackageFactory, certify_dir, codes
 
 # glm_dsa_contract_violation needs the GGUF tensors: it is checked (and tested) elsewhere.
-GENERATION_CODES = {c for c, row in CATALOG.items()
+GENERATION_CODES = {c for c, row in CODES.items()
                     if row.group == "generation" and c != "glm_dsa_contract_violation"}
 GENERATION_CHECKS = {"generation_fields", "generation_policy", "generation_thresholds",
                      "generation_evidence"}

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from meshcert.certify.report import CertReport
-from meshcert.core.codes import CATALOG
+from meshcert.core.codes import CODES
 from tests.certify.checks.manifest_edits import (
     Edit,
     real_view,
@@ -20,7 +20,7 @@ from tests.certify.checks.manifest_edits import (
 )
 from tests.conftest import PackageFactory, certify_dir, codes
 
-SPECULATIVE_CODES = {c for c, row in CATALOG.items() if row.group == "speculative"}
+SPECULATIVE_CODES = {c for c, row in CODES.items() if row.group == "speculative"}
 # Needs the GGUF tensors (blk.N.nextn.*): checked and tested with the tensor checks.
 NOT_MANIFEST_ONLY = {"native_mtp_layer_missing_tensors"}
 SPECULATIVE_CHECKS = {"speculative_decoding", "speculative_proposers", "speculative_strategies"}

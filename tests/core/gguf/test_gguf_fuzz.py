@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.core.codes import CATALOG
+from meshcert.core.codes import CODES
 from meshcert.core.gguf.model import GGUFHeader, HeaderError
 from meshcert.core.gguf.reader import read_header
 from meshcert.testing import glm_dsa_spec, write_package
@@ -49,7 +49,7 @@ def check(data: bytes) -> GGUFHeader | HeaderError:
     result = read_header(source)
     assert isinstance(result, GGUFHeader | HeaderError)
     if isinstance(result, HeaderError):
-        assert result.code in HEADER_CODES and result.code in CATALOG
+        assert result.code in HEADER_CODES and result.code in CODES
         assert result.message
     assert all(offset + length <= max(len(data), 64 * 1024) for offset, length in source.reads)
     return result

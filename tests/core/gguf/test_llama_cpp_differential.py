@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from meshcert.certify.workers.llama_gguf import LlamaCppGGUF, find_library
-from meshcert.core.codes import CATALOG
+from meshcert.core.codes import CODES
 from tests.core.gguf.ggufbuild import KV, GGUFFile, V
 from tests.core.gguf.hostile import base_file
 from tests.core.gguf.test_hostile_corpus import structure_codes
@@ -63,7 +63,7 @@ def test_meshcert_never_passes_what_llama_cpp_refuses(seed: int, tmp_path: Path)
     assert facts.unavailable is None
     both = 0
     for name, path in files.items():
-        errors = {c for c in structure_codes(path.read_bytes()) if CATALOG[c].severity == "error"}
+        errors = {c for c in structure_codes(path.read_bytes()) if CODES[c].severity == "error"}
         verdict = facts.verdicts[name]
         if not verdict.accepted:
             assert errors, f"llama.cpp refuses mutant {name} but meshcert passes it: {verdict.log}"

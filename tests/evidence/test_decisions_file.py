@@ -11,17 +11,17 @@ import pytest
 from typer.testing import CliRunner
 
 from meshcert.cli import app
-from meshcert.evidence.catalog import ENV_VARS
 from meshcert.evidence.decisions import DecisionOptions, decide_all
-from meshcert.evidence.matching import Evidence
-from meshcert.evidence.report import EvidenceReport
-from meshcert.evidence.settings import load_settings
-from meshcert.evidence.user_catalog import (
-    CatalogError,
-    load_catalog_file,
-    load_user_catalog,
+from meshcert.evidence.decisions_file import (
+    DecisionsFileError,
+    load_decisions_file,
+    load_user_decisions,
     schema_json,
 )
+from meshcert.evidence.matching import Evidence
+from meshcert.evidence.report import EvidenceReport
+from meshcert.evidence.rules import ENV_VARS
+from meshcert.evidence.settings import load_settings
 from tests.evidence.gate_logs import table
 
 runner = CliRunner()
@@ -81,8 +81,8 @@ def write(tmp: Path, texts: dict[str, str]) -> list[str]:
     return [str(tmp / n) for n in texts]
 
 
-def report(tmp: Path, catalog: str, name: str = "cat.toml", *files: str) -> tuple[int, str, str]:
-    (tmp / name).write_text(catalog, encoding="utf-8")
+def report(tmp: Path, rules: str, name: str = "cat.toml", *files: str) -> tuple[int, str, str]:
+    (tmp / name).write_text(rules, encoding="utf-8")
     result = runner.invoke(app, ["evidence", "report", *files, "--out-dir", str(tmp / "out"),
                                  "--catalog", str(tmp / name)])
     return result.exit_code, result.stdout, result.stderr
@@ -126,15 +126,15 @@ def test_json_catalog_and_parity_requirements(tmp_path: Path) -> None:
 
     data = tomllib.loads(CATALOG_TOML)
     (tmp_path / "cat.json").write_text(json.dumps(data))
-    catalog, extra = load_user_catalog(tmp_path / "cat.json")
-    ev = Evidence.build(table(perf_logs(1000.0, 800.0)), catalog)
+    rules, extra = load_user_decisions(tmp_path / "cat.json")
+    ev = Evidence.build(table(perf_logs(1000.0, 800.0)), rules)
     s = load_settings({}, extra=extra)
     decisions, _ = decide_all(ev, s, DecisionOptions(replicates=2000))
     assert next(d for d in decisions if d.policy == "fused_rms_norm").verdict == "needs-parity"
     data["decisions"][0]["parity"] = False
     (tmp_path / "lax.json").write_text(json.dumps(data))
-    catalog, extra = load_user_catalog(tmp_path / "lax.json")
-    ev = Evidence.build(table(perf_logs(1000.0, 800.0)), catalog)
+    rules, extra = load_user_decisions(tmp_path / "lax.json")
+    ev = Evidence.build(table(perf_logs(1000.0, 800.0)), rules)
     decisions, _ = decide_all(ev, load_settings({}, extra=extra),
                               DecisionOptions(replicates=2000))
     lax = next(d for d in decisions if d.policy == "fused_rms_norm")
@@ -162,8 +162,8 @@ def test_an_invalid_catalog_is_a_clear_error_and_exit_2(tmp_path: Path, text: st
     assert code == 2
     assert err.startswith(f"error: catalog {tmp_path / name}: ")
     assert message in err and "Traceback" not in err
-    with pytest.raises(CatalogError):
-        load_catalog_file(tmp_path / name)
+    with pytest.raises(DecisionsFileError):
+        load_decisions_file(tmp_path / name)
 
 
 def test_a_missing_catalog_file_is_a_clear_error(tmp_path: Path) -> None:
@@ -174,6 +174,6 @@ def test_a_missing_catalog_file_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_published_schema_is_current() -> None:
-    """Regenerate with `python -m meshcert.evidence.user_catalog >
+    """Regenerate with `python -m meshcert.evidence.decisions_file >
     docs/evidence-catalog.schema.json`."""
     assert SCHEMA.read_text(encoding="utf-8") == schema_json()

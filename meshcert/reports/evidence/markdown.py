@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from meshcert.evidence.report import EvidenceReport
-from meshcert.reports.evidence_mesh import mesh_markdown
-from meshcert.reports.evidence_view import build_evidence_view
+from meshcert.reports.evidence.mesh import mesh_markdown
+from meshcert.reports.evidence.view import build_evidence_view
 from meshcert.reports.mdutil import STATUS_ICONS, code, status, table, text
 
 VERDICT_ICONS = {"promote": "\u2705", "reject": "\u274c", "inconclusive": "\u2754",

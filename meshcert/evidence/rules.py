@@ -523,7 +523,7 @@ DECISIONS: tuple[DecisionSpec, ...] = (
 
 
 @dataclass(frozen=True)
-class Catalog:
+class Rules:
     """The tables one evaluation uses (tests build variants; the CLI uses `CATALOG`)."""
 
     rows: tuple[RowSpec, ...] = ALL_ROWS
@@ -662,4 +662,4 @@ MESH_RULES = MeshRules()
 def _mesh_rules() -> MeshRules:
     return MESH_RULES
 
-CATALOG = Catalog()
+RULES = Rules()

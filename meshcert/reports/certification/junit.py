@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from meshcert.certify.engine import INCOMPLETE_CODES
 from meshcert.certify.report import CertReport, CheckRun, Gate, RuntimeGate
 from meshcert.core.findings import Finding
-from meshcert.reports.cert_view import NO_CHECK
+from meshcert.reports.certification.view import NO_CHECK
 from meshcert.reports.junitxml import Case, Suite, junit_timestamp, to_xml
 
 if TYPE_CHECKING:
@@ -127,6 +127,6 @@ def render_cert_junit(report: CertReport) -> str:
 def render_junit(report: CertReport | EvidenceReport) -> str:
     if isinstance(report, CertReport):
         return render_cert_junit(report)
-    from meshcert.reports.evidence_junit import render_evidence_junit
+    from meshcert.reports.evidence.junit import render_evidence_junit
 
     return render_evidence_junit(report)

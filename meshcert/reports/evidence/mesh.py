@@ -7,7 +7,7 @@ from __future__ import annotations
 from markupsafe import Markup, escape
 
 from meshcert.evidence.report import EvidenceReport
-from meshcert.reports.evidence_history import series_plot
+from meshcert.reports.evidence.history import series_plot
 from meshcert.reports.mdutil import code, table, text
 
 MAX_ROWS = 200

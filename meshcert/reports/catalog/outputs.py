@@ -71,9 +71,9 @@ def write_catalog_reports(report: CatalogReport, *, out_dir: str | os.PathLike[s
                           junit: str | os.PathLike[str] | None = None) -> list[tuple[str, Path]]:
     """Write each requested format (with --out-dir: catalog.json and catalog.html there too);
     returns (format, path) for each file written."""
-    from meshcert.reports.catalog_html import render_catalog_html
-    from meshcert.reports.catalog_junit import render_catalog_junit
-    from meshcert.reports.catalog_markdown import render_catalog_markdown
+    from meshcert.reports.catalog.html import render_catalog_html
+    from meshcert.reports.catalog.junit import render_catalog_junit
+    from meshcert.reports.catalog.markdown import render_catalog_markdown
 
     base = Path(out_dir) if out_dir is not None else None
     targets: dict[str, list[Path]] = {"json": [], "html": [], "md": [], "junit": []}

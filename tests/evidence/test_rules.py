@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from meshcert.evidence.catalog import (
-    CATALOG,
+from meshcert.evidence.parsers.params import parse_params
+from meshcert.evidence.rules import (
     ENV_VARS,
-    Catalog,
+    RULES,
     GateSpec,
     RowSpec,
+    Rules,
 )
-from meshcert.evidence.parsers.params import parse_params
 from meshcert.evidence.settings import SettingsError, load_settings
 
 REQUIRED_15 = [
@@ -24,12 +24,12 @@ REQUIRED_15 = [
 
 
 def test_the_15_required_rows_in_the_spec_order() -> None:
-    assert [CATALOG.title(lbl) for lbl in CATALOG.required(kernel_sweep=False)] == REQUIRED_15
+    assert [RULES.title(lbl) for lbl in RULES.required(kernel_sweep=False)] == REQUIRED_15
 
 
 def test_kernel_sweep_adds_the_sweep_rows_and_both_dispatch_checks() -> None:
-    extra = CATALOG.required(kernel_sweep=True)[15:]
-    variants = [CATALOG.row(lbl).variant for lbl in extra if lbl.startswith("sweep_")]
+    extra = RULES.required(kernel_sweep=True)[15:]
+    variants = [RULES.row(lbl).variant for lbl in extra if lbl.startswith("sweep_")]
     assert variants == [
         "mul-mm-id-min-1", "q3-k-mul-mv-id-nsg-1", "q3-k-mul-mv-id-nsg-2",
         "q3-k-mul-mv-id-nsg-4", "q3-k-mul-mv-id-nr0-1", "q3-k-mul-mv-id-nr0-2",
@@ -39,17 +39,17 @@ def test_kernel_sweep_adds_the_sweep_rows_and_both_dispatch_checks() -> None:
 
 
 def test_phase_d_rows_are_never_required() -> None:
-    required = set(CATALOG.required(True))
-    assert not [r.label for r in CATALOG.rows if r.phase == "D" and r.label in required]
+    required = set(RULES.required(True))
+    assert not [r.label for r in RULES.rows if r.phase == "D" and r.label in required]
 
 
 def test_labels_unique_titles_comma_free_and_every_reference_resolves() -> None:
-    labels = [r.label for r in CATALOG.rows]
+    labels = [r.label for r in RULES.rows]
     assert len(labels) == len(set(labels))
-    assert all("," not in r.title for r in CATALOG.rows)  # the missing-rows list is a comma list
-    referenced = {lbl for g in CATALOG.gates for lbl, _ in g.numerator + g.denominator}
-    referenced |= {lbl for d in CATALOG.decisions for lbl in d.rows()}
-    referenced |= {d.row for d in CATALOG.dispatch_checks}
+    assert all("," not in r.title for r in RULES.rows)  # the missing-rows list is a comma list
+    referenced = {lbl for g in RULES.gates for lbl, _ in g.numerator + g.denominator}
+    referenced |= {lbl for d in RULES.decisions for lbl in d.rows()}
+    referenced |= {d.row for d in RULES.dispatch_checks}
     assert referenced <= set(labels)
 
 
@@ -63,7 +63,7 @@ def test_environment_variables_and_defaults_match_the_script() -> None:
 
 
 def test_decision_catalog_policies_thresholds_and_kinds() -> None:
-    table = {d.policy: (d.kind, d.threshold_env, d.default_threshold()) for d in CATALOG.decisions}
+    table = {d.policy: (d.kind, d.threshold_env, d.default_threshold()) for d in RULES.decisions}
     assert table == {
         "moe_merged_shared_gate_up": ("review-tripwire",
                                       "GLM52_PHASE_E_MERGED_SHEXP_REVIEW_SPEEDUP", 1.02),
@@ -77,7 +77,7 @@ def test_decision_catalog_policies_thresholds_and_kinds() -> None:
 
 
 def test_gate_table_kinds() -> None:
-    kinds = {g.name: g.kind for g in CATALOG.gates}
+    kinds = {g.name: g.kind for g in RULES.gates}
     assert kinds["q2_ffn_min_speedup"] == "promotion"
     assert kinds["q2_weighted_review"] == kinds["merged_shexp_review"] == "review-tripwire"
     assert kinds["q2_down_faster"] == kinds["fused_swiglu_share"] == "guard"
@@ -99,7 +99,7 @@ _Q3_DOWN = "type_a=q3_K,type_b=f32,n_mats=256,n_used=8,b=0,m=6144,n=1,k=2048"
 ])
 def test_row_matching(op: str, params: str, variant: str, expected: bool) -> None:
     _, parsed = parse_params(params)
-    assert CATALOG.row("routed_down_q3_K").matches(op, variant, parsed) is expected
+    assert RULES.row("routed_down_q3_K").matches(op, variant, parsed) is expected
 
 
 def test_matching_compares_numbers_by_value_and_arrays_as_tuples() -> None:
@@ -114,8 +114,8 @@ def test_a_new_gate_is_a_table_row() -> None:
     extra = GateSpec("route_cheap", "route under 10% of weighted sum", "guard",
                      (("route", 1),), (("weighted_sum_1tok", 1),), "<", "route too slow",
                      threshold=0.1)
-    catalog = Catalog(gates=(*CATALOG.gates, extra))
-    assert catalog.gates[-1].default_threshold() == 0.1
+    rules = Rules(gates=(*RULES.gates, extra))
+    assert rules.gates[-1].default_threshold() == 0.1
 
 
 # -- settings ---------------------------------------------------------------------------------

@@ -13,9 +13,9 @@ from markupsafe import Markup
 from meshcert.certify.report import CertReport, CheckRun, MaterializedStage, RuntimeGate
 from meshcert.core.findings import Finding
 from meshcert.reports import fmt, svg
+from meshcert.reports.certification.coverage import CoverageView, build_coverage_view
+from meshcert.reports.certification.node_defaults import NodeView, build_node_view
 from meshcert.reports.common import Fact, Stat
-from meshcert.reports.coverage_view import CoverageView, build_coverage_view
-from meshcert.reports.node_view import NodeView, build_node_view
 
 SEVERITY_ORDER = ("error", "warning", "info")
 SEVERITY_TITLES = {"error": "Errors", "warning": "Warnings", "info": "Notes"}

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from meshcert.certify.report import CertReport
-from meshcert.core.codes import CATALOG
+from meshcert.core.codes import CODES
 from meshcert.core.findings import Finding
 
 SARIF_VERSION = "2.1.0"
@@ -50,7 +50,7 @@ def _location(report: CertReport, path: str | None) -> dict[str, Any]:
 
 
 def _rule(code: str) -> dict[str, Any]:
-    row = CATALOG.get(code)
+    row = CODES.get(code)
     if row is None:  # a code outside the catalog cannot be emitted; keep the result valid
         return {"id": code, "defaultConfiguration": {"level": "error"}}
     return {

@@ -1,6 +1,6 @@
 """User decisions from a file (`meshcert evidence report --catalog FILE`): TOML or JSON,
-validated by `CatalogFile` (JSON Schema: docs/evidence-catalog.schema.json, regenerate with
-`python -m meshcert.evidence.user_catalog > docs/evidence-catalog.schema.json`).
+validated by `DecisionsFile` (JSON Schema: docs/evidence-catalog.schema.json, regenerate with
+`python -m meshcert.evidence.decisions_file > docs/evidence-catalog.schema.json`).
 
     schema_version = 1
 
@@ -25,7 +25,7 @@ validated by `CatalogFile` (JSON Schema: docs/evidence-catalog.schema.json, rege
 A row selector matches like the built-in rows: same op, same variant (default `default`) and
 every given param equal. Several selectors on a side are summed (like compact gather + flash).
 User decisions join the built-in GLM Phase E/D catalog (which stays the default) and follow its
-verdict rules; a policy name may not repeat a built-in one. Errors are `CatalogError` with the
+verdict rules; a policy name may not repeat a built-in one. Errors are `DecisionsFileError` with the
 file and every problem found, never a traceback.
 """
 
@@ -43,17 +43,17 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from meshcert.evidence.catalog import (
+from meshcert.evidence.rules import (
     _RULE_COMMON,
-    CATALOG,
     ENV_BY_NAME,
-    Catalog,
+    RULES,
     ComparisonSpec,
     DecisionSpec,
     EnvVar,
     ParamValue,
     QualitySpec,
     RowSpec,
+    Rules,
 )
 
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
@@ -61,7 +61,7 @@ Scalar = int | float | str
 Param = Scalar | list[Scalar]
 
 
-class CatalogError(ValueError):
+class DecisionsFileError(ValueError):
     """A catalog file that cannot be used; the message names the file and every problem."""
 
 
@@ -114,7 +114,7 @@ class UserDecision(_Strict):
         return value
 
 
-class CatalogFile(_Strict):
+class DecisionsFile(_Strict):
     """A user decision catalog."""
 
     schema_version: Literal[1] = Field(description="format version of this file")
@@ -132,34 +132,34 @@ def _parse_text(path: Path, text: str) -> object:
         return tomllib.loads(text)
 
 
-def load_catalog_file(path: str | os.PathLike[str]) -> CatalogFile:
-    """Read and validate; `CatalogError` (file + every problem) for anything wrong."""
+def load_decisions_file(path: str | os.PathLike[str]) -> DecisionsFile:
+    """Read and validate; `DecisionsFileError` (file + every problem) for anything wrong."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise CatalogError(f"cannot read catalog {p}: {exc}") from None
+        raise DecisionsFileError(f"cannot read catalog {p}: {exc}") from None
     try:
         data = _parse_text(p, text)
     except json.JSONDecodeError as exc:
-        raise CatalogError(f"catalog {p}: not valid JSON: {exc.msg} (line {exc.lineno})") \
+        raise DecisionsFileError(f"catalog {p}: not valid JSON: {exc.msg} (line {exc.lineno})") \
             from None
     except tomllib.TOMLDecodeError as exc:
-        raise CatalogError(f"catalog {p}: not valid TOML: {exc}") from None
+        raise DecisionsFileError(f"catalog {p}: not valid TOML: {exc}") from None
     try:
-        parsed = CatalogFile.model_validate(data)
+        parsed = DecisionsFile.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(x) for x in e['loc']) or '(top)'}: {e['msg']}"
                              for e in exc.errors())
-        raise CatalogError(f"catalog {p}: {problems}") from None
-    builtin = {d.policy for d in CATALOG.decisions}
+        raise DecisionsFileError(f"catalog {p}: {problems}") from None
+    builtin = {d.policy for d in RULES.decisions}
     seen: set[str] = set()
     for d in parsed.decisions:
         if d.policy in builtin:
-            raise CatalogError(f"catalog {p}: decisions.{d.policy}: the policy name is a "
+            raise DecisionsFileError(f"catalog {p}: decisions.{d.policy}: the policy name is a "
                                "built-in decision; choose another")
         if d.policy in seen:
-            raise CatalogError(f"catalog {p}: decisions.{d.policy}: policy given twice")
+            raise DecisionsFileError(f"catalog {p}: decisions.{d.policy}: policy given twice")
         seen.add(d.policy)
     return parsed
 
@@ -182,7 +182,7 @@ _USER_RULE = _RULE_COMMON + (
     "(user catalog)")
 
 
-def to_catalog(user: CatalogFile, base: Catalog = CATALOG) -> Catalog:
+def to_rules(user: DecisionsFile, base: Rules = RULES) -> Rules:
     """The built-in catalog plus the user's rows and decisions."""
     rows: list[RowSpec] = []
     decisions: list[DecisionSpec] = []
@@ -205,20 +205,20 @@ def to_catalog(user: CatalogFile, base: Catalog = CATALOG) -> Catalog:
     return replace(base, rows=base.rows + tuple(rows), decisions=base.decisions + tuple(decisions))
 
 
-def env_vars(user: CatalogFile) -> tuple[EnvVar, ...]:
+def env_vars(user: DecisionsFile) -> tuple[EnvVar, ...]:
     """The threshold variables the user's decisions read (default: their threshold)."""
     return tuple(EnvVar(d.threshold_env, repr(d.threshold), "ratio",
                         f"threshold of the user decision {d.policy}")
                  for d in user.decisions if d.threshold_env)
 
 
-def load_user_catalog(path: str | os.PathLike[str]) -> tuple[Catalog, tuple[EnvVar, ...]]:
-    user = load_catalog_file(path)
-    return to_catalog(user), env_vars(user)
+def load_user_decisions(path: str | os.PathLike[str]) -> tuple[Rules, tuple[EnvVar, ...]]:
+    user = load_decisions_file(path)
+    return to_rules(user), env_vars(user)
 
 
 def schema_json(indent: int = 2) -> str:
-    return json.dumps(CatalogFile.model_json_schema(), indent=indent) + "\n"
+    return json.dumps(DecisionsFile.model_json_schema(), indent=indent) + "\n"
 
 
 def _main(argv: Sequence[str]) -> int:

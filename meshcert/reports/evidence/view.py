@@ -24,7 +24,7 @@ from meshcert.evidence.report import (
 )
 from meshcert.reports import fmt, svg
 from meshcert.reports.common import Fact, Stat
-from meshcert.reports.evidence_mesh import mesh_html
+from meshcert.reports.evidence.mesh import mesh_html
 
 VERDICT_ORDER = ("promote", "reject", "needs-parity", "needs-quality", "inconclusive",
                  "keep-evidence-gated")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from meshcert.catalog.model import CatalogReport
-from meshcert.reports.catalog_view import build_catalog_view
+from meshcert.reports.catalog.view import build_catalog_view
 from meshcert.reports.mdutil import STATUS_ICONS, code, status, table, text
 
 MESH_ICONS = {"accepts": "\u2705", "refuses": "\u274c", "unknown": "\u2796"}
