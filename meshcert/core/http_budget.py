@@ -80,15 +80,100 @@ class _BudgetBackend(httpcore.NetworkBackend):
         self._inner.sleep(seconds)
 
 
-def budget_transport(limits: httpx.Limits) -> httpx.HTTPTransport:
-    """httpx's own transport, its connection pool on `_BudgetBackend` sockets."""
-    transport = httpx.HTTPTransport(limits=limits)
-    pool = getattr(transport, "_pool", None)
-    if not hasattr(pool, "_network_backend"):  # pragma: no cover - another httpx layout
-        raise RuntimeError("httpx transport layout changed: cannot bound request time")
-    pool._network_backend = _BudgetBackend()  # type: ignore[union-attr]
-    return transport
+_HTTPCORE_TO_HTTPX: tuple[tuple[type[Exception], type[httpx.HTTPError]], ...] = (
+    # Most specific first: the first match wins.
+    (httpcore.ConnectTimeout, httpx.ConnectTimeout),
+    (httpcore.ReadTimeout, httpx.ReadTimeout),
+    (httpcore.WriteTimeout, httpx.WriteTimeout),
+    (httpcore.PoolTimeout, httpx.PoolTimeout),
+    (httpcore.TimeoutException, httpx.TimeoutException),
+    (httpcore.ConnectError, httpx.ConnectError),
+    (httpcore.ReadError, httpx.ReadError),
+    (httpcore.WriteError, httpx.WriteError),
+    (httpcore.NetworkError, httpx.NetworkError),
+    (httpcore.ProxyError, httpx.ProxyError),
+    (httpcore.UnsupportedProtocol, httpx.UnsupportedProtocol),
+    (httpcore.LocalProtocolError, httpx.LocalProtocolError),
+    (httpcore.RemoteProtocolError, httpx.RemoteProtocolError),
+    (httpcore.ProtocolError, httpx.ProtocolError),
+)
 
+
+@contextmanager
+def _as_httpx_errors() -> Iterator[None]:
+    """httpcore's exceptions raised as the httpx ones callers catch (same names, same text)."""
+    try:
+        yield
+    except Exception as exc:
+        for core_error, httpx_error in _HTTPCORE_TO_HTTPX:
+            if isinstance(exc, core_error):
+                raise httpx_error(str(exc)) from exc
+        raise
+
+
+class _BudgetResponseStream(httpx.SyncByteStream):
+    def __init__(self, inner: Iterable[bytes]) -> None:
+        self._inner = inner
+
+    def __iter__(self) -> Iterator[bytes]:
+        with _as_httpx_errors():
+            yield from self._inner
+
+    def close(self) -> None:
+        close = getattr(self._inner, "close", None)
+        if close is not None:
+            with _as_httpx_errors():
+                close()
+
+
+class BudgetTransport(httpx.BaseTransport):
+    """An httpx transport over an httpcore connection pool whose sockets are `_BudgetStream`s.
+
+    Built from public APIs only: httpcore's `ConnectionPool(network_backend=...)` and its
+    `Request`/`Response`, mapped to and from httpx's like httpx's own transport does. Direct
+    connections only (no proxy), as before: a client given a transport ignores proxy settings.
+    """
+
+    def __init__(self, limits: httpx.Limits) -> None:
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(),
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=_BudgetBackend(),
+        )
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if not isinstance(request.stream, httpx.SyncByteStream):  # pragma: no cover - async use
+            raise TypeError("BudgetTransport sends synchronous requests only")
+        core_request = httpcore.Request(
+            method=request.method,
+            url=httpcore.URL(scheme=request.url.raw_scheme, host=request.url.raw_host,
+                             port=request.url.port, target=request.url.raw_path),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
+        with _as_httpx_errors():
+            core_response = self._pool.handle_request(core_request)
+        stream = core_response.stream
+        if not isinstance(stream, Iterable):  # pragma: no cover - httpcore's sync pool streams
+            raise TypeError("httpcore returned an asynchronous stream to a synchronous pool")
+        return httpx.Response(
+            status_code=core_response.status,
+            headers=core_response.headers,
+            stream=_BudgetResponseStream(stream),
+            extensions=core_response.extensions,
+        )
+
+    def close(self) -> None:
+        with _as_httpx_errors():
+            self._pool.close()
+
+
+def budget_transport(limits: httpx.Limits) -> BudgetTransport:
+    """A transport whose every socket read/write is bounded by `request_budget`."""
+    return BudgetTransport(limits)
 
 
 @contextmanager
