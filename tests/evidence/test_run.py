@@ -189,9 +189,10 @@ def test_a_command_that_does_not_exist_is_an_error_record(tmp_path: Path) -> Non
 
 
 def test_ctrl_c_stops_the_run_and_the_rest_are_recorded_as_not_run(tmp_path: Path) -> None:
-    # The fixture sends SIGINT to us (its parent) while we wait for it: a real Ctrl-C.
+    # The fixture sends SIGINT to us (its parent) while we wait for it: a real Ctrl-C. It then
+    # blocks until the runner stops its process group (no time that load could outlast).
     interrupter = ("import os, signal, time; print('partial', flush=True); "
-                   "os.kill(os.getppid(), signal.SIGINT); time.sleep(30)")
+                   "os.kill(os.getppid(), signal.SIGINT); time.sleep(3600)")
     plan = RunPlan((PY, "-c", PERF_ROW), (Variant("a"), Variant(
         "b", command=(PY, "-c", interrupter))), repeats=2)
     session = run_plan(plan, tmp_path)

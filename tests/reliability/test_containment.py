@@ -138,7 +138,7 @@ main()
 """
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(300)
 def test_ctrl_c_while_hashing_writes_a_partial_incomplete_report(
         package: PackageInfo, tmp_path: Path, figures: Callable[..., None]) -> None:
     marker, out = tmp_path / "hashing-started", tmp_path / "out" / "cert.json"
@@ -147,13 +147,14 @@ def test_ctrl_c_while_hashing_writes_a_partial_incomplete_report(
          str(package.root), "--package-only", "--quiet", "--report-out", str(out)],
         cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        ends = time.monotonic() + 30
+        # the child's marker says it is inside the hashing (which waits for the cancel): the
+        # test waits on that event, never on a time, so load cannot change the verdict;
+        # pytest-timeout bounds a hang
         while not marker.exists():
             assert process.poll() is None, process.communicate()
-            assert time.monotonic() < ends, "HANG: hashing never started"
             time.sleep(0.02)
         process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
+        _, stderr = process.communicate()
     finally:
         if process.poll() is None:
             process.kill()

@@ -12,8 +12,9 @@ How a job runs (honest, not a container): the image is recorded, not pulled; the
 on this machine under `unshare --mount --propagation private` (job_sandbox.py) with each
 model or dataset volume materialized at its commit into a temporary directory and mounted
 read-only at its mount path; everything else on the host is visible as it is. The environment
-is small: PATH starting with a virtualenv this server creates (--system-site-packages, with
-`pip` pointing at it, so `pip install` in a job never touches the developer's Python), HOME a
+is small: PATH starting with a virtualenv this server creates (seeing the packages the test's
+own interpreter sees, a virtualenv's included, with `pip` pointing at it, so `pip install` in
+a job never touches the developer's Python), HOME a
 per-job directory, HF_ENDPOINT this Hub, then `hub.jobs.extra_env`, the job's env and its
 secrets. Secrets are never in an API answer, and their values are masked (`***`) in the logs the
 server keeps. Stages: RUNNING, then COMPLETED (exit 0), ERROR (other exit codes, or the timeout,
@@ -32,6 +33,7 @@ import json
 import os
 import shutil
 import signal
+import site
 import subprocess
 import sys
 import tempfile
@@ -72,6 +74,26 @@ DEFAULT_HARDWARE: tuple[dict[str, Any], ...] = (
     _flavor("cpu-upgrade", "CPU Upgrade", 8, 32, 50, 0.03),
     _flavor("cpu-xl", "CPU XL", 16, 124, 1000, 1.00),
 )
+
+
+def _see_test_packages(venv: Path) -> None:
+    """Let the job's Python import exactly what the test's own interpreter imports.
+
+    `python -m venv` bases the new venv on the *base* interpreter: run from a virtualenv (the
+    usual way on Debian and Ubuntu), `--system-site-packages` would show the job the system's
+    packages, not the test's (no huggingface_hub, no meshcert; or a llama-cpp-python the test
+    does not have, which changes a certification's findings). So from a virtualenv the job
+    venv is made without it, and in every case a .pth file adds the test interpreter's site
+    directories after the job venv's own, with `site.addsitedir` so their own .pth files
+    (editable installs) work too. A `pip install` in a job still goes into the job venv only.
+    """
+    user = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []
+    dirs = [d for d in (*site.getsitepackages(), *user) if Path(d).is_dir()]
+    found = sorted((venv / "lib").glob("python*/site-packages"))
+    if not found:
+        raise RuntimeError(f"no site-packages in the jobs' virtualenv {venv}")
+    lines = [f"import site; site.addsitedir({d!r})" for d in dirs]
+    (found[0] / "zz-test-interpreter.pth").write_text("\n".join(lines) + "\n")
 
 
 def jobs_supported() -> bool:
@@ -291,12 +313,14 @@ class JobService:
             if self._root is None:
                 root = Path(tempfile.mkdtemp(prefix="fake-hub-jobs-"))
                 venv = root / "venv"
-                subprocess.run([sys.executable, "-m", "venv", "--system-site-packages",
-                                "--without-pip", str(venv)], check=True, capture_output=True)
+                shared = ["--system-site-packages"] if sys.prefix == sys.base_prefix else []
+                subprocess.run([sys.executable, "-m", "venv", *shared, "--without-pip",
+                                str(venv)], check=True, capture_output=True)
                 for name in ("pip", "pip3"):  # the host's pip, installing into this venv
                     shim = venv / "bin" / name
                     shim.write_text(f'#!/bin/sh\nexec "{venv}/bin/python" -m pip "$@"\n')
                     shim.chmod(0o755)
+                _see_test_packages(venv)
                 self._root = root
             return self._root
 
