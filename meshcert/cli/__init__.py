@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -13,10 +13,12 @@ from meshcert.cli import (
     catalog_cmd,
     demo_cmd,
     evidence_cmd,
+    job_group,
     models_cmd,
     package_cmd,
     report_cmd,
 )
+from meshcert.cli.exit_codes import Exit
 from meshcert.cli.fast_exit import exit_without_teardown, status_of
 
 _SETTINGS: dict[str, Any] = dict(
@@ -30,9 +32,27 @@ _SETTINGS: dict[str, Any] = dict(
     rich_markup_mode=None,
 )
 GROUPS = {"models": models_cmd.app, "report": report_cmd.app, "evidence": evidence_cmd.app,
-          "package": package_cmd.app, "catalog": catalog_cmd.app, "attest": attest_cmd.app}
+          "package": package_cmd.app, "catalog": catalog_cmd.app, "attest": attest_cmd.app,
+          "job": job_group.app}
 
 app = typer.Typer(**_SETTINGS)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from meshcert.core.version import __version__
+
+        typer.echo(f"meshcert {__version__}")
+        raise typer.Exit(Exit.PASSED)
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_print_version,
+        help="Print `meshcert X.Y.Z` and exit.")] = False) -> None:
+    pass
+
+
 for _name, _group in GROUPS.items():
     app.add_typer(_group, name=_name)
 app.command("demo")(demo_cmd.demo)
@@ -68,10 +88,11 @@ def _run() -> None:
     # observed by them. A value the user set is kept.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     argv = sys.argv[1:]
-    if argv[:2] == ["models", "certify"]:
+    if argv[:2] == ["models", "certify"] and not {"--help", "--version"} & set(argv):
         # Its worker processes take ~80 ms to boot; started before typer parses the options
-        # (which imports pydantic, ~65 ms) they are ready when the package is. A `--help` or
-        # a usage error just leaves them idle, and atexit discards them.
+        # (which imports pydantic, ~65 ms) they are ready when the package is. `--help` and
+        # `--version` start none; a usage error just leaves them idle, and atexit discards
+        # them.
         from meshcert.certify.workers import prestart_workers
 
         prestart_workers()

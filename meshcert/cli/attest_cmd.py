@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from meshcert.cli.exit_codes import Exit
+
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
 
 app = typer.Typer(help="Signed certifications: make a signing key, verify an attestation.",
                   no_args_is_help=True, rich_markup_mode=None)
-USAGE = 2
+USAGE = Exit.USAGE
 
 
 def _usage(message: str) -> typer.Exit:
@@ -108,7 +110,7 @@ def verify(
     else:
         for line in verdict_lines(package, verdict):
             typer.echo(line)
-    raise typer.Exit(0 if verdict.valid else 1)
+    raise typer.Exit(Exit.PASSED if verdict.valid else Exit.FAILED)
 
 
 def verdict_json(package: str, verdict: Verification) -> dict[str, object]:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from meshcert.cli.exit_codes import EXIT_CODES
+from meshcert.cli.exit_codes import Exit
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -48,7 +48,7 @@ def sign_certification(report: CertReport, key: Ed25519PrivateKey, path: str, *,
     except OSError as exc:
         typer.echo(f"error: cannot write {exc.filename or path}: {exc.strerror or exc}",
                    err=True)
-        raise typer.Exit(EXIT_CODES["incomplete"]) from None
+        raise typer.Exit(Exit.INCOMPLETE) from None
     summary = signed.report.attestation
     assert summary is not None
     if not quiet:

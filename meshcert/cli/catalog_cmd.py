@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
-from meshcert.cli.exit_codes import EXIT_CODES
-from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
+from meshcert.cli.exit_codes import EXIT_CODES, Exit
+from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
 
 if TYPE_CHECKING:
     from meshcert.attest.catalog_trust import CatalogTrust
@@ -23,7 +23,7 @@ app = typer.Typer(help="Catalog commands: certify every package a catalog lists.
 
 DEFAULT_CATALOG = "hf://datasets/meshllm/catalog"
 _ABI = re.compile(r"^\d+\.\d+(\.\d+)?$")
-USAGE = 2
+USAGE = Exit.USAGE
 
 
 class ProgressLines:
@@ -70,7 +70,8 @@ def certify(
         help="Check each package's ABI against this runtime ABI (X.Y.Z); also predicts "
         "mesh-llm v0.76.2's producer-ABI refusals.")] = None,
     strict: Annotated[bool, typer.Option(
-        help="Warnings fail a package too (unpinned entry, mesh-llm would refuse, ...).")
+        help="Strict: what would only warn fails instead; here, any warning fails its row "
+        "(unpinned entry, mesh-llm would refuse, ...).")
     ] = False,
     verify_sha256: Annotated[bool, typer.Option(
         "--verify-sha256/--no-verify-sha256",
@@ -102,6 +103,7 @@ def certify(
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
+    sarif: SarifOpt = None,
 ) -> None:
     """Certify every layer-package reference of a catalog; exit 0 all passed, 1 any failed,
     2 usage error, 3 any incomplete (the Hub unreachable for some)."""
@@ -140,15 +142,15 @@ def certify(
     try:
         run = certify_catalog(source, request, progress=progress, on_certified=on_certified)
     except CatalogError as exc:
-        raise _fail(str(exc), EXIT_CODES["incomplete"] if exc.incomplete else USAGE) from None
+        raise _fail(str(exc), Exit.INCOMPLETE if exc.incomplete else USAGE) from None
     except KeyboardInterrupt:
-        raise _fail("interrupted: no catalog report written", EXIT_CODES["incomplete"]) from None
+        raise _fail("interrupted: no catalog report written", Exit.INCOMPLETE) from None
     except OSError as exc:  # a cert file under --out-dir could not be written
         raise _fail(f"cannot write {exc.filename or 'a report'}: {exc.strerror or exc}",
-                    EXIT_CODES["incomplete"]) from None
+                    Exit.INCOMPLETE) from None
     _deliver(run, out_dir=out_dir, since=since, write_pins=write_pins, root=root,
              report_out=report_out, json_out=json_out, quiet=quiet, html=html, md=md,
-             junit=junit)
+             junit=junit, sarif=sarif)
 
 
 def _catalog_trust(trust: str | None, trust_attested: bool) -> CatalogTrust | None:
@@ -165,7 +167,8 @@ def _catalog_trust(trust: str | None, trust_attested: bool) -> CatalogTrust | No
 
 def _deliver(run: CatalogRun, *, out_dir: str | None, since: str | None, write_pins: str | None,
              root: str | None, report_out: str | None, json_out: bool, quiet: bool,
-             html: str | None, md: str | None, junit: str | None) -> None:
+             html: str | None, md: str | None, junit: str | None,
+             sarif: str | None = None) -> None:
     from meshcert.catalog.pins import PinError, plan_pins
     from meshcert.catalog.pins import write_pins as write_pin_files
     from meshcert.reports.catalog.outputs import carry_reused, write_catalog_reports
@@ -175,7 +178,7 @@ def _deliver(run: CatalogRun, *, out_dir: str | None, since: str | None, write_p
         if since is not None:
             carry_reused(report, since, out_dir)
         written = write_catalog_reports(report, out_dir=out_dir, report_out=report_out,
-                                        html=html, md=md, junit=junit)
+                                        html=html, md=md, junit=junit, sarif=sarif)
         plan = None
         pin_files: list[object] = []
         if write_pins is not None:
@@ -184,7 +187,7 @@ def _deliver(run: CatalogRun, *, out_dir: str | None, since: str | None, write_p
     except (OSError, PinError) as exc:  # the verdict cannot be delivered: never claim success
         where = getattr(exc, "filename", None) or "a report"
         detail = getattr(exc, "strerror", None) or exc
-        raise _fail(f"cannot write {where}: {detail}", EXIT_CODES["incomplete"]) from None
+        raise _fail(f"cannot write {where}: {detail}", Exit.INCOMPLETE) from None
     if json_out:
         from meshcert.cli.pipe import write_or_drop
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from meshcert.cli.exit_codes import EXIT_CODES
+from meshcert.cli.exit_codes import EXIT_CODES, Exit
 
 if TYPE_CHECKING:
     from meshcert.certify.report import CertReport
@@ -29,7 +29,7 @@ def deliver(report: CertReport, *, report_out: str | None, json_out: bool, quiet
     except OSError as exc:  # the verdict cannot be delivered: never claim success
         typer.echo(f"error: cannot write {exc.filename or 'a report'}: "
                    f"{exc.strerror or exc}", err=True)
-        raise typer.Exit(EXIT_CODES["incomplete"]) from None
+        raise typer.Exit(Exit.INCOMPLETE) from None
     if json_out:
         from meshcert.cli.pipe import write_or_drop
 

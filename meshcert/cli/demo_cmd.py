@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from meshcert.cli.exit_codes import Exit
+
 
 def demo(
     out: Annotated[str, typer.Option("--out", help="Folder for the demo package and "
@@ -49,4 +51,4 @@ def demo(
         console.print(f"{label}: {path}")
     if report.status != "passed" or (v2 is not None and v2.status != "passed") or (
             parity is not None and parity.status == "failed"):
-        raise typer.Exit(1)
+        raise typer.Exit(Exit.FAILED)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
+from meshcert.cli.exit_codes import Exit
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
 from meshcert.evidence.defaults import (
     DEFAULT_REPEATS,
@@ -127,7 +128,7 @@ def print_ingest_summary(result: IngestResult, out: Path | None,
 # or a bad setting / option; `error: ...` lines go to stderr)
 # --------------------------------------------------------------------------------------------
 
-GATE_EXIT = 2
+GATE_EXIT = Exit.PHASE_E_GATE_FAILED
 MAX_WARNINGS_SHOWN = 20
 
 FilesArg = Annotated[list[Path], typer.Argument(
@@ -140,6 +141,23 @@ LabelOpt = Annotated[str | None, typer.Option(
 BackendOpt = Annotated[str | None, typer.Option(
     "--backend", help="Backend to evaluate (default: the non-CPU backend with the most "
     "catalog rows).")]
+
+
+DeprecatedCatalogOpt = Annotated[Path | None, typer.Option(
+    "--catalog", help="Deprecated alias of --decisions (kept for one release; prints a "
+    "warning).", dir_okay=False)]
+
+
+def _decisions(decisions: Path | None, catalog_alias: Path | None) -> Path | None:
+    """--decisions, or the deprecated --catalog with a warning on stderr."""
+    if catalog_alias is None:
+        return decisions
+    if decisions is not None:
+        raise typer.BadParameter("give --decisions only (--catalog is its deprecated alias)",
+                                 param_hint="--catalog")
+    typer.echo("warning: --catalog is deprecated on the evidence commands; use --decisions "
+               "FILE", err=True)
+    return catalog_alias
 
 
 def _fail(lines: list[str]) -> typer.Exit:
@@ -313,9 +331,16 @@ def report(
     md: MdOpt = None,
     junit: JunitOpt = None,
     decisions_file: Annotated[Path | None, typer.Option(
-        "--catalog", help="TOML or JSON file of your own decisions (rows, threshold and its "
-        "env var, parity and quality needs; schema docs/evidence-catalog.schema.json), added "
-        "to the built-in GLM Phase E/D catalog.", dir_okay=False)] = None,
+        "--decisions", help="TOML or JSON file of your own promotion decisions (rows, "
+        "threshold and its env var, parity and quality needs; schema "
+        "docs/evidence-catalog.schema.json), added to the built-in GLM Phase E/D decisions.",
+        dir_okay=False)] = None,
+    catalog_alias: DeprecatedCatalogOpt = None,
+    json_out: Annotated[bool, typer.Option(
+        "--json", help="Print the decisions JSON (the EvidenceReport) on stdout, nothing "
+        "else.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on stdout; "
+                                        "warnings and errors still go to stderr.")] = False,
 ) -> None:
     """Gate + decisions: write decisions.json (the EvidenceReport) and summary.md. Exit 2 when
     the gate is enforced and fails, or when --package breaks the q2_K routed-down rule."""
@@ -327,6 +352,7 @@ def report(
     from meshcert.evidence.summary import render_summary
     from meshcert.reports.outputs import write_reports
 
+    decisions_file = _decisions(decisions_file, catalog_alias)
     rules, settings = _rules_and_settings(decisions_file, require_gates)
     options = DecisionOptions(quality_baseline=quality_baseline,
                               quality_candidate=quality_candidate,
@@ -343,7 +369,10 @@ def report(
     written = [write_atomic(out_dir / "decisions.json", run.report.to_json()),
                write_atomic(out_dir / "summary.md", render_summary(run.report))]
     written += write_reports(run.report, html=html, md=md, junit=junit).values()
-    print_report(run.report, written)
+    if json_out:
+        typer.echo(run.report.to_json(), nl=False)
+    elif not quiet:
+        print_report(run.report, written)
     errors = list(run.report.gate.errors) if run.report.gate.enforced else []
     pc = run.report.package_check
     if pc is not None and pc.status == "failed":
@@ -358,7 +387,7 @@ def report(
 # history (exit codes: 0; 1 with --gate when a setup regressed or failed; 2 unreadable source)
 # --------------------------------------------------------------------------------------------
 
-HISTORY_GATE_EXIT = 1
+HISTORY_GATE_EXIT = Exit.HISTORY_REGRESSED
 
 
 @app.command("history", help=(
@@ -426,7 +455,7 @@ def history(
 # run (exit codes: as report; 130 when interrupted, after writing what was recorded)
 # --------------------------------------------------------------------------------------------
 
-INTERRUPTED_EXIT = 130
+INTERRUPTED_EXIT = Exit.INTERRUPTED
 
 
 class _Progress:
@@ -485,8 +514,9 @@ def run(
                                            "JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress, no summary.")] = False,
     decisions_file: Annotated[Path | None, typer.Option(
-        "--catalog", help="TOML or JSON file of your own decisions, as for `evidence report`.",
-        dir_okay=False)] = None,
+        "--decisions", help="TOML or JSON file of your own promotion decisions, as for "
+        "`evidence report`.", dir_okay=False)] = None,
+    catalog_alias: DeprecatedCatalogOpt = None,
 ) -> None:
     from meshcert.evidence.matching import BackendError
     from meshcert.evidence.run import (
@@ -498,6 +528,7 @@ def run(
     )
     from meshcert.evidence.run.plan import Stream, split_command
 
+    decisions_file = _decisions(decisions_file, catalog_alias)
     rules, settings = _rules_and_settings(decisions_file, require_gates)
     try:
         plan = RunPlan(tuple(command), build_variants(variant or (), env or (), args or (),

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from meshcert.cli.exit_codes import EXIT_CODES
+from meshcert.cli.exit_codes import Exit
 from meshcert.cli.job_budget import USAGE, end_dry_run, refuse_over_budget
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ def certify_on_hf_jobs(model: str, *, stages: int | None, flavor: str, install: 
         raise typer.Exit(USAGE) from None
     except HubError as exc:
         typer.echo(f"error: {exc.message}", err=True)
-        raise typer.Exit(EXIT_CODES["incomplete"]) from None
+        raise typer.Exit(Exit.INCOMPLETE) from None
     if not quiet:
         typer.echo(describe_plan(plan, dry_run=not confirm), err=True)
     refuse_over_budget(plan.max_cost_usd, max_cost_usd)
@@ -119,10 +119,10 @@ def certify_on_hf_jobs(model: str, *, stages: int | None, flavor: str, install: 
     except KeyboardInterrupt:
         typer.echo("interrupted: the submitted jobs were cancelled; no report written",
                    err=True)
-        raise typer.Exit(130) from None
+        raise typer.Exit(Exit.INTERRUPTED) from None
     except HubError as exc:
         typer.echo(f"error: {exc.message} (submitted jobs were cancelled)", err=True)
-        raise typer.Exit(EXIT_CODES["incomplete"]) from None
+        raise typer.Exit(Exit.INCOMPLETE) from None
     if signing is not None:
         from meshcert.cli.attest_sign import sign_certification
 

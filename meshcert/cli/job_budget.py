@@ -9,7 +9,9 @@ from typing import Any, NoReturn
 
 import typer
 
-USAGE = 2  # typer's usage-error status: a refused plan submits nothing
+from meshcert.cli.exit_codes import Exit
+
+USAGE = Exit.USAGE  # typer's usage-error status: a refused plan submits nothing
 
 
 def refuse_over_budget(max_cost_usd: float, limit: float | None) -> None:
@@ -25,4 +27,4 @@ def end_dry_run(plan: dict[str, Any], *, json_out: bool, what: str,
         typer.echo(json.dumps(plan, indent=2))
     say(f"dry run: run again with --confirm to submit {what} (at most "
         f"${plan['max_cost_usd']:.4f})")
-    raise typer.Exit(0)
+    raise typer.Exit(Exit.PASSED)

@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from meshcert.cli.exit_codes import Exit
 from meshcert.cli.job_budget import USAGE, end_dry_run, refuse_over_budget
 
 if TYPE_CHECKING:
     from meshcert.hubjobs.jobs_api import HubJobs, JobState
     from meshcert.hubjobs.package_job import PackageJobPlan
 
-FAILED, INCOMPLETE = 1, 3
+FAILED, INCOMPLETE = Exit.FAILED, Exit.INCOMPLETE
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -101,11 +102,14 @@ def job(
                        ] = False,
     follow: Annotated[bool, typer.Option(
         "--follow", help="Stream the job's logs and end with its final stage.")] = False,
-    status: Annotated[str | None, typer.Option("--status", metavar="ID")] = None,
-    logs: Annotated[str | None, typer.Option("--logs", metavar="ID")] = None,
-    cancel: Annotated[str | None, typer.Option("--cancel", metavar="ID")] = None,
-    list_jobs: Annotated[bool, typer.Option("--list", help="meshcert's package jobs.")
-                         ] = False,
+    status: Annotated[str | None, typer.Option(
+        "--status", metavar="ID", help="Deprecated: `meshcert job status ID`.")] = None,
+    logs: Annotated[str | None, typer.Option(
+        "--logs", metavar="ID", help="Deprecated: `meshcert job logs ID [--follow]`.")] = None,
+    cancel: Annotated[str | None, typer.Option(
+        "--cancel", metavar="ID", help="Deprecated: `meshcert job cancel ID`.")] = None,
+    list_jobs: Annotated[bool, typer.Option(
+        "--list", help="Deprecated: `meshcert job list` (meshcert's package jobs).")] = False,
     flavor: Annotated[str, typer.Option(
         help="auto (the cheapest that fits) or a flavor of the Hub's hardware list.")] = "auto",
     max_cost_usd: Annotated[float | None, typer.Option(
@@ -130,7 +134,8 @@ def job(
         "certification (attestations/meshcert.intoto.jsonl); the key reaches it as an HF Jobs "
         "secret only.")] = None,
 ) -> None:
-    """Write, publish and certify a package on HF Jobs, or manage such jobs. Exit 0 (a dry
+    """Write, publish and certify a package on HF Jobs (manage the jobs with `meshcert job
+    list|status|logs|cancel`). Exit 0 (a dry
     run, a submitted job, or with --follow a COMPLETED job whose package certified passed),
     1 failed, 2 refused or usage, 3 incomplete (cancelled, unreachable)."""
     modes = [m for m, on in (("--status", status), ("--logs", logs), ("--cancel", cancel),
@@ -139,7 +144,11 @@ def job(
         raise typer.BadParameter("give SOURCE --target NS/REPO, or one of --status ID, "
                                  "--logs ID, --cancel ID, --list", param_hint="SOURCE")
     if source is None:
-        _manage(status=status, logs=logs, cancel=cancel, follow=follow, json_out=json_out)
+        old, new = next((old, new) for old, new in _DEPRECATED_MODES.items() if old in modes)
+        typer.echo(f"warning: `package job {old}` is deprecated; use `meshcert job {new}`",
+                   err=True)
+        manage(status=status, logs=logs, cancel=cancel, list_jobs=list_jobs, follow=follow,
+               json_out=json_out)
         return
     if dry_run and confirm:
         raise typer.BadParameter("--dry-run and --confirm contradict", param_hint="--confirm")
@@ -166,7 +175,7 @@ def _plan_and_run(source: str, *, target: str, model_id: str | None, timeout_s: 
                   ) -> None:
     from meshcert.core.hub.errors import HubError
     from meshcert.hubjobs.commands import default_install
-    from meshcert.hubjobs.package_job import JobRefused, job_spec, plan_package_job
+    from meshcert.hubjobs.package_job import REPO_ID, JobRefused, job_spec, plan_package_job
     from meshcert.splitter.errors import Refusal
 
     key_pem = _attest_key_pem(attest_key)
@@ -178,7 +187,10 @@ def _plan_and_run(source: str, *, target: str, model_id: str | None, timeout_s: 
                                 catalog=catalog, experimental=experimental,
                                 whoami=jobs.whoami(),
                                 no_publisher_metadata=no_publisher_metadata,
-                                generation_defaults=generation_defaults)
+                                generation_defaults=generation_defaults,
+                                catalog_readable=None if catalog is None
+                                or not REPO_ID.match(catalog)
+                                else jobs.dataset_readable(catalog))
     except (JobRefused, Refusal) as exc:
         typer.echo(f"refused: {getattr(exc, 'message', exc)}", err=True)
         raise typer.Exit(USAGE) from None
@@ -247,13 +259,18 @@ def _follow_to_the_end(jobs: HubJobs, job_id: str) -> None:
     typer.echo(f"package: {report.resolved_package_ref}; certification: {report.status}")
     if report.status == "passed" and state.stage == "COMPLETED":
         typer.echo(f"run it: mesh-llm serve --model {report.resolved_package_ref} --split")
-        raise typer.Exit(0)
+        raise typer.Exit(Exit.PASSED)
     raise typer.Exit(INCOMPLETE if report.status == "incomplete" or state.stage == "CANCELED"
                      else FAILED)
 
 
-def _manage(*, status: str | None, logs: str | None, cancel: str | None, follow: bool,
-            json_out: bool) -> None:
+_DEPRECATED_MODES = {"--status": "status ID", "--logs": "logs ID", "--cancel": "cancel ID",
+                     "--list": "list"}
+
+
+def manage(*, status: str | None = None, logs: str | None = None, cancel: str | None = None,
+           list_jobs: bool = False, follow: bool = False, json_out: bool = False) -> None:
+    """One of: a job's state, its logs, cancel it, or (list_jobs) meshcert's package jobs."""
     from meshcert.core.hub.errors import HubError
 
     jobs, _token = _jobs()
@@ -266,7 +283,7 @@ def _manage(*, status: str | None, logs: str | None, cancel: str | None, follow:
         elif cancel is not None:
             jobs.cancel(cancel)
             _print_states([jobs.inspect(cancel)], json_out)
-        else:
+        elif list_jobs:
             _print_states(jobs.list({"meshcert-task": "package-write"}), json_out)
     except HubError as exc:
         raise _hub_error(exc) from None

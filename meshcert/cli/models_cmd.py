@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 import typer
 
 from meshcert.cli.deliver import deliver
-from meshcert.cli.exit_codes import EXIT_CODES
+from meshcert.cli.exit_codes import Exit
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
 
 if TYPE_CHECKING:  # the engine loads inside the commands
@@ -91,8 +91,9 @@ def certify(
     timeout: Annotated[float, typer.Option(help="Per-request timeout, seconds.")] = 120.0,
     concurrency: Annotated[int, typer.Option(help="Parallel requests for the "
                                              "concurrency gate.")] = 4,
-    strict: Annotated[bool, typer.Option(help="Extended runtime gates decide the "
-                                         "status too.")] = False,
+    strict: Annotated[bool, typer.Option(help="Strict: what would only warn fails instead; "
+                                         "here, the extended runtime gates decide the status "
+                                         "too.")] = False,
     deadline: Annotated[float, typer.Option(help="Overall time limit for all runtime "
                                             "gates, seconds.")] = 600.0,
     runtime_abi: Annotated[str | None, typer.Option(
@@ -257,7 +258,7 @@ def certify(
         report = certify_package(request, progress)
     except KeyboardInterrupt:
         typer.echo("interrupted: no report written", err=True)
-        raise typer.Exit(EXIT_CODES["incomplete"]) from None
+        raise typer.Exit(Exit.INCOMPLETE) from None
     if signing is not None:
         from meshcert.attest.statement import VerdictOptions
         from meshcert.cli.attest_sign import sign_certification

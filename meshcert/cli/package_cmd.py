@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from meshcert.cli.exit_codes import EXIT_CODES
+from meshcert.cli.exit_codes import EXIT_CODES, Exit
 
 if TYPE_CHECKING:
     from meshcert.splitter.plan_report import PackagePlanReport
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Write, plan and publish layer packages.", no_args_is_help=True,
                   rich_markup_mode=None)
 
-EXIT_REFUSED, EXIT_INTERRUPTED = 2, 130
+EXIT_REFUSED, EXIT_INTERRUPTED = Exit.USAGE, Exit.INTERRUPTED
 DEFAULT_MAX = 8 << 30
 PUBLISHER_HELP = ("v2: a source publisher file copied into metadata/ and listed in "
                   "publisher_metadata (repeatable): config.json, generation_config.json, "
@@ -246,7 +246,7 @@ def _write_and_publish(request: WriteRequest, target: str, *, delete_after_uploa
         try:
             write_atomic(report_out, report.to_json())
         except OSError as exc:
-            raise _fail(EXIT_CODES["incomplete"], f"error: cannot write {report_out}: "
+            raise _fail(Exit.INCOMPLETE, f"error: cannot write {report_out}: "
                         f"{exc.strerror or exc}") from None
     if json_out:
         from meshcert.cli.pipe import write_or_drop
@@ -279,7 +279,7 @@ def _certify_and_deliver(result: WriteResult, seconds: float, progress: LineProg
         if report_out:
             write_atomic(report_out, report.to_json())
     except OSError as exc:
-        raise _fail(EXIT_CODES["incomplete"], f"error: cannot write {report_out}: "
+        raise _fail(Exit.INCOMPLETE, f"error: cannot write {report_out}: "
                     f"{exc.strerror or exc}") from None
     if json_out:
         from meshcert.cli.pipe import write_or_drop

@@ -8,11 +8,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from meshcert.cli.exit_codes import Exit
+
 if TYPE_CHECKING:
     from meshcert.publish.attestation import SignPublished
     from meshcert.publish.service import PublishResult
 
-EXIT_CODES = {"published": 0, "failed": 1, "refused": 2, "incomplete": 3}
+EXIT_CODES = {"published": Exit.PASSED, "failed": Exit.FAILED, "refused": Exit.REFUSED,
+              "incomplete": Exit.INCOMPLETE}
 
 
 def quiet_hub_logs() -> None:

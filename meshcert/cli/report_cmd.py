@@ -6,7 +6,9 @@ from typing import Annotated
 
 import typer
 
-app = typer.Typer(help="Render reports for reviewers (HTML, Markdown, JUnit XML).",
+from meshcert.cli.exit_codes import Exit
+
+app = typer.Typer(help="Render reports for reviewers (HTML, Markdown, JUnit XML, SARIF).",
                   no_args_is_help=True, rich_markup_mode=None)
 
 HtmlOpt = Annotated[str | None, typer.Option(
@@ -17,6 +19,8 @@ JunitOpt = Annotated[str | None, typer.Option(
     "--junit", help="Write JUnit XML here (for CI test dashboards).")]
 SarifOpt = Annotated[str | None, typer.Option(
     "--sarif", help="Write SARIF 2.1.0 here (for code-scanning dashboards).")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on stdout; "
+                                        "errors still go to stderr.")]
 
 
 @app.command("render")
@@ -27,26 +31,43 @@ def render(
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
+    sarif: Annotated[str | None, typer.Option(
+        "--sarif", help="Write SARIF 2.1.0 here (for code-scanning dashboards); "
+        "certification reports only.")] = None,
+    json_out: Annotated[bool, typer.Option(
+        "--json", help="Print the report JSON (validated) on stdout, and nothing else.")
+    ] = False,
+    quiet: QuietOpt = False,
 ) -> None:
-    """Render a report JSON; exit 2 when it is unreadable or not a meshcert report."""
+    """Render a report JSON; exit 2 when it is unreadable or not a meshcert report (or
+    --sarif of an evidence report)."""
     from meshcert.reports.loader import ReportLoadError, load_report
     from meshcert.reports.outputs import write_reports
 
-    if html is None and md is None and junit is None:
-        raise typer.BadParameter("give at least one of --html, --md, --junit",
-                                 param_hint="--html / --md / --junit")
+    if html is None and md is None and junit is None and sarif is None:
+        raise typer.BadParameter("give at least one of --html, --md, --junit, --sarif",
+                                 param_hint="--html / --md / --junit / --sarif")
     try:
         loaded = load_report(report)
     except ReportLoadError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise typer.Exit(Exit.USAGE) from None
+    from meshcert.certify.report import CertReport
+
+    if sarif is not None and not isinstance(loaded, CertReport):
+        typer.echo(f"error: {report} is an evidence report: SARIF is for certification "
+                   "reports (findings)", err=True)
+        raise typer.Exit(Exit.USAGE)
     try:
-        written = write_reports(loaded, html=html, md=md, junit=junit)
+        written = write_reports(loaded, html=html, md=md, junit=junit, sarif=sarif)
     except OSError as exc:
         typer.echo(f"error: cannot write report: {exc}", err=True)
-        raise typer.Exit(1) from None
-    for kind, path in written.items():
-        typer.echo(f"{kind}: {path}")
+        raise typer.Exit(Exit.FAILED) from None
+    if json_out:
+        typer.echo(loaded.to_json(), nl=False)
+    elif not quiet:
+        for kind, path in written.items():
+            typer.echo(f"{kind}: {path}")
 
 
 @app.command("merge")
@@ -57,6 +78,7 @@ def merge(
     report_out: Annotated[str | None, typer.Option(
         "--report-out", help="Write the merged cert.json here.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the merged JSON.")] = False,
+    quiet: QuietOpt = False,
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
@@ -91,10 +113,10 @@ def merge(
             report = load_report(path)
         except ReportLoadError as exc:
             typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2) from None
+            raise typer.Exit(Exit.USAGE) from None
         if not isinstance(report, CertReport):
             typer.echo(f"error: {path}: not a cert.json (an evidence report?)", err=True)
-            raise typer.Exit(2)
+            raise typer.Exit(Exit.USAGE)
         loaded.append(Slice(path, report))
     merged = merge_slices(loaded)
     if signing is not None:
@@ -107,10 +129,10 @@ def merge(
         written = write_reports(merged, html=html, md=md, junit=junit, sarif=sarif)
     except OSError as exc:
         typer.echo(f"error: cannot write report: {exc}", err=True)
-        raise typer.Exit(EXIT_CODES["incomplete"]) from None
+        raise typer.Exit(Exit.INCOMPLETE) from None
     if json_out:
         typer.echo(merged.to_json(), nl=False)
-    else:
+    elif not quiet:
         info = merged.merge
         covered = f"{info.verified_artifacts}/{info.declared_artifacts}" if info else "?"
         typer.echo(f"{merged.status.upper()}: {len(loaded)} slice(s), {covered} artifacts "
@@ -127,7 +149,8 @@ def merge(
 
 @app.command("emit", hidden=True)
 def emit(
-    report: Annotated[str, typer.Argument(metavar="REPORT.json")],
+    report: Annotated[str, typer.Argument(
+        metavar="REPORT.json", help="The report file to print as log lines.")],
     tag: Annotated[str, typer.Option(help="Names the report among others in one log.")],
 ) -> None:
     """Print a report as checksummed log lines (how an HF job hands its report back; see
@@ -139,5 +162,5 @@ def emit(
             raw = handle.read()
     except OSError as exc:
         typer.echo(f"error: cannot read {report}: {exc.strerror or exc}", err=True)
-        raise typer.Exit(2) from None
+        raise typer.Exit(Exit.USAGE) from None
     typer.echo("\n".join(encode(raw, tag)))

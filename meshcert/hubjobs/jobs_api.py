@@ -108,6 +108,20 @@ class HubJobs:
         answer: dict[str, Any] = self._call("whoami", self._api.whoami)
         return answer
 
+    def dataset_readable(self, repo_id: str) -> bool:
+        """Whether the dataset repo exists and this token may read it (False on the Hub's
+        not-found answer, which it also gives for a private repo the token cannot see)."""
+        from meshcert.core.hub.errors import HubError
+
+        try:
+            self._call(f"reading dataset {repo_id}",
+                       lambda: self._api.repo_info(repo_id, repo_type="dataset"))
+        except HubError as exc:
+            if exc.code in ("hub_repo_not_found", "hub_revision_not_found"):
+                return False
+            raise
+        return True
+
     def hardware(self) -> list[Flavor]:
         infos = self._call("listing the job hardware", self._api.list_jobs_hardware)
         return [f for info in infos if (f := flavor_of(info)) is not None]

@@ -143,13 +143,43 @@ def check_names(target: str, model_id: str | None) -> None:
                          "an optional ':QUANT')")
 
 
+def check_catalog(catalog: str, whoami: dict[str, Any], readable: bool | None) -> None:
+    """Refuse a catalog the job could not add its entry to: not a repo id, missing or
+    unreadable, or a token that can neither push to it nor open a pull request (a read
+    token). A job with such a catalog would publish and certify, then end incomplete."""
+    if not REPO_ID.match(catalog):
+        raise JobRefused(f"--catalog {catalog!r} is not a dataset repo id (namespace/name), "
+                         "or 'none'")
+    if readable is False:
+        raise JobRefused(f"--catalog {catalog}: the dataset does not exist or this token "
+                         "cannot read it; create it, fix the name, or give --catalog none")
+    if not may_write(whoami, catalog.split("/")[0]) and not may_open_pull_request(whoami):
+        raise JobRefused(f"--catalog {catalog}: the token of {whoami.get('name')!r} can "
+                         "neither push to it nor open a pull request (a read token); use a "
+                         "write token, or give --catalog none")
+
+
+def may_open_pull_request(whoami: dict[str, Any]) -> bool:
+    """A write token (or a fine-grained one that may write discussions or repos somewhere)
+    can open a pull request on a repo it can read."""
+    access = ((whoami.get("auth") or {}).get("accessToken") or {})
+    if access.get("role") == "write":
+        return True
+    if access.get("role") == "fineGrained":
+        return any({"discussion.write", "repo.write"} & set(scope.get("permissions") or [])
+                   for scope in (access.get("fineGrained") or {}).get("scoped") or [])
+    return False
+
+
 def plan_package_job(source: str, *, target: str, model_id: str | None, fmt: str,
                      flavors: list[Flavor], flavor_name: str, timeout_s: int | None,
                      install: str, catalog: str | None, experimental: bool,
                      whoami: dict[str, Any] | None, no_publisher_metadata: bool = False,
-                     generation_defaults: str | None = None) -> PackageJobPlan:
+                     generation_defaults: str | None = None,
+                     catalog_readable: bool | None = None) -> PackageJobPlan:
     """Everything the job needs, decided here; JobRefused when it must not be submitted.
-    Raises splitter's Refusal for a source that cannot be planned."""
+    Raises splitter's Refusal for a source that cannot be planned. `catalog_readable`: whether
+    the catalog dataset exists and the token can read it (None: not asked)."""
     from meshcert.splitter.hub_source import default_model_id, load_hub, parse_coordinate
     from meshcert.splitter.write import WriteRequest, is_hub_source, plan_for
 
@@ -165,6 +195,8 @@ def plan_package_job(source: str, *, target: str, model_id: str | None, fmt: str
     if not may_write(whoami, namespace):
         raise JobRefused(f"the token of {whoami.get('name')!r} cannot create or push repos "
                          f"in {namespace!r}: use a write token for that namespace")
+    if catalog is not None:
+        check_catalog(catalog, whoami, catalog_readable)
     request = WriteRequest(source=source, out_dir=".", fmt="v1" if fmt == "v1" else "v2",
                            pick_up_publisher_metadata=not no_publisher_metadata,
                            generation_defaults=generation_defaults)

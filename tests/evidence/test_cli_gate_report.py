@@ -135,6 +135,18 @@ def test_report_writes_decisions_json_and_summary(tmp_path: Path) -> None:
     assert "q2_K_routed_down             keep-evidence-gated" in result.stdout
 
 
+def test_report_json_is_the_decisions_alone_and_quiet_prints_nothing(tmp_path: Path) -> None:
+    files = write(tmp_path, repeated(PASSING_US, 3))
+    as_json = runner.invoke(app, ["evidence", "report", *files, "--out-dir",
+                                  str(tmp_path / "j"), "--replicates", "2000", "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    assert as_json.stdout == (tmp_path / "j" / "decisions.json").read_text()
+    quiet = runner.invoke(app, ["evidence", "report", *files, "--out-dir", str(tmp_path / "q"),
+                                "--replicates", "2000", "--quiet"])
+    assert (quiet.exit_code, quiet.stdout) == (0, "")
+    assert (tmp_path / "q" / "decisions.json").is_file()
+
+
 def test_report_exits_2_when_the_enforced_gate_fails_but_still_writes(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = runner.invoke(app, ["evidence", "report", *without(tmp_path, "route"),

@@ -84,7 +84,7 @@ def write(tmp: Path, texts: dict[str, str]) -> list[str]:
 def report(tmp: Path, rules: str, name: str = "cat.toml", *files: str) -> tuple[int, str, str]:
     (tmp / name).write_text(rules, encoding="utf-8")
     result = runner.invoke(app, ["evidence", "report", *files, "--out-dir", str(tmp / "out"),
-                                 "--catalog", str(tmp / name)])
+                                 "--decisions", str(tmp / name)])
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -169,8 +169,27 @@ def test_an_invalid_catalog_is_a_clear_error_and_exit_2(tmp_path: Path, text: st
 def test_a_missing_catalog_file_is_a_clear_error(tmp_path: Path) -> None:
     files = write(tmp_path, perf_logs(1000.0, 800.0, runs=1))
     result = runner.invoke(app, ["evidence", "report", *files, "--out-dir", str(tmp_path),
-                                 "--catalog", str(tmp_path / "nope.toml")])
+                                 "--decisions", str(tmp_path / "nope.toml")])
     assert result.exit_code == 2 and "cannot read catalog" in result.stderr
+
+
+def test_catalog_is_a_deprecated_alias_of_decisions(tmp_path: Path) -> None:
+    files = write(tmp_path, perf_logs(1000.0, 800.0, runs=1))
+    (tmp_path / "cat.toml").write_text(CATALOG_TOML, encoding="utf-8")
+    old = runner.invoke(app, ["evidence", "report", *files, "--out-dir", str(tmp_path / "old"),
+                              "--catalog", str(tmp_path / "cat.toml")])
+    new = runner.invoke(app, ["evidence", "report", *files, "--out-dir", str(tmp_path / "new"),
+                              "--decisions", str(tmp_path / "cat.toml")])
+    assert old.exit_code == new.exit_code
+    assert old.stderr == ("warning: --catalog is deprecated on the evidence commands; use "
+                          "--decisions FILE\n" + new.stderr)
+    old_report, new_report = (EvidenceReport.model_validate_json(
+        (tmp_path / run / "decisions.json").read_text()) for run in ("old", "new"))
+    assert old_report.decisions == new_report.decisions  # generated_at may differ
+    both = runner.invoke(app, ["evidence", "report", *files, "--out-dir", str(tmp_path),
+                               "--decisions", str(tmp_path / "cat.toml"),
+                               "--catalog", str(tmp_path / "cat.toml")])
+    assert both.exit_code == 2 and "give --decisions only" in both.stderr
 
 
 def test_published_schema_is_current() -> None:

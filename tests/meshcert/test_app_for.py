@@ -11,7 +11,7 @@ from meshcert.cli import GROUPS, app, app_for
 ARGVS = [[group, *tail] for group, commands in
          (("models", ["certify", "inspect"]), ("report", ["render", "merge"]),
           ("evidence", ["run", "ingest", "gate", "report"]), ("package", ["publish"]),
-          ("catalog", ["certify"]))
+          ("catalog", ["certify"]), ("job", ["list", "status", "logs", "cancel"]))
          for tail in ([], ["--help"], ["bogus"], *([c, "--help"] for c in commands))]
 
 
@@ -26,4 +26,5 @@ def test_one_group_answers_as_the_whole_app(argv: list[str]) -> None:
 def test_no_group_named_means_the_whole_app() -> None:
     assert app_for([]) is app and app_for(["demo"]) is app and app_for(["--help"]) is app
     assert app_for(["models"]) is not app
-    assert set(GROUPS) == {"models", "report", "evidence", "package", "catalog", "attest"}
+    assert set(GROUPS) == {"models", "report", "evidence", "package", "catalog", "attest",
+                           "job"}

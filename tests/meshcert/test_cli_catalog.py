@@ -53,7 +53,8 @@ def test_the_command_is_registered() -> None:
     result = CliRunner().invoke(app, ["catalog", "certify", "--help"])
     assert result.exit_code == 0
     for flag in ("--concurrency", "--runtime-abi", "--strict", "--verify-sha256", "--out-dir",
-                 "--since", "--write-pins", "--json", "--quiet", "--html", "--md", "--junit"):
+                 "--since", "--write-pins", "--json", "--quiet", "--html", "--md", "--junit",
+                 "--sarif"):
         assert flag in result.output, flag
 
 
@@ -184,3 +185,25 @@ def test_the_catalog_dataset_on_the_hub(hub: FakeHub, catalog: CatalogFixture,  
     # reading the catalog: dataset_info, the tree under entries/, then each of the 3 entry
     # files (a HEAD and a GET); every other request is a package's
     assert hub.count() - packages == 2 + 2 * 3
+
+
+def test_sarif_holds_a_result_per_catalog_finding_and_package_code(
+        catalog: CatalogFixture, tmp_path: Path) -> None:
+    sarif_path = tmp_path / "catalog.sarif"
+    result = invoke(str(catalog.root), "--runtime-abi", RUNTIME_ABI, "--sarif", str(sarif_path),
+                    "--quiet")
+    assert result.exit_code == 1 and result.stdout == ""
+    doc = json.loads(sarif_path.read_text())
+    assert doc["version"] == "2.1.0"
+    [run] = doc["runs"]
+    assert run["properties"]["status"] == "failed"
+    results = run["results"]
+    rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    assert rules == sorted({r["ruleId"] for r in results})
+    [entry_invalid] = [r for r in results if r["ruleId"] == "catalog_entry_invalid"]
+    assert entry_invalid["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == \
+        "entries/broken/model.json"
+    gated = [r for r in results if r["ruleId"] == "hub_gated"]
+    assert gated and all(r["properties"]["repo"] == "ns/gated" for r in gated)
+    assert all(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+               == "entries/meshcert/tiny-llama.json" for r in gated)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -43,6 +44,40 @@ def test_render_evidence_json(tmp_path: Path, evidence_reports: dict[str, Eviden
     result = runner.invoke(app, ["report", "render", str(source), *_outputs(tmp_path)])
     assert result.exit_code == 0, result.output
     _check_outputs(tmp_path)
+
+
+def test_render_cert_json_as_sarif(tmp_path: Path, failed_report: CertReport) -> None:
+    source = tmp_path / "cert.json"
+    source.write_text(failed_report.to_json())
+    result = runner.invoke(app, ["report", "render", str(source), "--sarif",
+                                 str(tmp_path / "r.sarif")])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"sarif: {tmp_path / 'r.sarif'}\n"
+    [run] = json.loads((tmp_path / "r.sarif").read_text())["runs"]
+    assert [r["ruleId"] for r in run["results"]] == [f.code for f in failed_report.findings]
+
+
+def test_render_quiet_and_json_keep_stdout_clean(tmp_path: Path,
+                                                 failed_report: CertReport) -> None:
+    source = tmp_path / "cert.json"
+    source.write_text(failed_report.to_json())
+    quiet = runner.invoke(app, ["report", "render", str(source), "--md", str(tmp_path / "q.md"),
+                                "--quiet"])
+    assert (quiet.exit_code, quiet.stdout) == (0, "") and (tmp_path / "q.md").is_file()
+    as_json = runner.invoke(app, ["report", "render", str(source), "--md",
+                                  str(tmp_path / "j.md"), "--json"])
+    assert as_json.exit_code == 0
+    assert CertReport.model_validate_json(as_json.stdout) == failed_report
+
+
+def test_sarif_of_an_evidence_report_is_a_usage_error(
+        tmp_path: Path, evidence_reports: dict[str, EvidenceReport]) -> None:
+    source = tmp_path / "decisions.json"
+    source.write_text(evidence_reports["synthetic"].to_json())
+    result = runner.invoke(app, ["report", "render", str(source), "--sarif",
+                                 str(tmp_path / "r.sarif")])
+    assert result.exit_code == 2 and "SARIF is for certification reports" in result.stderr
+    assert "Traceback" not in result.output and not (tmp_path / "r.sarif").exists()
 
 
 def test_render_needs_an_output(tmp_path: Path, failed_report: CertReport) -> None:

@@ -1,5 +1,5 @@
 """Write a catalog run's files: each package's cert.json and cert.html under --out-dir (as the
-packages are certified), and the catalog report as JSON, HTML, Markdown and JUnit.
+packages are certified), and the catalog report as JSON, HTML, Markdown, JUnit and SARIF.
 
 --out-dir DIR holds packages/<ns>/<name>/<commit>/cert.{json,html}, catalog.json and
 catalog.html; the report's paths are relative to DIR, so the page's links hold wherever DIR is
@@ -68,17 +68,22 @@ def write_catalog_reports(report: CatalogReport, *, out_dir: str | os.PathLike[s
                           report_out: str | os.PathLike[str] | None = None,
                           html: str | os.PathLike[str] | None = None,
                           md: str | os.PathLike[str] | None = None,
-                          junit: str | os.PathLike[str] | None = None) -> list[tuple[str, Path]]:
+                          junit: str | os.PathLike[str] | None = None,
+                          sarif: str | os.PathLike[str] | None = None
+                          ) -> list[tuple[str, Path]]:
     """Write each requested format (with --out-dir: catalog.json and catalog.html there too);
     returns (format, path) for each file written."""
     from meshcert.reports.catalog.html import render_catalog_html
     from meshcert.reports.catalog.junit import render_catalog_junit
     from meshcert.reports.catalog.markdown import render_catalog_markdown
+    from meshcert.reports.catalog.sarif import render_catalog_sarif
 
     base = Path(out_dir) if out_dir is not None else None
-    targets: dict[str, list[Path]] = {"json": [], "html": [], "md": [], "junit": []}
+    targets: dict[str, list[Path]] = {"json": [], "html": [], "md": [], "junit": [],
+                                      "sarif": []}
     for fmt, given, default in (("json", report_out, CATALOG_JSON), ("html", html, CATALOG_HTML),
-                                ("md", md, None), ("junit", junit, None)):
+                                ("md", md, None), ("junit", junit, None),
+                                ("sarif", sarif, None)):
         if given is not None:
             targets[fmt].append(Path(given))
         if base is not None and default is not None:
@@ -92,6 +97,8 @@ def write_catalog_reports(report: CatalogReport, *, out_dir: str | os.PathLike[s
                 text = render_catalog_html(report, _prefix(path, base))
             elif fmt == "md":
                 text = render_catalog_markdown(report, _prefix(path, base))
+            elif fmt == "sarif":
+                text = render_catalog_sarif(report)
             else:
                 text = render_catalog_junit(report)
             written.append((fmt, write_atomic(path, text)))

@@ -49,7 +49,8 @@ def _location(report: CertReport, path: str | None) -> dict[str, Any]:
     return {"physicalLocation": {"artifactLocation": artifact}}
 
 
-def _rule(code: str) -> dict[str, Any]:
+def rule(code: str) -> dict[str, Any]:
+    """The SARIF rule of a finding code, from the registry (shared by the catalog's SARIF)."""
     row = CODES.get(code)
     if row is None:  # a code outside the catalog cannot be emitted; keep the result valid
         return {"id": code, "defaultConfiguration": {"level": "error"}}
@@ -86,7 +87,7 @@ def build_sarif(report: CertReport) -> dict[str, Any]:
     index = {code: i for i, code in enumerate(codes)}
     run: dict[str, Any] = {
         "tool": {"driver": {"name": report.tool.name, "version": report.tool.version,
-                            "rules": [_rule(code) for code in codes]}},
+                            "rules": [rule(code) for code in codes]}},
         "results": [_result(report, f, index) for f in report.findings],
         "invocations": [{"executionSuccessful": report.status != "incomplete",
                          "startTimeUtc": report.started_at, "endTimeUtc": report.finished_at}],
