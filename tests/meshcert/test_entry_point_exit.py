@@ -1,6 +1,6 @@
-"""The console entry point ends without interpreter teardown (meshcert.cli.fast_exit), and a
-script sees exactly what it would otherwise: the exit status, every byte of output, and the
-atexit hooks (here: the spare worker processes are cleaned up)."""
+"""The console entry point (meshcert.cli.main) ends through the interpreter's own exit, with its
+garbage-collection passes skipped (gc.freeze): a script sees the exit status, every byte of
+output, and the atexit hooks (here: the spare worker processes are cleaned up)."""
 
 from __future__ import annotations
 
