@@ -93,6 +93,9 @@ def _run() -> None:
     # a model is built (tens of ms per run); meshcert's report models are not meant to be
     # observed by them. A value the user set is kept.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    # huggingface_hub reads this once, at import (none has happened yet): meshcert's uploads go
+    # over LFS, never Xet (meshcert.publish.hub_writer says why). A value the user set is kept.
+    os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
     argv = sys.argv[1:]
     if argv[:2] == ["models", "certify"] and not {"--help", "--version"} & set(argv):
         # Its worker processes take ~80 ms to boot; started before typer parses the options

@@ -27,9 +27,8 @@ GENERATION_DEFAULTS_FILE = '"${TMPDIR:-/tmp}/meshcert-generation-defaults-$$.jso
 INSTALL_FAILED = 90  # exit statuses the launcher can tell from meshcert's own (0-3)
 EMIT_FAILED = 91
 DEFAULTS_FAILED = 92  # the generation defaults file could not be written
-# inside a job Xet uploads have failed (mesh-llm sets this too); meshcert's uploads are LFS
-# anyway (meshcert/publish/hub_writer.py), and the variable also keeps huggingface_hub's downloads
-# off it
+# inside a job Xet uploads have failed (mesh-llm sets this too): meshcert publishes over LFS only
+# (meshcert/publish/hub_writer.py), and the variable also keeps huggingface_hub's downloads off it
 JOB_ENV = {"HF_HUB_DISABLE_XET": "1", "HF_HUB_DISABLE_TELEMETRY": "1",
            "PYTHONUNBUFFERED": "1"}
 

@@ -1,15 +1,16 @@
 """The publish use case's one door to the Hub: huggingface_hub's HfApi, over plain LFS.
 
-The Xet decision. huggingface_hub 2.4 uploads through hf_xet whenever `is_xet_available()`
-says so, and that is true whenever the hf_xet package is importable and
-`huggingface_hub.constants.HF_HUB_DISABLE_XET` is false (`_commit_api._upload_files`); it does
-not ask the Hub first. Xet uploads have failed inside HF Jobs (mesh-llm's job script sets
-`HF_HUB_DISABLE_XET=1` for that reason), and the environment variable is read only when
-huggingface_hub is imported, too late for a process that imported it already. So every upload
-here runs inside `lfs_only()`, which sets that constant (read on each call) for the duration and
-restores it after: files go through the LFS batch API (basic transfer: a PUT to the storage
-origin, then verify) and a commit, whatever is installed. The in-repo test Hub refuses Xet, so
-the tests prove this is the path taken.
+The Xet decision. huggingface_hub 2.4 uploads through hf_xet whenever the hf_xet package is
+importable and `HF_HUB_DISABLE_XET` is not set; it does not ask the Hub first. Xet uploads have
+failed inside HF Jobs (mesh-llm's job script sets `HF_HUB_DISABLE_XET=1` for that reason), so
+meshcert publishes over LFS only (the LFS batch API, basic transfer: a PUT to the storage
+origin, then verify, then a commit). huggingface_hub offers one public switch for it, the
+environment variable, read once when huggingface_hub is imported; meshcert does not flip the
+library's constants behind its back. So the meshcert command line sets the variable at its
+entry point, before anything imports huggingface_hub (a value the user set is kept), HF Jobs get
+it in their environment (meshcert.hubjobs.commands.JOB_ENV), and a publish started in a process
+where Xet would still be used is refused before anything is certified or uploaded
+(`xet_refusal`). The in-repo test Hub refuses Xet, so the tests prove LFS is the path taken.
 
 Every call is retried on 429, 5xx and dropped connections with backoff that honours
 Retry-After (meshcert.core.hub.retry), and every failure becomes a HubError whose message never
@@ -19,9 +20,9 @@ the token.
 
 from __future__ import annotations
 
+import importlib.util
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeVar
@@ -41,17 +42,18 @@ PUBLISH_SETTINGS = HubSettings(max_retries=7, backoff_base_s=2.0, backoff_cap_s=
                                max_retry_after_s=300.0)
 
 
-@contextmanager
-def lfs_only() -> Iterator[None]:
-    """Uploads inside go over LFS, never Xet (see the module docstring)."""
+XET_SWITCH = "HF_HUB_DISABLE_XET"
+
+
+def xet_refusal() -> str | None:
+    """Why a publish from this process would go over Xet, if it would (module docstring)."""
     from huggingface_hub import constants
 
-    before = constants.HF_HUB_DISABLE_XET
-    constants.HF_HUB_DISABLE_XET = True
-    try:
-        yield
-    finally:
-        constants.HF_HUB_DISABLE_XET = before
+    if constants.HF_HUB_DISABLE_XET or importlib.util.find_spec("hf_xet") is None:
+        return None
+    return (f"uploads from this process would go over Xet (hf_xet is installed and {XET_SWITCH} "
+            f"is not set), which has failed inside HF Jobs; meshcert publishes over LFS: set "
+            f"{XET_SWITCH}=1 before huggingface_hub is imported (the meshcert command does)")
 
 
 @dataclass(frozen=True)
@@ -202,8 +204,7 @@ class HubWriter:
                repo_type: RepoType = "model") -> CommitResult:
         """One commit (no retry here: the caller re-plans against the Hub before retrying).
         Artifacts reuse their certified sha256, so nothing is hashed again."""
-        from huggingface_hub import CommitOperationAdd, CommitOperationDelete
-        from huggingface_hub._commit_api import CommitOperation
+        from huggingface_hub import CommitOperation, CommitOperationAdd, CommitOperationDelete
 
         operations: list[CommitOperation] = [CommitOperationDelete(p) for p in deletions]
         for path, content in additions:
@@ -213,9 +214,7 @@ class HubWriter:
             else:
                 op = CommitOperationAdd(path, content)
             operations.append(op)
-        with lfs_only():
-            info = self._api.create_commit(
-                repo_id, operations, commit_message=message, commit_description=description,
-                revision=revision, create_pr=create_pr, parent_commit=parent,
-                repo_type=repo_type)
+        info = self._api.create_commit(
+            repo_id, operations, commit_message=message, commit_description=description,
+            revision=revision, create_pr=create_pr, parent_commit=parent, repo_type=repo_type)
         return CommitResult(info.oid, info.commit_url, info.pr_revision, info.pr_url)

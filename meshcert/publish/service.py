@@ -43,7 +43,7 @@ from meshcert.core.hub.settings import HubSettings
 from meshcert.publish import catalog as catalog_entry
 from meshcert.publish.attestation import SignPublished, commit_attestation
 from meshcert.publish.card import render_card
-from meshcert.publish.hub_writer import Addition, HubWriter, StopRetrying
+from meshcert.publish.hub_writer import Addition, HubWriter, StopRetrying, xet_refusal
 from meshcert.publish.plan import (
     DEFAULT_MAX_BYTES_PER_COMMIT,
     DEFAULT_MAX_FILES_PER_COMMIT,
@@ -150,7 +150,7 @@ def refusal_of_target(request: PublishRequest) -> str | None:
         return f"--branch {request.branch!r} is not a branch name"
     if request.max_files_per_commit <= 0 or request.max_bytes_per_commit <= 0:
         return "batch limits must be positive"
-    return None
+    return xet_refusal()
 
 
 def publish_package(request: PublishRequest, *, writer: HubWriter | None = None,

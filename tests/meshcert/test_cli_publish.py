@@ -3,6 +3,9 @@ and certified, 1 failed, 2 refused or usage, 3 incomplete), and no secret in its
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -14,6 +17,7 @@ from meshcert.testing import PackageInfo, llama_spec, write_package  # noqa: E40
 from tests.support.hub_fixture import serving
 from tests.support.hub_server import FakeHub  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "hf_publisher_0123456789abcdef"
 OTHER = "hf_someone_else_0123456789"
 runner = CliRunner()
@@ -79,6 +83,32 @@ def test_a_hub_that_keeps_failing_exits_3_and_a_refusing_one_exits_1(
     failed = publish(str(package.root), "--target", "meshllm/tiny", "-q")
     assert failed.exit_code == 1, failed.output
     assert OTHER not in failed.output and TOKEN not in incomplete.output
+
+
+def test_the_command_publishes_over_lfs_with_hf_xet_installed_and_nothing_set(
+        hub: FakeHub, package: PackageInfo) -> None:
+    """`meshcert package publish` as a process, HF_HUB_DISABLE_XET unset and hf_xet importable:
+    the entry point switches Xet off before huggingface_hub is imported, so the upload is LFS
+    (this Hub refuses Xet tokens: an Xet upload would fail)."""
+    pytest.importorskip("hf_xet")
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_XET"}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run([sys.executable, "-m", "meshcert", "package", "publish",
+                           str(package.root), "--target", "meshllm/tiny", "-q"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert hub.count("lfs_upload") > 0 and hub.count("xet_token") == 0
+
+
+def test_a_user_who_asks_for_xet_is_refused_before_anything_is_spent(
+        hub: FakeHub, package: PackageInfo, tmp_path: Path) -> None:
+    pytest.importorskip("hf_xet")
+    env = {**os.environ, "HF_HUB_DISABLE_XET": "0", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "meshcert", "package", "publish",
+                           str(package.root), "--target", "meshllm/tiny", "-q"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "HF_HUB_DISABLE_XET=1" in done.stderr and hub.count() == 0
 
 
 def test_the_package_group_lists_publish() -> None:

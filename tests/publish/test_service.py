@@ -46,8 +46,6 @@ def _lfs_bytes(info: PackageInfo) -> int:
 
 def test_publish_in_batched_lfs_commits_with_the_manifest_last(hub: FakeHub,
                                                                tmp_path: Path) -> None:
-    from huggingface_hub import constants
-
     info = _package(tmp_path)  # 7 artifacts
     result = _publish(info.root, max_files_per_commit=3)
     assert result.status == "published", result.message
@@ -66,7 +64,19 @@ def test_publish_in_batched_lfs_commits_with_the_manifest_last(hub: FakeHub,
     # LFS, not Xet: every artifact byte went through a PUT to the storage origin
     assert hub.count("xet_token") == 0
     assert hub.bytes_received("lfs_upload") == _lfs_bytes(info)
-    assert constants.HF_HUB_DISABLE_XET is False  # switched off for the upload only
+
+
+@pytest.mark.usefixtures("xet_on")
+def test_a_process_that_would_upload_over_xet_is_refused_before_certifying(
+        hub: FakeHub, tmp_path: Path) -> None:
+    """huggingface_hub imported without HF_HUB_DISABLE_XET (a library caller's own process):
+    meshcert does not flip the client's constants, it refuses and says how to fix it."""
+    info = _package(tmp_path)
+    result = _publish(info.root)
+    assert result.status == "refused"
+    assert "HF_HUB_DISABLE_XET=1" in result.message and "Xet" in result.message
+    assert result.local_report is None  # refused before certifying: nothing spent
+    assert hub.count() == 0
 
 
 def test_a_package_that_does_not_certify_is_refused_before_any_upload(

@@ -47,6 +47,9 @@ def point_at(monkeypatch: pytest.MonkeyPatch, endpoint: str, home: Path,
     monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
                         endpoint + "/{repo_id}/resolve/{revision}/{filename}")
     monkeypatch.setattr(constants, "HF_HUB_DISABLE_TELEMETRY", True)
+    # as the meshcert command sets HF_HUB_DISABLE_XET at its entry point (hf_xet is installed,
+    # and this Hub offers no Xet); tests/publish shows what a process without it gets
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(constants, "HF_HUB_DISABLE_IMPLICIT_TOKEN", False)
     monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(home / "token"))
