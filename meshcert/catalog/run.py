@@ -250,7 +250,7 @@ class _Runner:
         policy = self.request.attestation
         report, view = certify_with_view(CertRequest(
             model=f"hf://{repo}@{commit}", hub_gate=self.gate,
-            options=CertOptions(runtime_abi=options.runtime_abi,
+            options=CertOptions(runtime_abi=options.runtime_abi, strict=options.strict,
                                 verify_sha256=options.verify_sha256),
             extra_findings=policy.findings if policy is not None else None))
         if self.on_certified is not None:

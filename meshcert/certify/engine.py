@@ -98,9 +98,13 @@ def package_gate(findings: list[Finding], view: PackageView) -> Gate:
             reasons.append("source incomplete")
         return Gate(name="package_materialization", status="incomplete",
                     details=f"could not check everything: {', '.join(reasons)}")
-    warnings = sum(1 for f in findings if f.severity == "warning")
+    warnings = [f for f in findings if f.severity == "warning"]
+    if warnings and view.options.strict:
+        codes = sorted({f.code for f in warnings})
+        return Gate(name="package_materialization", status="failed",
+                    details=f"--strict: {len(warnings)} warning finding(s): {', '.join(codes)}")
     return Gate(name="package_materialization", status="passed",
-                details=f"{warnings} warning(s)" if warnings else None)
+                details=f"{len(warnings)} warning(s)" if warnings else None)
 
 
 def _stage_entry(view: PackageView, stage: StageRange, total_layers: int) -> MaterializedStage:

@@ -54,6 +54,7 @@ class CertOptions:
     evidence_verdicts: dict[str, str] | None = None  # policy -> verdict (from decisions.json)
     scope: ScopeRequest | None = None  # --layers A..B / --stage I/N: certify one node's slice
     min_mesh_llm: str | None = None  # --min-mesh-llm X.Y.Z: the oldest release to load on
+    strict: bool = False  # --strict: any warning fails (meshcert.cli.shared_options.STRICT_HELP)
 
 
 @dataclass

@@ -13,6 +13,7 @@ import typer
 
 from meshcert.cli.exit_codes import EXIT_CODES, Exit
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
+from meshcert.cli.shared_options import StrictOpt
 
 if TYPE_CHECKING:
     from meshcert.attest.catalog_trust import CatalogTrust
@@ -69,10 +70,7 @@ def certify(
     runtime_abi: Annotated[str | None, typer.Option(
         help="Check each package's ABI against this runtime ABI (X.Y.Z); also predicts "
         "mesh-llm v0.76.2's producer-ABI refusals.")] = None,
-    strict: Annotated[bool, typer.Option(
-        help="Strict: what would only warn fails instead; here, any warning fails its row "
-        "(unpinned entry, mesh-llm would refuse, ...).")
-    ] = False,
+    strict: StrictOpt = False,
     verify_sha256: Annotated[bool, typer.Option(
         "--verify-sha256/--no-verify-sha256",
         help="Stream and hash every artifact instead of trusting the Hub's LFS sha256.")

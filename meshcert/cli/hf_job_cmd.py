@@ -50,7 +50,7 @@ def certify_on_hf_jobs(model: str, *, stages: int | None, flavor: str, install: 
                        confirm: bool, follow: bool, max_cost_usd: float | None,
                        runtime_abi: str | None, allow_unpinned: bool, report_out: str | None,
                        json_out: bool, quiet: bool, html: str | None, md: str | None,
-                       junit: str | None, sarif: str | None,
+                       junit: str | None, sarif: str | None, strict: bool = False,
                        signing: tuple[Ed25519PrivateKey, str] | None = None) -> None:
     """`signing` (--attest-key): the merged report is signed here, on the launching machine;
     the key never goes to a job."""
@@ -79,8 +79,10 @@ def certify_on_hf_jobs(model: str, *, stages: int | None, flavor: str, install: 
     say = (lambda _text: None) if (quiet or json_out) else (
         lambda text: typer.echo(text, err=True))
     say(f"pre-flight: certifying {model} header-only with the {stages}-stage plan")
+    # --strict applies here: the pre-flight reads every header of the whole package, so every
+    # package-level warning is found before anything is spent
     options = CertOptions(runtime_abi=runtime_abi, allow_unpinned=allow_unpinned,
-                          stages=stages)
+                          stages=stages, strict=strict)
     preflight = certify_package(CertRequest(model=model, options=options))
     if preflight.status != "passed":
         typer.echo(f"pre-flight {preflight.status}: nothing was submitted", err=True)

@@ -12,6 +12,7 @@ import typer
 
 from meshcert.cli.exit_codes import Exit
 from meshcert.cli.job_budget import USAGE, end_dry_run, refuse_over_budget
+from meshcert.cli.shared_options import CatalogTargetOpt, catalog_target
 
 if TYPE_CHECKING:
     from meshcert.hubjobs.jobs_api import HubJobs, JobState
@@ -117,9 +118,7 @@ def job(
     fmt: Annotated[str, typer.Option("--format", help="v2 (default) or v1.")] = "v2",
     install: Annotated[str | None, typer.Option(
         help="What the job pip-installs (default meshcert==<this version>).")] = None,
-    catalog: Annotated[str, typer.Option(
-        "--catalog", metavar="NS/CATALOG", help="The catalog the pinned package is added to "
-        "('none' to skip).")] = "meshllm/catalog",
+    catalog: CatalogTargetOpt = None,
     no_publisher_metadata: Annotated[bool, typer.Option(
         "--no-publisher-metadata", help="Do not add the publisher files (config.json, ...) "
         "present at the source commit (by default the job adds every one, as mesh-llm's "
@@ -162,7 +161,7 @@ def job(
                   timeout_s=parse_duration(timeout) if timeout else None,
                   experimental=experimental, confirm=confirm, follow=follow, flavor=flavor,
                   max_cost_usd=max_cost_usd, fmt=fmt, install=install,
-                  catalog=None if catalog.lower() == "none" else catalog, json_out=json_out,
+                  catalog=catalog_target(catalog), json_out=json_out,
                   no_publisher_metadata=no_publisher_metadata,
                   generation_defaults=generation_defaults, attest_key=attest_key)
 

@@ -13,6 +13,7 @@ import typer
 from meshcert.cli.deliver import deliver
 from meshcert.cli.exit_codes import Exit
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
+from meshcert.cli.shared_options import StrictOpt
 
 if TYPE_CHECKING:  # the engine loads inside the commands
     from collections.abc import Callable
@@ -91,9 +92,7 @@ def certify(
     timeout: Annotated[float, typer.Option(help="Per-request timeout, seconds.")] = 120.0,
     concurrency: Annotated[int, typer.Option(help="Parallel requests for the "
                                              "concurrency gate.")] = 4,
-    strict: Annotated[bool, typer.Option(help="Strict: what would only warn fails instead; "
-                                         "here, the extended runtime gates decide the status "
-                                         "too.")] = False,
+    strict: StrictOpt = False,
     deadline: Annotated[float, typer.Option(help="Overall time limit for all runtime "
                                             "gates, seconds.")] = 600.0,
     runtime_abi: Annotated[str | None, typer.Option(
@@ -223,7 +222,8 @@ def certify(
             model, stages=stages, flavor=flavor, install=install, confirm=confirm,
             follow=follow, max_cost_usd=max_cost_usd, runtime_abi=runtime_abi,
             allow_unpinned=allow_unpinned, report_out=report_out, json_out=json_out,
-            quiet=quiet, html=html, md=md, junit=junit, sarif=sarif, signing=signing)
+            quiet=quiet, html=html, md=md, junit=junit, sarif=sarif, strict=strict,
+            signing=signing)
     for flag, given in (("--confirm", confirm), ("--follow", follow),
                         ("--max-cost-usd", max_cost_usd is not None),
                         ("--flavor", flavor != "auto"), ("--install", install is not None)):
@@ -244,7 +244,7 @@ def certify(
             timeout_s=timeout, concurrency=concurrency, strict=strict, deadline_s=deadline)
     options = CertOptions(
         runtime_abi=runtime_abi, min_mesh_llm=min_mesh_llm, allow_unpinned=allow_unpinned,
-        verify_sha256=verify_sha256,
+        verify_sha256=verify_sha256, strict=strict,
         stages=stages, evidence_verdicts=load_evidence_verdicts(evidence) if evidence else None,
         scope=scope)
     request = CertRequest(model=model, options=options, runtime=runtime,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from meshcert.cli.exit_codes import EXIT_CODES, Exit
+from meshcert.cli.shared_options import CatalogTargetOpt, catalog_target
 
 if TYPE_CHECKING:
     from meshcert.splitter.plan_report import PackagePlanReport
@@ -164,9 +165,7 @@ def write(
         "the disk needed is a few artifacts, not the package.")] = False,
     private: Annotated[bool, typer.Option("--private", help="--publish: create the repo "
                                           "private.")] = False,
-    catalog: Annotated[str | None, typer.Option(
-        "--catalog", metavar="NS/CATALOG", help="--publish: add the pinned package to this "
-        "catalog (a pull request when --experimental or the token cannot push).")] = None,
+    catalog: CatalogTargetOpt = None,
     experimental: Annotated[bool, typer.Option(
         "--experimental", help="--publish: mark it experimental; the catalog entry is a "
         "pull request.")] = False,
@@ -196,11 +195,13 @@ def write(
     progress = None if (quiet or json_out) else LineProgress()
     if publish is not None:
         _write_and_publish(request, publish, delete_after_upload=delete_after_upload,
-                           private=private, catalog=catalog, experimental=experimental,
+                           private=private, catalog=catalog_target(catalog),
+                           experimental=experimental,
                            progress=progress, report_out=report_out, json_out=json_out,
                            quiet=quiet, attest_key=attest_key)
     for flag, given in (("--delete-after-upload", delete_after_upload), ("--private", private),
-                        ("--catalog", catalog is not None), ("--experimental", experimental),
+                        ("--catalog", catalog_target(catalog) is not None),
+                        ("--experimental", experimental),
                         ("--attest-key", attest_key is not None)):
         if given:
             raise typer.BadParameter(f"{flag} only applies with --publish", param_hint=flag)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from meshcert.cli.exit_codes import Exit
+from meshcert.cli.shared_options import CatalogTargetOpt, catalog_target
 
 if TYPE_CHECKING:
     from meshcert.publish.attestation import SignPublished
@@ -38,9 +39,7 @@ def publish(
     experimental: Annotated[bool, typer.Option(
         "--experimental", help="Mark the package experimental; its catalog entry is proposed "
         "as a pull request.")] = False,
-    catalog: Annotated[str | None, typer.Option(
-        "--catalog", metavar="NS/CATALOG", help="Add the pinned package to this catalog "
-        "(a dataset repo), as a pull request when the token cannot push there.")] = None,
+    catalog: CatalogTargetOpt = None,
     commit_message: Annotated[str | None, typer.Option(
         "--commit-message", help="Summary of the commits.")] = None,
     max_files_per_commit: Annotated[int, typer.Option(
@@ -60,7 +59,7 @@ def publish(
 
     request = PublishRequest(
         package_dir=directory, target=target, private=private, branch=branch,
-        create_pr=create_pr, experimental=experimental, catalog=catalog,
+        create_pr=create_pr, experimental=experimental, catalog=catalog_target(catalog),
         commit_message=commit_message, max_files_per_commit=max_files_per_commit,
         max_bytes_per_commit=max_bytes_per_commit, verify_cache=verify_cache,
         sign=attest_signer(attest_key))

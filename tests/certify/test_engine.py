@@ -79,3 +79,27 @@ def test_report_json_round_trips_and_keeps_mesh_llm_fields(packages: PackageFact
 def test_checked_in_schema_matches_the_models() -> None:
     """Regenerate with: python -m meshcert.certify.report > docs/cert.schema.json"""
     assert json.loads(SCHEMA_FILE.read_text()) == json.loads(json.dumps(cert_json_schema()))
+
+
+def test_strict_fails_the_package_gate_on_a_warning_and_says_which(
+        packages: PackageFactory) -> None:
+    """A stray .gguf the manifest does not name is a warning (undeclared_artifact): passed by
+    default, failed with --strict (any warning fails), and the gate names the code."""
+    info = packages.build("llama")
+    (info.root / "layers" / "stray.gguf").write_bytes(b"GGUF")
+    loose = build_report(load_local_package(str(info.root), display_ref="x",
+                                            options=CertOptions()),
+                         input_text="x", started_at=utc_now())
+    assert loose.status == "passed" and loose.package_gate.details == "1 warning(s)"
+    assert [f.code for f in loose.findings if f.severity == "warning"] == ["undeclared_artifact"]
+    strict = build_report(load_local_package(str(info.root), display_ref="x",
+                                             options=CertOptions(strict=True)),
+                          input_text="x", started_at=utc_now())
+    assert strict.status == "failed" and strict.package_gate.status == "failed"
+    assert strict.package_gate.details == "--strict: 1 warning finding(s): undeclared_artifact"
+
+
+def test_strict_changes_nothing_without_a_warning(packages: PackageFactory) -> None:
+    info = packages.build("llama")
+    view = load_local_package(str(info.root), display_ref="x", options=CertOptions(strict=True))
+    assert build_report(view, input_text="x", started_at=utc_now()).status == "passed"

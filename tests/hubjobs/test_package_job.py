@@ -55,6 +55,7 @@ def test_a_dry_run_plans_from_the_hub_and_submits_nothing(hub: FakeHub,
     assert plan["max_cost_usd"] == pytest.approx(-(-plan["timeout_seconds"] // 60) * per_minute)
     assert plan["disk_bytes_needed"] < 50 * 10**9 * 0.8
     assert hub.jobs.jobs == {}
+    assert plan["catalog"] is None  # a shared catalog is changed only when asked
 
 
 @pytest.mark.parametrize(("args", "why"), [
@@ -86,7 +87,7 @@ def test_a_confirmed_job_writes_publishes_certifies_and_pins_a_catalog_pr(
         hub: FakeHub, source: tuple[str, str]) -> None:
     coordinate, sha = source
     done = job(coordinate, "--target", TARGET, "--confirm", "--follow", "--experimental",
-               "--install", "meshcert")
+               "--install", "meshcert", "--catalog", CATALOG)
     assert done.exit_code == 0, done.output
     [submitted] = hub.jobs.jobs.values()
     info = submitted.info()

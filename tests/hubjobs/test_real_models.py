@@ -40,7 +40,8 @@ def test_smollm2_from_a_source_repo_to_a_certified_package_and_four_slice_jobs(
     hub.commit("meshllm/catalog", {"README.md": b"# catalog\n"}, repo_type="dataset")
     hub.jobs.extra_env["PYTHONPATH"] = str(ROOT)
     done = cli("package", "job", f"{SOURCE_REPO}@{sha}:Q4_1", "--target", TARGET,
-               "--confirm", "--follow", "--experimental", "--install", "meshcert")
+               "--confirm", "--follow", "--experimental", "--install", "meshcert",
+               "--catalog", "meshllm/catalog")
     assert done.exit_code == 0, done.output
     commit = hub.repos[TARGET].branches["main"]
     ref = f"hf://{TARGET}@{commit}"

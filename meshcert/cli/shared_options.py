@@ -1,0 +1,37 @@
+"""Options that mean the same on every command that takes them: one definition, one help text.
+
+- `--strict`: any warning fails. On `models certify` a warning finding fails the package gate
+  and the runtime gates that only warn become required; on `catalog certify` each package is
+  certified that way and a row with any warning (unpinned entry, mesh-llm would refuse, ...)
+  fails.
+- `--catalog NS/NAME` on the commands that publish (`package publish`, `package write
+  --publish`, `package job`): the catalog the pinned package is added to. None by default on
+  all three: adding an entry to a shared dataset (mesh-llm's is `meshllm/catalog`) is a change
+  to someone else's repo, made only when asked. `hf://datasets/NS/NAME` (the spelling `catalog
+  certify` takes) and `none` are accepted too.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+STRICT_HELP = ("Any warning fails: warning findings fail the package, the runtime gates that "
+               "only warn are required, and (catalog certify) a row with any warning fails.")
+StrictOpt = Annotated[bool, typer.Option("--strict", help=STRICT_HELP)]
+
+CATALOG_HELP = ("Add the pinned package to this catalog dataset, NS/NAME or "
+                "hf://datasets/NS/NAME (mesh-llm's is meshllm/catalog); a pull request when "
+                "--experimental or the token cannot push. Default: none.")
+CatalogTargetOpt = Annotated[str | None, typer.Option(
+    "--catalog", metavar="NS/NAME", help=CATALOG_HELP)]
+
+_DATASET_PREFIX = "hf://datasets/"
+
+
+def catalog_target(value: str | None) -> str | None:
+    """The catalog's repo id as the publishers take it (None: no catalog entry)."""
+    if value is None or value.strip().lower() == "none":
+        return None
+    return value.removeprefix(_DATASET_PREFIX).rstrip("/")
