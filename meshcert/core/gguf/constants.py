@@ -5,7 +5,7 @@ without gguf-py's start-up.
 metadata helpers (about 130 ms). `gguf/constants.py` alone needs only the standard library, but
 executing it builds some twenty enums: about 8 ms of every `meshcert models certify`. So the
 tables meshcert reads are derived from that file once per version of it -- the SHA-256 of its
-bytes names a JSON snapshot under the user cache dir (`$XDG_CACHE_HOME/meshcert/gguf-tables/`)
+bytes names a JSON snapshot under the user cache dir (`gguf-tables/`, meshcert.core.cache_paths)
 -- and read back as plain dicts (about 2 ms). When gguf is already imported, its own tables are
 used; when the snapshot cannot be read or written, the file is executed as before. The snapshot
 is only ever derived, never edited, and tests/core/gguf/test_constants.py compares it with
@@ -19,13 +19,13 @@ import contextlib
 import hashlib
 import importlib.util
 import json
-import os
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from meshcert.core.atomic import write_atomic
+from meshcert.core.cache_paths import GGUF_TABLES, cache_dir
 
 _PRIVATE_NAME = "meshcert.core.gguf._gguf_py_constants"
 _TABLES = ("quant_sizes", "type_names", "arch_names", "arch_tensors", "tensor_names",
@@ -72,9 +72,7 @@ def derive_tables(constants: ModuleType) -> dict[str, Any]:
 
 
 def snapshot_path(source: bytes) -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base, "meshcert", "gguf-tables",
-                f"{hashlib.sha256(source).hexdigest()[:32]}.json")
+    return cache_dir(GGUF_TABLES) / f"{hashlib.sha256(source).hexdigest()[:32]}.json"
 
 
 def _load_tables() -> dict[str, Any]:
