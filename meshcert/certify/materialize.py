@@ -8,9 +8,11 @@ own GGUF header. v2: the KV of the carrier without its `skippy.package.*` keys, 
 carrier's tensor directory restricted to the tensors whose artifact is selected, bytes located
 by the carrier's locators (absolute offset + stored size in the artifact).
 
-The file is written with the gguf library's GGUFWriter (header, KV, tensor directory) and the
-tensor bytes copied from the parts, into a temp file beside the target; llama.cpp's own GGUF
-parser must re-open it (no tensor allocation, in a worker process:
+The file is written through the product's one GGUF byte writer (meshcert.core.gguf.wire, which
+the package writer uses too): the KV entries copied as their raw bytes from the KV file (so a
+152k-token vocabulary is never decoded to be encoded again), a tensor directory for the stage's
+tensors, and the tensor bytes copied from the parts, into a temp file beside the target;
+llama.cpp's own GGUF parser must re-open it (no tensor allocation, in a worker process:
 `meshcert.certify.workers.llama_reopen`)
 before it is renamed into place. A parser that dies on it leaves the stage undecided
 (`StageBuild.death`), not failed. A small JSON
@@ -27,10 +29,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-from gguf import GGMLQuantizationType, GGUFValueType, GGUFWriter
+from typing import Any, BinaryIO
 
 from meshcert.certify.build_results import StageBuild
 from meshcert.certify.formats.v2_carrier import KEY_PREFIX, SPLIT_KEYS
@@ -38,18 +37,16 @@ from meshcert.certify.manifest_model import ArtifactEntry, layer_count
 from meshcert.certify.paths import unsafe_path_reason
 from meshcert.certify.stages import StageRange, certification_ranges, stage_parts
 from meshcert.certify.view import PackageView
-from meshcert.core.byte_source import LocalFileSource
 from meshcert.core.cache_paths import STAGES, cache_dir
-from meshcert.core.gguf.model import ArraySummary, GGUFHeader
+from meshcert.core.gguf import wire
+from meshcert.core.gguf.model import GGUFHeader
 from meshcert.core.gguf.names import is_metadata_role
-from meshcert.core.gguf.reader import ReadLimits, read_header_with_limits, tensor_nbytes
+from meshcert.core.gguf.reader import read_header_file, tensor_nbytes
 from meshcert.core.progress import NullProgress, ProgressObserver
 
 REOPEN_TIMEOUT_S = 600.0  # wall clock of llama.cpp's parser on one composed stage
-FULL_KV = ReadLimits(array_items=1 << 24, total_items=1 << 27)
 PROVENANCE_SCHEMA = 1
 _COPY_CHUNK = 8 << 20
-_F32 = np.dtype(np.float32)  # GGUFWriter's placeholder dtype; raw_dtype is the real type
 Advance = Callable[[int], None]
 
 
@@ -159,15 +156,16 @@ def _v2_tensors(view: PackageView, parts: list[ArtifactEntry]) -> list[TensorCop
 
 # --- writing ----------------------------------------------------------------------------
 def _read_kv(path: str) -> GGUFHeader:
-    header = read_header_with_limits(LocalFileSource(path), FULL_KV)
+    header = read_header_file(path)  # big arrays stay summaries: entries are copied raw
     if not isinstance(header, GGUFHeader):
         raise ComposeError(f"{path}: {header.message}")
     return header
 
 
 def _kv_keys(header: GGUFHeader) -> list[str]:
-    return [k for k in header.kv if not k.startswith(KEY_PREFIX) and k not in SPLIT_KEYS
-            and k != "general.architecture"]
+    """The KV file's keys a node's stage keeps, in the file's order (general.architecture
+    included: it is copied like every other entry)."""
+    return [k for k in header.kv if not k.startswith(KEY_PREFIX) and k not in SPLIT_KEYS]
 
 
 def write_gguf(target: Path, comp: StageComposition, advance: Advance | None = None, *,
@@ -192,34 +190,53 @@ def write_gguf(target: Path, comp: StageComposition, advance: Advance | None = N
     return target.stat().st_size
 
 
+def _kv_entries(header: GGUFHeader, kv_file: str) -> list[bytes]:
+    """Each kept KV entry (key, value type, value) as it lies in the KV file."""
+    if header.byte_order != "<":
+        raise ComposeError(f"{kv_file}: a big-endian GGUF cannot be composed into a stage")
+    entries: list[bytes] = []
+    with open(kv_file, "rb") as src:
+        for key in _kv_keys(header):
+            span = header.kv_spans.get(key)
+            if span is None:
+                raise ComposeError(f"{kv_file}: where entry {key} lies was not recorded")
+            src.seek(span[0])
+            raw = src.read(span[1] - span[0])
+            if len(raw) != span[1] - span[0]:
+                raise ComposeError(f"{kv_file}: cut short inside entry {key}")
+            entries.append(raw)
+    return entries
+
+
 def _write(path: Path, header: GGUFHeader, comp: StageComposition, advance: Advance) -> None:
-    writer = GGUFWriter(str(path), header.architecture or "llama")
-    alignment = header.kv.get("general.alignment")
-    if isinstance(alignment, int) and alignment > 0:
-        writer.data_alignment = alignment
-    for key in _kv_keys(header):
-        value = header.kv[key]
-        if isinstance(value, ArraySummary):
-            raise ComposeError(f"{comp.kv_file}: array {key} could not be read whole")
-        vtype = GGUFValueType(header.kv_types[key])
-        sub = GGUFValueType(header.array_types[key]) if vtype == GGUFValueType.ARRAY else None
-        writer.add_key_value(key, value, vtype, sub_type=sub)
+    if header.architecture is None:
+        raise ComposeError(f"{comp.kv_file}: no general.architecture to compose a stage with")
+    alignment = header.alignment
+    entries = _kv_entries(header, comp.kv_file)
+    directory: list[bytes] = []
+    offsets: list[int] = []
+    cursor = 0
     for t in comp.tensors:
-        writer.add_tensor_info(t.name, tuple(reversed(t.shape)), _F32, t.n_bytes,
-                               raw_dtype=GGMLQuantizationType(t.ggml_type))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_ti_data_to_file()
-    assert writer.fout is not None
-    out = writer.fout[0]
-    writer.write_padding(out, out.tell())
-    for t in comp.tensors:
-        _copy(out, t, advance)
-        writer.write_padding(out, out.tell())
-    writer.close()
+        cursor = wire.align(cursor, alignment)
+        offsets.append(cursor)
+        directory.append(wire.tensor_info(t.name, t.shape, t.ggml_type, cursor))
+        cursor += t.n_bytes
+    with open(path, "wb") as out:
+        out.write(wire.preamble(len(comp.tensors), len(entries)))
+        for piece in (*entries, *directory):
+            out.write(piece)
+        data_start = wire.align(out.tell(), alignment)
+        for t, offset in zip(comp.tensors, offsets, strict=True):
+            _pad_to(out, data_start + offset)
+            _copy(out, t, advance)
+        _pad_to(out, data_start + wire.align(cursor, alignment))
 
 
-def _copy(out: Any, t: TensorCopy, advance: Advance) -> None:
+def _pad_to(out: BinaryIO, position: int) -> None:
+    out.write(b"\0" * (position - out.tell()))
+
+
+def _copy(out: BinaryIO, t: TensorCopy, advance: Advance) -> None:
     with open(t.file, "rb") as src:
         if t.offset + t.n_bytes > os.fstat(src.fileno()).st_size:
             raise ComposeError(f"tensor {t.name}: bytes {t.offset}..{t.offset + t.n_bytes} "
