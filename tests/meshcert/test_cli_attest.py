@@ -8,8 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from click.testing import Result
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from meshcert.attest import codes
 from meshcert.cli import app

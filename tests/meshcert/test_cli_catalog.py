@@ -11,8 +11,7 @@ import json  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
-from click.testing import Result  # noqa: E402
-from typer.testing import CliRunner  # noqa: E402
+from typer.testing import CliRunner, Result  # noqa: E402
 
 from meshcert.cli import GROUPS, app  # noqa: E402
 from tests.support.catalog_packages import (  # noqa: E402

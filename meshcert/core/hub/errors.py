@@ -30,13 +30,12 @@ Redact = Callable[[str], str]
 
 def _transport_errors() -> tuple[type[BaseException], ...]:
     kinds: list[type[BaseException]] = [httpx.TransportError, OSError, TimeoutError]
-    try:  # huggingface_hub 2.x talks through httpx2, whose errors leak unwrapped
-        import httpx2
+    # huggingface_hub 2.x talks through httpx2 (a declared dependency), whose errors leak
+    # unwrapped
+    import httpx2
 
-        kinds.append(httpx2.TransportError)
-        kinds.append(httpx2.TooManyRedirects)
-    except ImportError:  # pragma: no cover - other huggingface_hub majors
-        pass
+    kinds.append(httpx2.TransportError)
+    kinds.append(httpx2.TooManyRedirects)
     return tuple(kinds)
 
 
