@@ -8,8 +8,8 @@ from pathlib import Path
 
 from meshcert.certify.report import CertReport, RuntimeGate
 from meshcert.certify.service import CertRequest, certify_package
+from meshcert.certify.split_parity import ParityRequest
 from meshcert.certify.view import CertOptions
-from meshcert.certify.workers.parity import ParityRequest
 from meshcert.core.atomic import write_atomic
 from meshcert.evidence.report import EvidenceReport
 from meshcert.evidence.service import write_example_evidence

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from meshcert.certify.workers.death import WorkerDeath
+    from meshcert.certify.processes.death import WorkerDeath
 
 
 @dataclass(frozen=True)

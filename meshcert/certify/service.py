@@ -13,8 +13,8 @@ from meshcert.certify.manifest_parse import ParsedManifest
 from meshcert.certify.report import CertReport, RefInfo, RuntimeGate
 from meshcert.certify.runtime.request import RuntimeRequest
 from meshcert.certify.view import CertOptions, PackageView
+from meshcert.certify.worker_questions import WorkerQuestions
 from meshcert.certify.workers import prestart_workers
-from meshcert.certify.workers.questions import WorkerQuestions
 from meshcert.core.findings import Finding, finding
 from meshcert.core.progress import NullProgress, ProgressObserver
 from meshcert.core.refs import PackageRef, RefError, parse_ref
@@ -24,7 +24,7 @@ _COMMIT = re.compile(r"^[0-9a-fA-F]{40}$")
 
 if TYPE_CHECKING:
     from meshcert.certify.package_gguf.source_facts import SourceFacts
-    from meshcert.certify.workers.parity import ParityRequest
+    from meshcert.certify.split_parity import ParityRequest
     from meshcert.core.hub.gate import RequestGate
 
 
@@ -148,7 +148,7 @@ def _load_as_node(request: CertRequest, view: PackageView, progress: ProgressObs
         except Exception as exc:  # containment, as above
             _contain(view, "materializing the stages failed", exc, api_key)
     if request.parity is not None:
-        from meshcert.certify.workers.parity import run_parity
+        from meshcert.certify.split_parity import run_parity
 
         try:
             run_parity(view, request.parity, progress)

@@ -21,8 +21,8 @@ if TYPE_CHECKING:  # the engine loads inside the commands
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from meshcert.certify.scope import ScopeRequest
+    from meshcert.certify.split_parity import ParityRequest
     from meshcert.certify.view import PackageView
-    from meshcert.certify.workers.parity import ParityRequest
     from meshcert.core.findings import Finding
 
 app = typer.Typer(help="Model package commands.", no_args_is_help=True, rich_markup_mode=None)
@@ -331,7 +331,7 @@ def _parity_request(source: str | None, prompts_file: str | None, tokens: int,
         if prompts_file is not None:
             raise typer.BadParameter("needs --parity SOURCE.gguf", param_hint="--parity-prompts")
         return None
-    from meshcert.certify.workers.parity import ParityRequest  # numpy only when asked for
+    from meshcert.certify.split_parity import ParityRequest  # numpy only when asked for
 
     if not os.path.isfile(source):
         raise typer.BadParameter(f"{source!r} is not a file", param_hint="--parity")

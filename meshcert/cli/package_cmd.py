@@ -226,7 +226,7 @@ def _write_and_publish(request: WriteRequest, target: str, *, delete_after_uploa
     from meshcert.cli.publish_cmd import EXIT_CODES as PUBLISH_EXIT
     from meshcert.cli.publish_cmd import attest_signer, print_result, quiet_hub_logs
     from meshcert.core.atomic import write_atomic
-    from meshcert.publish.service import PublishRequest
+    from meshcert.publish.request import PublishRequest
     from meshcert.publish.write_and_publish import write_and_publish
     publish = PublishRequest(package_dir=request.out_dir, target=target, private=private,
                              experimental=experimental, catalog=catalog,

@@ -12,8 +12,7 @@ from meshcert.cli.exit_codes import Exit
 from meshcert.cli.shared_options import CatalogTargetOpt, catalog_target
 
 if TYPE_CHECKING:
-    from meshcert.publish.attestation import SignPublished
-    from meshcert.publish.service import PublishResult
+    from meshcert.publish.request import PublishResult, SignPublished
 
 EXIT_CODES = {"published": Exit.PASSED, "failed": Exit.FAILED, "refused": Exit.REFUSED,
               "incomplete": Exit.INCOMPLETE}
@@ -55,7 +54,8 @@ def publish(
         "(docs/attestation.md).")] = None,
 ) -> None:
     """Publish DIR to the Hub over LFS, pinned and certified."""
-    from meshcert.publish.service import PublishRequest, publish_package, refusal
+    from meshcert.publish.request import PublishRequest
+    from meshcert.publish.service import publish_package, refusal
 
     request = PublishRequest(
         package_dir=directory, target=target, private=private, branch=branch,

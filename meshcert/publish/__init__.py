@@ -5,5 +5,6 @@
 - `card`: the model card (mesh-llm's card fields, right for v1 and v2);
 - `catalog`: the catalog entry (`entries/<owner>/<repo>.json`) with the package pinned;
 - `hub_writer`: the small interface over huggingface_hub (uploads over plain LFS, never Xet);
+- `request`: what a publish is asked (PublishRequest) and what it reports (PublishResult);
 - `service`: the use case, request in, result out. It never prints and never exits.
 """

@@ -8,19 +8,15 @@ attestation's subjects still match its listing; a catalog entry pins that later 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from meshcert.certify.report import CertReport
 from meshcert.core.hub.errors import HubError
+from meshcert.publish.request import Progress, PublishResult, SignPublished
 
 if TYPE_CHECKING:
     from meshcert.publish.hub_writer import HubWriter
-    from meshcert.publish.service import Progress, PublishResult
 
 ATTESTATION_PATH = "attestations/meshcert.intoto.jsonl"
-# the certified report -> the .intoto.jsonl bytes to commit, or why none can be made
-SignPublished = Callable[[CertReport], "bytes | str"]
 
 
 def commit_attestation(sign: SignPublished, hub: HubWriter, result: PublishResult,

@@ -34,19 +34,15 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from meshcert.core.hub.errors import RETRYABLE_STATUS, HubError
 from meshcert.core.hub.settings import HubSettings
 from meshcert.publish import catalog as catalog_entry
-from meshcert.publish.attestation import SignPublished, commit_attestation
+from meshcert.publish.attestation import commit_attestation
 from meshcert.publish.card import render_card
 from meshcert.publish.hub_writer import Addition, HubWriter, StopRetrying, xet_refusal
 from meshcert.publish.plan import (
-    DEFAULT_MAX_BYTES_PER_COMMIT,
-    DEFAULT_MAX_FILES_PER_COMMIT,
     MANIFEST,
     MAX_FILE_BYTES,
     README,
@@ -58,67 +54,19 @@ from meshcert.publish.plan import (
     stale,
     stat_key,
 )
+from meshcert.publish.request import (
+    CatalogOutcome,
+    Progress,
+    PublishRequest,
+    PublishResult,
+    PublishStatus,
+)
 
 if TYPE_CHECKING:
-    from meshcert.certify.report import CertReport
+    pass
 
-PublishStatus = Literal["published", "failed", "refused", "incomplete"]
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 BRANCH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
-Progress = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class PublishRequest:
-    package_dir: str
-    target: str  # ns/repo
-    private: bool = False
-    branch: str | None = None  # default: main
-    create_pr: bool = False
-    experimental: bool = False
-    catalog: str | None = None  # ns/catalog (a dataset repo)
-    commit_message: str | None = None
-    max_files_per_commit: int = DEFAULT_MAX_FILES_PER_COMMIT
-    max_bytes_per_commit: int = DEFAULT_MAX_BYTES_PER_COMMIT
-    verify_cache: str | None = None  # the certification's digest cache, reused
-    token: str | None = None  # None: huggingface_hub's own (HF_TOKEN, then the stored login)
-    # --attest-key: signs the published commit's passed certification
-    # (meshcert/publish/attestation.py)
-    sign: SignPublished | None = None
-
-
-@dataclass(frozen=True)
-class CatalogOutcome:
-    repo: str
-    path: str
-    commit: str
-    pull_request_url: str | None  # set when the entry was proposed as a pull request
-    reason: str
-
-
-@dataclass
-class PublishResult:
-    status: PublishStatus
-    message: str
-    target: str
-    commit: str | None = None  # the published commit (the manifest's)
-    commits: list[str] = field(default_factory=list)  # commits this run made, in order
-    uploaded: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # already on the target, same sha256
-    pull_request_url: str | None = None  # --create-pr
-    local_report: CertReport | None = None
-    remote_report: CertReport | None = None
-    catalog: CatalogOutcome | None = None
-    attestation_commit: str | None = None  # --attest-key: the commit adding the attestation
-    attestation_note: str | None = None  # why no attestation was made, when none was
-
-    @property
-    def ref(self) -> str | None:
-        return f"hf://{self.target}@{self.commit}" if self.commit else None
-
-    @property
-    def serve_command(self) -> str | None:
-        return f"mesh-llm serve --model {self.ref} --split" if self.ref else None
 
 
 class Refused(StopRetrying):

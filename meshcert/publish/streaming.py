@@ -29,7 +29,8 @@ from meshcert.publish.plan import (
     local_file,
     stat_key,
 )
-from meshcert.publish.service import Progress, PublishRequest, PublishResult, Upload
+from meshcert.publish.request import Progress, PublishRequest, PublishResult
+from meshcert.publish.service import Upload
 
 if TYPE_CHECKING:
     from meshcert.publish.hub_writer import HubWriter

@@ -29,11 +29,9 @@ from meshcert.core.hub.settings import HubSettings
 from meshcert.publish.attestation import commit_attestation
 from meshcert.publish.card import render_card
 from meshcert.publish.hub_writer import HubWriter
+from meshcert.publish.request import Progress, PublishRequest, PublishResult
 from meshcert.publish.service import (
     Failed,
-    Progress,
-    PublishRequest,
-    PublishResult,
     Refused,
     certify_published,
     hub_status,

@@ -17,7 +17,7 @@ from meshcert.splitter.facts import source_facts, write_verify_cache
 from meshcert.splitter.write import README_NAME, WriteResult
 
 if TYPE_CHECKING:
-    from meshcert.certify.workers.parity import ParityRequest
+    from meshcert.certify.split_parity import ParityRequest
 
 
 def certify_written(result: WriteResult, progress: ProgressObserver | None = None,

@@ -22,9 +22,9 @@ from meshcert.certify.materialize import materialize_stages
 from meshcert.certify.report import CertReport
 from meshcert.certify.service import CertRequest, certify_package
 from meshcert.certify.sources.local import load_local_package
+from meshcert.certify.split_parity import ParityRequest, run_parity
 from meshcert.certify.view import CertOptions
 from meshcert.certify.workers.llama_reopen import reopen
-from meshcert.certify.workers.parity import ParityRequest, run_parity
 from meshcert.cli import app
 from meshcert.core.gguf.model import GGUFHeader
 from meshcert.core.gguf.reader import read_header_file

@@ -114,7 +114,7 @@ def test_smollm2_with_a_metadata_role_tensor_materializes_and_keeps_parity(
     """The stages take metadata.gguf's copy once, and the model reassembled from the
     package computes what the source (with its rope_freqs.weight) computes."""
     from meshcert.certify.service import CertRequest, certify_package
-    from meshcert.certify.workers.parity import ParityRequest
+    from meshcert.certify.split_parity import ParityRequest
 
     pkg = smol_llama3_style
     report = certify_package(CertRequest(

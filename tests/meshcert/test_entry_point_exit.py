@@ -64,7 +64,7 @@ def test_the_atexit_hooks_still_run_before_the_process_ends() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=env, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "spare None" in done.stdout  # discarded by meshcert.certify.workers.spare's hook
+    assert "spare None" in done.stdout  # discarded by meshcert.certify.processes.spare's hook
 
 
 def test_certify_help_through_the_entry_point_is_plain_help() -> None:

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from meshcert.publish.card import artifacts
-from meshcert.publish.service import PublishRequest, PublishResult, publish_package
+from meshcert.publish.request import PublishRequest, PublishResult
+from meshcert.publish.service import publish_package
 from meshcert.testing import PackageInfo, llama_spec, write_package
 from tests.publish.conftest import OUTSIDER
 from tests.support.hub_server import FakeHub

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from meshcert.cli import app
-from meshcert.publish.service import PublishRequest
+from meshcert.publish.request import PublishRequest
 from meshcert.publish.write_and_publish import write_and_publish
 from meshcert.splitter.errors import Refusal
 from meshcert.splitter.write import WriteRequest

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from meshcert.certify.report import CertReport
-from meshcert.certify.workers.parity import ParityRequest
+from meshcert.certify.split_parity import ParityRequest
 from meshcert.splitter.certify_step import certify_written
 from tests.conftest import certify_dir
 from tests.splitter.builders import write_package

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from meshcert.certify.chat_template.conversations import CONVERSATIONS, Conversation
-from meshcert.certify.workers.spare import SpareProcess
+from meshcert.certify.processes.spare import SpareProcess
 
 ROOT = Path(__file__).resolve().parents[3]  # the directory holding the `meshcert` package
 # The worker lowers its own priority first: it boots while the certifier is still starting, and

@@ -1,6 +1,6 @@
 """Findings from loading the package as a node would (--materialize, --parity).
 
-The I/O happened beforehand (meshcert.certify.materialize, meshcert.certify.workers.parity) and
+The I/O happened beforehand (meshcert.certify.materialize, meshcert.certify.split_parity) and
 left its results on
 the view; these checks only turn them into findings. A stage or parity run that could not even be
 tried (package not local, source missing, over the size limit) is `check_not_run`, and one whose

@@ -12,10 +12,12 @@ report as `llama_cpp_crashed` (the gate incomplete, the report written as always
 - `llama_gguf` + `llama_gguf_worker`: llama.cpp's GGUF parser as a second opinion on files;
 - `llama_reopen`: re-open a composed stage GGUF with that parser (`--materialize`);
 - `llama_decode` + `llama_decode_worker`: greedy decoding (`--parity`);
-- `parity`: split parity (compose, decode both models, compare);
-- `death`: how a worker died, said so a reader can act on it;
-- `spare`, `prestart`, `questions`: workers started ahead of need and asked together (the
-  chat-template render worker, meshcert/certify/chat_template/worker.py, is started the same way).
+- `prestart`: the workers started ahead of need (the chat-template render worker,
+  meshcert/certify/chat_template/worker.py, is started the same way).
+
+They sit on meshcert.certify.processes (spare processes, how a child died). What uses them sits
+above: split parity (meshcert.certify.split_parity: compose, decode both models, compare) and
+the questions asked of two workers at once (meshcert.certify.worker_questions).
 """
 
 from meshcert.certify.workers.prestart import prestart_workers

@@ -28,7 +28,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from meshcert.certify.workers.death import WorkerDeath, stderr_tail
+from meshcert.certify.processes.death import WorkerDeath, stderr_tail
 from meshcert.certify.workers.llama_gguf import parse_json_line
 from meshcert.certify.workers.llama_reopen import LlamaCppCrashed, LlamaParserUnavailable
 

@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from meshcert.certify.workers.death import WorkerDeath, stderr_tail
+from meshcert.certify.processes.death import WorkerDeath, stderr_tail
 from meshcert.certify.workers.llama_gguf_worker import LOG_CAP, READY
 from meshcert.certify.workers.llama_library import NOT_INSTALLED, find_library
 
 if TYPE_CHECKING:
+    from meshcert.certify.processes.spare import SpareProcess
     from meshcert.certify.view import PackageView
-    from meshcert.certify.workers.spare import SpareProcess
 
 LLAMA_CPP_FACTS_KEY = "llama_cpp_gguf"
 WORKER_SCRIPT = Path(__file__).with_name("llama_gguf_worker.py")
@@ -239,9 +239,9 @@ _SPARE: list[SpareProcess] = []
 
 
 def spare_worker() -> SpareProcess:
-    """The prestarted worker (`meshcert.certify.workers.spare`), created on first use."""
+    """The prestarted worker (`meshcert.certify.processes.spare`), created on first use."""
     if not _SPARE:
-        from meshcert.certify.workers.spare import SpareProcess
+        from meshcert.certify.processes.spare import SpareProcess
 
         _SPARE.append(SpareProcess(_spare_argv))
     return _SPARE[0]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from meshcert.certify.workers.death import WorkerDeath
+from meshcert.certify.processes.death import WorkerDeath
 from meshcert.certify.workers.llama_gguf import LlamaCppGGUF
 
 

@@ -18,8 +18,8 @@ import pytest
 
 from meshcert.certify.report import CertReport
 from meshcert.certify.service import CertRequest, certify_package
+from meshcert.certify.split_parity import ParityRequest
 from meshcert.certify.workers.llama_gguf import spare_worker
-from meshcert.certify.workers.parity import ParityRequest
 from meshcert.testing import llama_spec, write_source_gguf
 from tests.certify.workers import standin_llama
 from tests.support.splits import split_v1, split_v2

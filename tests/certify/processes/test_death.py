@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.certify.workers import death as death_module
-from meshcert.certify.workers.death import WorkerDeath, signal_name, stderr_tail
+from meshcert.certify.processes import death as death_module
+from meshcert.certify.processes.death import WorkerDeath, signal_name, stderr_tail
 
 
 def test_a_signal_is_named() -> None:

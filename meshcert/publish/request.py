@@ -1,0 +1,71 @@
+"""What a publish is asked to do and what it reports back: plain data, shared by the publish
+service, the streaming publisher, the attestation commit and the CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from meshcert.publish.plan import DEFAULT_MAX_BYTES_PER_COMMIT, DEFAULT_MAX_FILES_PER_COMMIT
+
+if TYPE_CHECKING:
+    from meshcert.certify.report import CertReport
+
+# the certified report -> the .intoto.jsonl bytes to commit, or why none can be made
+SignPublished = Callable[["CertReport"], "bytes | str"]
+PublishStatus = Literal["published", "failed", "refused", "incomplete"]
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class PublishRequest:
+    package_dir: str
+    target: str  # ns/repo
+    private: bool = False
+    branch: str | None = None  # default: main
+    create_pr: bool = False
+    experimental: bool = False
+    catalog: str | None = None  # ns/catalog (a dataset repo)
+    commit_message: str | None = None
+    max_files_per_commit: int = DEFAULT_MAX_FILES_PER_COMMIT
+    max_bytes_per_commit: int = DEFAULT_MAX_BYTES_PER_COMMIT
+    verify_cache: str | None = None  # the certification's digest cache, reused
+    token: str | None = None  # None: huggingface_hub's own (HF_TOKEN, then the stored login)
+    # --attest-key: signs the published commit's passed certification
+    # (meshcert/publish/attestation.py)
+    sign: SignPublished | None = None
+
+
+@dataclass(frozen=True)
+class CatalogOutcome:
+    repo: str
+    path: str
+    commit: str
+    pull_request_url: str | None  # set when the entry was proposed as a pull request
+    reason: str
+
+
+@dataclass
+class PublishResult:
+    status: PublishStatus
+    message: str
+    target: str
+    commit: str | None = None  # the published commit (the manifest's)
+    commits: list[str] = field(default_factory=list)  # commits this run made, in order
+    uploaded: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # already on the target, same sha256
+    pull_request_url: str | None = None  # --create-pr
+    local_report: CertReport | None = None
+    remote_report: CertReport | None = None
+    catalog: CatalogOutcome | None = None
+    attestation_commit: str | None = None  # --attest-key: the commit adding the attestation
+    attestation_note: str | None = None  # why no attestation was made, when none was
+
+    @property
+    def ref(self) -> str | None:
+        return f"hf://{self.target}@{self.commit}" if self.commit else None
+
+    @property
+    def serve_command(self) -> str | None:
+        return f"mesh-llm serve --model {self.ref} --split" if self.ref else None
