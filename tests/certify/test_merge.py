@@ -45,6 +45,9 @@ def test_all_slices_merge_to_the_whole_package_verdict(pkg: SplitPackage) -> Non
     assert whole.status == merged.status == "passed", errors(merged)
     assert verdict(merged) == verdict(whole)
     assert merged.digests == whole.digests  # every byte hashed, each artifact once per slice
+    # what a node applies and which mesh-llm loads it come from the manifest, slice or not
+    assert (merged.node_defaults, merged.mesh_llm) == (whole.node_defaults, whole.mesh_llm)
+    assert (whole.mesh_llm is not None) == (whole.package_format == "v2")
     assert merge_codes(merged) == []
     assert merged.merge is not None
     assert merged.merge.verified_artifacts == merged.merge.declared_artifacts == len(pkg.files)
