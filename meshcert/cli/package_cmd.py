@@ -14,14 +14,17 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from meshcert.cli.exit_codes import EXIT_CODES, Exit
+from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
 from meshcert.cli.shared_options import CatalogTargetOpt, catalog_target
 
 if TYPE_CHECKING:
+    from meshcert.certify.report import CertReport
     from meshcert.splitter.plan_report import PackagePlanReport
     from meshcert.splitter.write import WriteRequest, WriteResult
 
@@ -156,6 +159,10 @@ def write(
                         ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary.")
                      ] = False,
+    html: HtmlOpt = None,
+    md: MdOpt = None,
+    junit: JunitOpt = None,
+    sarif: SarifOpt = None,
     publish: Annotated[str | None, typer.Option(
         "--publish", metavar="NS/REPO", help="Upload each artifact to this model repo as soon "
         "as it is written and verified; the manifest last; then certify the published "
@@ -197,8 +204,9 @@ def write(
         _write_and_publish(request, publish, delete_after_upload=delete_after_upload,
                            private=private, catalog=catalog_target(catalog),
                            experimental=experimental,
-                           progress=progress, report_out=report_out, json_out=json_out,
-                           quiet=quiet, attest_key=attest_key)
+                           progress=progress, outputs=ReportFiles(report_out, html, md, junit,
+                                                                  sarif),
+                           json_out=json_out, quiet=quiet, attest_key=attest_key)
     for flag, given in (("--delete-after-upload", delete_after_upload), ("--private", private),
                         ("--catalog", catalog_target(catalog) is not None),
                         ("--experimental", experimental),
@@ -216,16 +224,16 @@ def write(
         if prepared is not None:
             prepared.source.close()
     seconds = time.monotonic() - started
-    _certify_and_deliver(result, seconds, progress, report_out, json_out, quiet)
+    _certify_and_deliver(result, seconds, progress, ReportFiles(report_out, html, md, junit, sarif),
+                         json_out, quiet)
 
 
 def _write_and_publish(request: WriteRequest, target: str, *, delete_after_upload: bool,
                        private: bool, catalog: str | None, experimental: bool,
-                       progress: LineProgress | None, report_out: str | None, json_out: bool,
+                       progress: LineProgress | None, outputs: ReportFiles, json_out: bool,
                        quiet: bool, attest_key: str | None = None) -> None:
     from meshcert.cli.publish_cmd import EXIT_CODES as PUBLISH_EXIT
     from meshcert.cli.publish_cmd import attest_signer, print_result, quiet_hub_logs
-    from meshcert.core.atomic import write_atomic
     from meshcert.publish.request import PublishRequest
     from meshcert.publish.write_and_publish import write_and_publish
     publish = PublishRequest(package_dir=request.out_dir, target=target, private=private,
@@ -243,12 +251,8 @@ def _write_and_publish(request: WriteRequest, target: str, *, delete_after_uploa
                                     progress=progress, say=say)
     result = outcome.publish
     report = result.remote_report or outcome.local_report
-    if report is not None and report_out:
-        try:
-            write_atomic(report_out, report.to_json())
-        except OSError as exc:
-            raise _fail(Exit.INCOMPLETE, f"error: cannot write {report_out}: "
-                        f"{exc.strerror or exc}") from None
+    if report is not None:
+        outputs.write(report)
     if json_out:
         from meshcert.cli.pipe import write_or_drop
 
@@ -265,8 +269,7 @@ def _write_and_publish(request: WriteRequest, target: str, *, delete_after_uploa
 
 
 def _certify_and_deliver(result: WriteResult, seconds: float, progress: LineProgress | None,
-                         report_out: str | None, json_out: bool, quiet: bool) -> None:
-    from meshcert.core.atomic import write_atomic
+                         outputs: ReportFiles, json_out: bool, quiet: bool) -> None:
     from meshcert.core.progress import NullProgress
     from meshcert.splitter.certify_step import certify_written
 
@@ -276,12 +279,7 @@ def _certify_and_deliver(result: WriteResult, seconds: float, progress: LineProg
         raise _fail(EXIT_INTERRUPTED, "interrupted while certifying: the package is written "
                     f"({result.root}); certify it with `meshcert models certify "
                     f"{result.root} --package-only`") from None
-    try:
-        if report_out:
-            write_atomic(report_out, report.to_json())
-    except OSError as exc:
-        raise _fail(Exit.INCOMPLETE, f"error: cannot write {report_out}: "
-                    f"{exc.strerror or exc}") from None
+    outputs.write(report)
     if json_out:
         from meshcert.cli.pipe import write_or_drop
 
@@ -302,14 +300,38 @@ def _certify_and_deliver(result: WriteResult, seconds: float, progress: LineProg
         for f in report.findings:
             if f.severity == "error":
                 lines.append(f"  error {f.code}: {f.message}")
-        if report_out:
-            lines.append(f"report: {report_out}")
+        if outputs.report_out:
+            lines.append(f"report: {outputs.report_out}")
         typer.echo("\n".join(lines))
     elif report.status != "passed":
         for f in report.findings:
             if f.severity == "error":
                 typer.echo(f"error {f.code}: {f.message}", err=True)
     raise typer.Exit(EXIT_CODES[report.status])
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    """Where the written package's certification goes: cert.json and the other formats."""
+
+    report_out: str | None
+    html: str | None
+    md: str | None
+    junit: str | None
+    sarif: str | None
+
+    def write(self, report: CertReport) -> None:
+        from meshcert.core.atomic import write_atomic
+        from meshcert.reports.outputs import write_reports
+
+        try:
+            if self.report_out:
+                write_atomic(self.report_out, report.to_json())
+            write_reports(report, html=self.html, md=self.md, junit=self.junit,
+                          sarif=self.sarif)
+        except OSError as exc:  # the verdict cannot be delivered: never claim success
+            raise _fail(Exit.INCOMPLETE, f"error: cannot write "
+                        f"{exc.filename or 'a report'}: {exc.strerror or exc}") from None
 
 
 @app.command("plan")

@@ -88,6 +88,23 @@ def test_a_certification_failure_exits_1_and_the_card_says_so(tmp_path: Path) ->
     assert "- Result: failed" in (out / "README.md").read_text()
 
 
+def test_write_delivers_the_certification_in_every_report_format(tmp_path: Path) -> None:
+    """As `models certify` does: --html, --md, --junit, --sarif beside --report-out."""
+    files = {fmt: tmp_path / f"cert.{fmt}" for fmt in ("html", "md", "junit", "sarif")}
+    flags = [x for fmt, path in files.items() for x in (f"--{fmt}", str(path))]
+    result = package("write", str(tiny_source(tmp_path)), "--out-dir", str(tmp_path / "pkg"),
+                     "--model-id", MODEL_ID, "-q", *flags)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    assert "<html" in files["html"].read_text().lower()
+    assert "passed" in files["md"].read_text()
+    assert files["junit"].read_text().startswith("<?xml")
+    sarif = json.loads(files["sarif"].read_text())
+    schema = json.loads((REPO / "tests/reports/data/sarif-schema-2.1.0.json").read_text())
+    jsonschema.validate(sarif, schema)
+    assert sarif["runs"][0]["tool"]["driver"]["name"] == "meshcert"
+
+
 def test_an_undeliverable_report_exits_3(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
