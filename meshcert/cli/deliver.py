@@ -14,6 +14,14 @@ if TYPE_CHECKING:
     from meshcert.certify.report import CertReport
 
 
+def undeliverable(exc: OSError) -> typer.Exit:
+    """A report file that cannot be written: say which and why; the run is incomplete (its
+    verdict did not reach the reader), never passed."""
+    typer.echo(f"error: cannot write {exc.filename or 'a report'}: {exc.strerror or exc}",
+               err=True)
+    return typer.Exit(Exit.INCOMPLETE)
+
+
 def deliver(report: CertReport, *, report_out: str | None, json_out: bool, quiet: bool,
             html: str | None = None, md: str | None = None, junit: str | None = None,
             sarif: str | None = None, inspect: bool = False) -> None:
@@ -27,9 +35,7 @@ def deliver(report: CertReport, *, report_out: str | None, json_out: bool, quiet
             write_atomic(report_out, report.to_json())
         write_reports(report, html=html, md=md, junit=junit, sarif=sarif)
     except OSError as exc:  # the verdict cannot be delivered: never claim success
-        typer.echo(f"error: cannot write {exc.filename or 'a report'}: "
-                   f"{exc.strerror or exc}", err=True)
-        raise typer.Exit(Exit.INCOMPLETE) from None
+        raise undeliverable(exc) from None
     if json_out:
         from meshcert.cli.pipe import write_or_drop
 

@@ -2,9 +2,12 @@
 
     meshcert evidence ingest FILE... [--out evidence.json] [--label L] [--json] [--quiet]
     meshcert evidence gate FILE... [--require-gates] [--label L] [--backend B] [--json]
-    meshcert evidence report FILE... --out-dir D [--package P] [--require-gates] ...
+    meshcert evidence report FILE... --out-dir D [--package P] [--require-gates] [--html F]
+        [--md F] [--junit F] [--sarif F] [--json] [--quiet] ...
     meshcert evidence history FILE.jsonl|hf://datasets/ns/name@rev [--out-dir D] [--gate]
-    meshcert evidence run --out-dir D [--env V:K=X] [--args V:A] [-n N] -- CMD ARGS...
+        [--json] [--quiet]
+    meshcert evidence run --out-dir D [--env V:K=X] [--args V:A] [-n N] [--html F] [--md F]
+        [--junit F] [--sarif F] [--json] [--quiet] -- CMD ARGS...
 
 Each command is one function registered on `app`; output helpers sit below the commands.
 """
@@ -19,8 +22,9 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
+from meshcert.cli.deliver import undeliverable
 from meshcert.cli.exit_codes import Exit
-from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt
+from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, QuietOpt, SarifOpt
 from meshcert.evidence.defaults import (
     DEFAULT_REPEATS,
     DEFAULT_REPLICATES,
@@ -330,6 +334,7 @@ def report(
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
+    sarif: SarifOpt = None,
     decisions_file: Annotated[Path | None, typer.Option(
         "--decisions", help="TOML or JSON file of your own promotion decisions (rows, "
         "threshold and its env var, parity and quality needs; schema "
@@ -339,8 +344,7 @@ def report(
     json_out: Annotated[bool, typer.Option(
         "--json", help="Print the decisions JSON (the EvidenceReport) on stdout, nothing "
         "else.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on stdout; "
-                                        "warnings and errors still go to stderr.")] = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Gate + decisions: write decisions.json (the EvidenceReport) and summary.md. Exit 2 when
     the gate is enforced and fails, or when --package breaks the q2_K routed-down rule."""
@@ -366,9 +370,13 @@ def report(
     except (BackendError, PackageLoadError) as exc:
         raise _fail([str(exc)]) from None
     _warn_problems(run.ingest)
-    written = [write_atomic(out_dir / "decisions.json", run.report.to_json()),
-               write_atomic(out_dir / "summary.md", render_summary(run.report))]
-    written += write_reports(run.report, html=html, md=md, junit=junit).values()
+    try:
+        written = [write_atomic(out_dir / "decisions.json", run.report.to_json()),
+                   write_atomic(out_dir / "summary.md", render_summary(run.report))]
+        written += write_reports(run.report, html=html, md=md, junit=junit,
+                                 sarif=sarif).values()
+    except OSError as exc:
+        raise undeliverable(exc) from None
     if json_out:
         typer.echo(run.report.to_json(), nl=False)
     elif not quiet:
@@ -406,6 +414,7 @@ def history(
     gate_on: Annotated[bool, typer.Option("--gate", help="Exit 1 when a setup regressed or "
                                           "failed.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the decision JSON.")] = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """The regression table per setup of a performance history."""
     from meshcert.core.atomic import write_atomic
@@ -424,7 +433,7 @@ def history(
                    "problem(s)", err=True)
     if json_out:
         typer.echo(rep.model_dump_json(indent=2))
-    else:
+    elif not quiet:
         typer.echo(f"history: {rep.rows} row(s), {len(rep.history)} setup(s), "
                    f"{len(rep.problems)} problem(s)")
         typer.echo(f"{'CLASS':<24} {'SETUP':<14} {'METRIC':<26} {'CURRENT':>10} "
@@ -443,7 +452,12 @@ def history(
         for name, body in (("history.json", rep.model_dump_json(indent=2) + "\n"),
                            ("history.html", render_history_html(rep.history)),
                            ("history.md", render_history_markdown(rep.history))):
-            typer.echo(f"wrote {write_atomic(out_dir / name, body)}", err=json_out)
+            try:
+                written = write_atomic(out_dir / name, body)
+            except OSError as exc:
+                raise undeliverable(exc) from None
+            if not quiet:
+                typer.echo(f"wrote {written}", err=json_out)
     if gate_on and rep.failures:
         for h in rep.failures:
             typer.echo(f"error: {h.history_class}: {h.cohort_key[:12]} at {h.file}:{h.line}",
@@ -512,11 +526,15 @@ def run(
     backend: BackendOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print runs and decisions as "
                                            "JSON.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress, no summary.")] = False,
+    quiet: QuietOpt = False,
     decisions_file: Annotated[Path | None, typer.Option(
         "--decisions", help="TOML or JSON file of your own promotion decisions, as for "
         "`evidence report`.", dir_okay=False)] = None,
     catalog_alias: DeprecatedCatalogOpt = None,
+    html: HtmlOpt = None,
+    md: MdOpt = None,
+    junit: JunitOpt = None,
+    sarif: SarifOpt = None,
 ) -> None:
     from meshcert.evidence.matching import BackendError
     from meshcert.evidence.run import (
@@ -527,6 +545,7 @@ def run(
         run_plan,
     )
     from meshcert.evidence.run.plan import Stream, split_command
+    from meshcert.reports.outputs import write_reports
 
     decisions_file = _decisions(decisions_file, catalog_alias)
     rules, settings = _rules_and_settings(decisions_file, require_gates)
@@ -543,6 +562,10 @@ def run(
                                       rules=rules)
     except BackendError as exc:
         raise _fail([str(exc)]) from None
+    try:
+        rendered = write_reports(evidence.report, html=html, md=md, junit=junit, sarif=sarif)
+    except OSError as exc:
+        raise undeliverable(exc) from None
     if json_out:
         typer.echo(json.dumps({"runs": session.manifest(),
                                "report": json.loads(evidence.report.to_json())}, indent=2))
@@ -551,7 +574,8 @@ def run(
         counts = ", ".join(f"{n} {s}" for s, n in session.counts().items())
         typer.echo(f"runs: {counts} ({len(plan.variants)} variant(s) x {repeat}, "
                    f"interleaved)")
-        print_report(evidence.report, [out_dir / "runs.json", *evidence.written.values()])
+        print_report(evidence.report, [out_dir / "runs.json", *evidence.written.values(),
+                                       *rendered.values()])
     if session.interrupted:
         typer.echo("error: interrupted; the runs so far are recorded in "
                    f"{out_dir / 'runs.json'}", err=True)

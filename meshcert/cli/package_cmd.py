@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from meshcert.cli.deliver import undeliverable
 from meshcert.cli.exit_codes import EXIT_CODES, Exit
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
 from meshcert.cli.shared_options import CatalogTargetOpt, catalog_target
@@ -330,8 +331,7 @@ class ReportFiles:
             write_reports(report, html=self.html, md=self.md, junit=self.junit,
                           sarif=self.sarif)
         except OSError as exc:  # the verdict cannot be delivered: never claim success
-            raise _fail(Exit.INCOMPLETE, f"error: cannot write "
-                        f"{exc.filename or 'a report'}: {exc.strerror or exc}") from None
+            raise undeliverable(exc) from None
 
 
 @app.command("plan")

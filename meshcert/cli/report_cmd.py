@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from meshcert.cli.deliver import undeliverable
 from meshcert.cli.exit_codes import Exit
 
 app = typer.Typer(help="Render reports for reviewers (HTML, Markdown, JUnit XML, SARIF).",
@@ -31,16 +32,14 @@ def render(
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
-    sarif: Annotated[str | None, typer.Option(
-        "--sarif", help="Write SARIF 2.1.0 here (for code-scanning dashboards); "
-        "certification reports only.")] = None,
+    sarif: SarifOpt = None,
     json_out: Annotated[bool, typer.Option(
         "--json", help="Print the report JSON (validated) on stdout, and nothing else.")
     ] = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Render a report JSON; exit 2 when it is unreadable or not a meshcert report (or
-    --sarif of an evidence report)."""
+    """Render a report JSON; exit 2 when it is unreadable or not a meshcert report, 3 when a
+    file cannot be written."""
     from meshcert.reports.loader import ReportLoadError, load_report
     from meshcert.reports.outputs import write_reports
 
@@ -52,17 +51,10 @@ def render(
     except ReportLoadError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(Exit.USAGE) from None
-    from meshcert.certify.report import CertReport
-
-    if sarif is not None and not isinstance(loaded, CertReport):
-        typer.echo(f"error: {report} is an evidence report: SARIF is for certification "
-                   "reports (findings)", err=True)
-        raise typer.Exit(Exit.USAGE)
     try:
         written = write_reports(loaded, html=html, md=md, junit=junit, sarif=sarif)
     except OSError as exc:
-        typer.echo(f"error: cannot write report: {exc}", err=True)
-        raise typer.Exit(Exit.FAILED) from None
+        raise undeliverable(exc) from None
     if json_out:
         typer.echo(loaded.to_json(), nl=False)
     elif not quiet:
@@ -128,8 +120,7 @@ def merge(
             write_atomic(report_out, merged.to_json())
         written = write_reports(merged, html=html, md=md, junit=junit, sarif=sarif)
     except OSError as exc:
-        typer.echo(f"error: cannot write report: {exc}", err=True)
-        raise typer.Exit(Exit.INCOMPLETE) from None
+        raise undeliverable(exc) from None
     if json_out:
         typer.echo(merged.to_json(), nl=False)
     elif not quiet:

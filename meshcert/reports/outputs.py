@@ -37,16 +37,30 @@ def write_reports(report: AnyReport, *, html: str | os.PathLike[str] | None = No
                   junit: str | os.PathLike[str] | None = None,
                   sarif: str | os.PathLike[str] | None = None) -> dict[str, Path]:
     """Render and write each requested format; returns format -> written path.
-    SARIF is for certification and inspect reports (findings), not evidence reports."""
+    SARIF: findings of a certification or inspect report, or an evidence report's gate
+    failures, blocking decisions and warnings (meshcert/reports/evidence/sarif.py)."""
     written: dict[str, Path] = {}
     for fmt_name, target in (("html", html), ("md", md), ("junit", junit)):
         if target is not None:
             written[fmt_name] = write_atomic(target, renderer(fmt_name)(report))
     if sarif is not None:
-        from meshcert.certify.report import CertReport
+        written["sarif"] = write_atomic(sarif, _sarif(report))
+    return written
+
+
+def _sarif(report: AnyReport) -> str:
+    """SARIF of a certification report, or of an evidence report (its module loads only
+    then, so a certification's --sarif never imports the evidence models)."""
+    from meshcert.certify.report import CertReport
+
+    if isinstance(report, CertReport):
         from meshcert.reports.certification.sarif import render_sarif
 
-        if not isinstance(report, CertReport):
-            raise TypeError("SARIF output is for certification reports")
-        written["sarif"] = write_atomic(sarif, render_sarif(report))
-    return written
+        return render_sarif(report)
+    from meshcert.evidence.report import EvidenceReport
+
+    if not isinstance(report, EvidenceReport):
+        raise TypeError("SARIF output is for certification and evidence reports")
+    from meshcert.reports.evidence.sarif import render_evidence_sarif
+
+    return render_evidence_sarif(report)

@@ -70,14 +70,28 @@ def test_render_quiet_and_json_keep_stdout_clean(tmp_path: Path,
     assert CertReport.model_validate_json(as_json.stdout) == failed_report
 
 
-def test_sarif_of_an_evidence_report_is_a_usage_error(
+def test_an_evidence_report_renders_to_sarif_too(
         tmp_path: Path, evidence_reports: dict[str, EvidenceReport]) -> None:
     source = tmp_path / "decisions.json"
     source.write_text(evidence_reports["synthetic"].to_json())
     result = runner.invoke(app, ["report", "render", str(source), "--sarif",
                                  str(tmp_path / "r.sarif")])
-    assert result.exit_code == 2 and "SARIF is for certification reports" in result.stderr
-    assert "Traceback" not in result.output and not (tmp_path / "r.sarif").exists()
+    assert result.exit_code == 0, result.output
+    sarif = json.loads((tmp_path / "r.sarif").read_text())
+    assert sarif["version"] == "2.1.0" and sarif["runs"][0]["tool"]["driver"]["name"] == "meshcert"
+
+
+def test_a_report_file_that_cannot_be_written_exits_3_naming_it(
+        tmp_path: Path, evidence_reports: dict[str, EvidenceReport]) -> None:
+    source = tmp_path / "decisions.json"
+    source.write_text(evidence_reports["synthetic"].to_json())
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = runner.invoke(app, ["report", "render", str(source), "--sarif",
+                                 str(blocker / "r.sarif")])
+    assert result.exit_code == 3
+    assert f"error: cannot write {blocker}" in result.stderr
+    assert "Traceback" not in result.output
 
 
 def test_render_needs_an_output(tmp_path: Path, failed_report: CertReport) -> None:
