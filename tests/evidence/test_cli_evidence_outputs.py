@@ -8,30 +8,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 from typer.testing import CliRunner
 
 from meshcert.cli import app
 from meshcert.evidence.examplegen import example_files
-from meshcert.evidence.rules import ENV_VARS
 from tests.evidence.parsers.helpers import DATA as MESH_DATA
 from tests.reports.test_sarif import validate
 
 runner = CliRunner()
 EXAMPLE = [str(p) for p in example_files()]
-# one test-backend-ops perf row per run, as tests/evidence/test_run.py's PERF_ROW
+# one test-backend-ops perf row per run (a fixed time; tests/evidence/test_run.py varies it)
 PERF_ROW = (
     "print('Testing 1 devices'); print(); print('Backend 1/1: CPU')\n"
     "print('  ADD(type=f32,ne=[4096,1,1,1],nr=[1,1,1,1]):   1000 runs -  100.000 us/run - "
     "48 kB/run - 0.37 GB/s')\n"
     "print('  Backend CPU: OK'); print('1/1 backends passed'); print('OK')\n"
 )
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ENV_VARS:
-        monkeypatch.delenv(var.name, raising=False)
 
 
 def _sarif(path: Path) -> dict[str, Any]:

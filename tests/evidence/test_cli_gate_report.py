@@ -6,23 +6,15 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-import pytest
 from gguf import GGMLQuantizationType as Q
 from typer.testing import CliRunner
 
 from meshcert.cli import app
 from meshcert.evidence.report import EvidenceReport
-from meshcert.evidence.rules import ENV_VARS
 from meshcert.testing import glm_dsa_spec, write_package
 from tests.evidence.gate_logs import PASSING_US, perf_console, repeated
 
 runner = CliRunner()
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ENV_VARS:
-        monkeypatch.delenv(var.name, raising=False)
 
 
 def write(tmp: Path, texts: Mapping[str, str]) -> list[str]:

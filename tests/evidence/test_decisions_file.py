@@ -20,7 +20,6 @@ from meshcert.evidence.decisions_file import (
 )
 from meshcert.evidence.matching import Evidence
 from meshcert.evidence.report import EvidenceReport
-from meshcert.evidence.rules import ENV_VARS
 from meshcert.evidence.settings import load_settings
 from tests.evidence.gate_logs import table
 
@@ -49,9 +48,8 @@ params = { type = "f32", ne = [4096, 512, 1, 1] }
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ENV_VARS:
-        monkeypatch.delenv(var.name, raising=False)
+def _clean_own_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Also this file's own threshold variable (conftest clears meshcert's)."""
     monkeypatch.delenv("MYPROJ_FUSED_RMS_MIN_SPEEDUP", raising=False)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from meshcert.cli import app
@@ -14,7 +13,6 @@ from meshcert.evidence import ingest_files
 from meshcert.evidence.build import BuildOptions, build_report
 from meshcert.evidence.decisions import DecisionOptions
 from meshcert.evidence.examplegen import CSV_NAME, DATA_DIR, PROVENANCE, example_files, generate
-from meshcert.evidence.rules import ENV_VARS
 from tests.evidence.gate_logs import settings
 
 PUBLISHED_CSV_SHA256 = "669ba5ebebae5fb9cbede8cc60319e43d69d4d52bf90f40b959ff334b497bb0a"
@@ -25,12 +23,6 @@ TRIPWIRE = ("error: combined FFN q3_K / q3_K merged shared gate/up speedup 1.321
 MISSING = ("error: missing Phase E MoE gate rows: routed q2_K gate/up, routed q3_K down, "
            "routed q2_K down, small routed fused whole graph, shared q3_K fused GLU, "
            "shared q2_K fused GLU, combined FFN q2_K weighted down")
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ENV_VARS:
-        monkeypatch.delenv(var.name, raising=False)
 
 
 def test_the_csv_is_the_published_copy() -> None:

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from meshcert.cli import app
-from meshcert.evidence.rules import ENV_VARS, RULES
+from meshcert.evidence.rules import RULES
 from meshcert.evidence.run import RunPlan, Variant, build_variants, evidence_from_runs, run_plan
 from meshcert.evidence.run.execute import Execution, SubprocessExecutor
 from meshcert.evidence.run.plan import PlanError
@@ -51,12 +51,6 @@ GLM_FIXTURE = (
     "print('  Backend Metal: OK'); print('Backend 2/2: CPU'); print('  Skipping CPU backend')\n"
     "print('2/2 backends passed'); print('OK')\n"
 )
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ENV_VARS:
-        monkeypatch.delenv(var.name, raising=False)
 
 
 def perf_plan(repeats: int = 3) -> RunPlan:
