@@ -10,7 +10,8 @@ for bad input.
     write_evidence_json(result, "evidence.json")   # read back: read_evidence_json / ingest
 
 A file whose bytes were already ingested (directly or inside a merged evidence JSON) is skipped
-with a `duplicate` problem: the same run twice would count its samples twice.
+with a `duplicate` problem: the same run twice would count its samples twice. (Not so for
+`evidence run`'s own logs: each is a run it recorded, and two repeats may print the same.)
 
 Ingesting needs neither pandas nor numpy: the rows stay as the parsers gave them
 (`meshcert.evidence.rows`) until something reads `result.table`.
@@ -177,8 +178,9 @@ class _Done:
 class _Ingester:
     """Collects parts from many inputs, in order, for one table."""
 
-    def __init__(self, label: str | None) -> None:
+    def __init__(self, label: str | None, *, distinct_runs: bool = False) -> None:
         self.label = label
+        self.distinct_runs = distinct_runs
         self.parts: list[Part] = []
         self.pieces: list[Piece] = []
         self.problems: list[IngestProblem] = []
@@ -219,6 +221,8 @@ class _Ingester:
             self._commit(name, _count_lines(text), sha, self._prepare(name, text))
 
     def _duplicate(self, name: str, sha: str) -> bool:
+        if self.distinct_runs:
+            return False
         first = self.seen.get(sha)
         if first is None:
             self.seen[sha] = name
@@ -287,10 +291,14 @@ class _Ingester:
         return IngestResult(EvidenceRows(self.pieces), self.problems, self.sources)
 
 
-def ingest_files(paths: Iterable[str | os.PathLike[str]], label: str | None = None
-                 ) -> IngestResult:
-    """Ingest files (any mix of formats). Unreadable files become problems, not exceptions."""
-    ingester = _Ingester(label)
+def ingest_files(paths: Iterable[str | os.PathLike[str]], label: str | None = None, *,
+                 distinct_runs: bool = False) -> IngestResult:
+    """Ingest files (any mix of formats). Unreadable files become problems, not exceptions.
+
+    `distinct_runs`: every file is its own run, recorded as such (`evidence run`'s logs), so two
+    with the same bytes are two samples that happened to print the same numbers, not one file
+    given twice; no file is skipped as a duplicate."""
+    ingester = _Ingester(label, distinct_runs=distinct_runs)
     with gc_paused():
         for path in paths:
             name = os.fspath(path)

@@ -148,6 +148,18 @@ def test_rows_carry_the_variant_of_their_run(tmp_path: Path) -> None:
         assert (tmp_path / name).is_file()
 
 
+def test_repeats_that_print_the_same_numbers_are_all_kept(tmp_path: Path) -> None:
+    """Two runs can print byte-identical logs (a coarse timer, a cached result): each is still
+    a sample of its own, not a file given twice (this once dropped a random repeat's row)."""
+    fixed = PERF_ROW.replace("* random.uniform(0.99, 1.01)", "")
+    plan = RunPlan((PY, "-c", fixed), build_variants(env=["baseline:US=100",
+                                                          "candidate:US=80"]), repeats=3)
+    evidence = evidence_from_runs(run_plan(plan, tmp_path), settings=load_settings({}))
+    perf = evidence.ingest.table[evidence.ingest.table["kind"] == "perf"]
+    assert sorted(perf.groupby("variant").size().items()) == [("baseline", 3), ("candidate", 3)]
+    assert evidence.ingest.problems == []
+
+
 def test_a_failed_run_is_recorded_and_its_rows_kept(tmp_path: Path) -> None:
     failing = PERF_ROW + "raise SystemExit(3)\n"
     plan = RunPlan((PY, "-c", PERF_ROW), (Variant("good"), Variant(

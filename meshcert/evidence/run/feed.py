@@ -69,7 +69,8 @@ def ingest_session(session: RunSession) -> tuple[IngestResult, dict[str, Path]]:
                  if r.variant == variant.name and r.evidence_log]
         if not paths:
             continue
-        part = ingest_files(paths, label=variant.name)
+        # each log is a run this session recorded: equal bytes are equal measurements
+        part = ingest_files(paths, label=variant.name, distinct_runs=True)
         written[f"evidence ({variant.name})"] = write_evidence_json(
             part, out / f"evidence-{variant.name}.json", label=variant.name)
         parts.append(part)
