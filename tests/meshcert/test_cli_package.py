@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import jsonschema
@@ -17,6 +15,7 @@ from typer.testing import CliRunner
 from meshcert.cli import app
 from meshcert.splitter.plan_report import plan_json_schema
 from tests.splitter.builders import MODEL_ID, moe_sources, tiny_source
+from tests.support.interrupt import interrupt_at
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]
@@ -125,16 +124,7 @@ def test_ctrl_c_exits_130_without_a_manifest_and_resume_finishes(tmp_path: Path)
                              "--out-dir", str(out), "--model-id", MODEL_ID,
                              "--after-artifact-command", hook], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        while not started.exists():
-            assert proc.poll() is None, proc.communicate()
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    err = interrupt_at(proc, started)
     assert proc.returncode == 130, err
     assert "interrupted: no manifest written" in err
     assert not (out / "model-package.json").exists()

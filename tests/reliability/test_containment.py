@@ -34,6 +34,7 @@ from meshcert.core.atomic import write_atomic
 from meshcert.testing import PackageInfo, llama_spec, write_package
 from tests.reliability.raw_http import RawServer
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.interrupt import interrupt_at
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OLD = "OLD REPORT: must survive a failed write\n"
@@ -146,19 +147,8 @@ def test_ctrl_c_while_hashing_writes_a_partial_incomplete_report(
         [sys.executable, "-c", SIGINT_DRIVER, str(marker), "models", "certify",
          str(package.root), "--package-only", "--quiet", "--report-out", str(out)],
         cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        # the child's marker says it is inside the hashing (which waits for the cancel): the
-        # test waits on that event, never on a time, so load cannot change the verdict;
-        # pytest-timeout bounds a hang
-        while not marker.exists():
-            assert process.poll() is None, process.communicate()
-            time.sleep(0.02)
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate()
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+    # the child's marker says it is inside the hashing (which waits for the cancel)
+    stderr = interrupt_at(process, marker)
     figures(faults_injected=1)
     assert process.returncode == 3, stderr.decode()
     report = json.loads(out.read_text())
