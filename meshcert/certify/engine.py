@@ -48,17 +48,21 @@ def tool_info() -> ToolInfo:
 
 def run_checks(view: PackageView, checks: list[Check] | None = None
                ) -> tuple[list[Finding], list[CheckRun]]:
-    """Run each check, containing crashes as `internal_error` findings naming the check."""
+    """Run each check, containing crashes as `internal_error` findings naming the check. A
+    check whose `runs_when` rules say it has nothing to do is `skipped`, with their reason; its
+    time includes the work done for it elsewhere (`view.work_ms`: a worker's load)."""
     findings: list[Finding] = []
     runs: list[CheckRun] = []
     for check in checks if checks is not None else all_checks():
         if not check.applies_to(view.package_format):
             continue
         started = time.perf_counter()
+        details: str | None = None
         try:
-            produced = [f.model_copy(update={"check": check.name}) for f in check.func(view)]
-            status: CheckStatus = _check_status(produced)
-            details: str | None = None
+            details = check.skip_reason(view)
+            produced = [] if details is not None else [
+                f.model_copy(update={"check": check.name}) for f in check.func(view)]
+            status: CheckStatus = "skipped" if details is not None else _check_status(produced)
         except Exception as exc:  # containment: a crashing check never yields "passed"
             produced = [finding(
                 "internal_error",
@@ -66,7 +70,7 @@ def run_checks(view: PackageView, checks: list[Check] | None = None
             ).model_copy(update={"check": check.name})]
             status = "error"
             details = f"{type(exc).__name__}: {exc}"
-        elapsed = (time.perf_counter() - started) * 1000
+        elapsed = (time.perf_counter() - started) * 1000 + view.work_ms.get(check.name, 0.0)
         findings.extend(produced)
         runs.append(CheckRun(
             name=check.name, status=status, findings=len(produced),

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -103,6 +105,9 @@ def certify_with_view(request: CertRequest, progress: ProgressObserver | None = 
     if request.options.verify_sha256 is None:  # default: hash local files, trust the Hub's LFS
         request = replace(request, options=replace(request.options,
                                                     verify_sha256=ref.kind == "local"))
+    request = replace(request, options=replace(  # what the checks of node loads were asked
+        request.options, source=bool(request.source_gguf), materialize=request.materialize,
+        parity=request.parity is not None))
     api_key = request.runtime.api_key if request.runtime else None
     questions = WorkerQuestions()
     try:
@@ -117,10 +122,11 @@ def certify_with_view(request: CertRequest, progress: ProgressObserver | None = 
     if request.source_gguf:
         from meshcert.certify.sources.source_gguf import attach_source
 
-        try:
-            attach_source(view, request.source_gguf, known=request.source_facts)
-        except Exception as exc:  # containment, as above
-            _contain(view, f"reading --source {request.source_gguf} failed", exc, api_key)
+        with _work_for(view, "source_parity"):
+            try:
+                attach_source(view, request.source_gguf, known=request.source_facts)
+            except Exception as exc:  # containment, as above
+                _contain(view, f"reading --source {request.source_gguf} failed", exc, api_key)
     _load_as_node(request, view, progress, api_key)
     extra: list[Finding] = []
     if request.extra_findings is not None:
@@ -141,19 +147,32 @@ def _load_as_node(request: CertRequest, view: PackageView, progress: ProgressObs
 
         from meshcert.certify.materialize import materialize_stages
 
-        try:
-            materialize_stages(view, Path(request.materialize_dir)
-                               if request.materialize_dir else None, progress,
-                               timeout_s=request.llama_timeout_s)
-        except Exception as exc:  # containment, as above
-            _contain(view, "materializing the stages failed", exc, api_key)
+        with _work_for(view, "stage_materialization"):
+            try:
+                materialize_stages(view, Path(request.materialize_dir)
+                                   if request.materialize_dir else None, progress,
+                                   timeout_s=request.llama_timeout_s)
+            except Exception as exc:  # containment, as above
+                _contain(view, "materializing the stages failed", exc, api_key)
     if request.parity is not None:
         from meshcert.certify.split_parity import run_parity
 
-        try:
-            run_parity(view, request.parity, progress)
-        except Exception as exc:  # containment, as above
-            _contain(view, "split parity failed to run", exc, api_key)
+        with _work_for(view, "split_parity"):
+            try:
+                run_parity(view, request.parity, progress)
+            except Exception as exc:  # containment, as above
+                _contain(view, "split parity failed to run", exc, api_key)
+
+
+@contextmanager
+def _work_for(view: PackageView, check: str) -> Iterator[None]:
+    """Count the time of work done for a check before it runs (a worker's load) as its own."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        view.work_ms[check] = view.work_ms.get(check, 0.0) + (
+            time.perf_counter() - started) * 1000
 
 
 def _as_mounted(view: PackageView, ref: PackageRef, mounted_from: str) -> None:

@@ -55,6 +55,11 @@ class CertOptions:
     scope: ScopeRequest | None = None  # --layers A..B / --stage I/N: certify one node's slice
     min_mesh_llm: str | None = None  # --min-mesh-llm X.Y.Z: the oldest release to load on
     strict: bool = False  # --strict: any warning fails (meshcert.cli.shared_options.STRICT_HELP)
+    # the load-as-node work the run was asked for (set by meshcert.certify.service from its
+    # request): a check of work not asked for is reported skipped, naming its flag
+    source: bool = False  # --source SOURCE.gguf
+    materialize: bool = False  # --materialize
+    parity: bool = False  # --parity SOURCE.gguf
 
 
 @dataclass
@@ -80,6 +85,9 @@ class PackageView:
     transfer: dict[str, int] = field(default_factory=dict)
     stage_builds: dict[str, StageBuild] | None = None  # --materialize: stage_id -> build
     parity: ParityResult | None = None  # --parity: the split-parity run
+    # time spent for a check outside it (a worker's load, the source's hashing), by check
+    # name: the engine adds it to the check's duration_ms
+    work_ms: dict[str, float] = field(default_factory=dict)
     _catalog: list[TensorCatalog | None] = field(default_factory=list, repr=False)  # memo
     standalone: bool = False  # `models inspect`: the headers are bare GGUF files, no package
     _selection: list[Selection] = field(default_factory=list, repr=False)  # memo

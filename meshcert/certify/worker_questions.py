@@ -11,6 +11,7 @@ for the caller to contain. Their answers land on the view as facts.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 from meshcert.certify.view import PackageView
@@ -33,20 +34,24 @@ class WorkerQuestions:
         from meshcert.certify.template_audits import attach_template_audits
         from meshcert.certify.workers.llama_gguf import attach_verdicts
 
-        questions: tuple[tuple[str, Attach], ...] = (
-            ("asking llama.cpp's GGUF parser failed", attach_verdicts),
-            ("auditing the chat templates failed", attach_template_audits))
-        for n, (what, attach) in enumerate(questions):
-            thread = threading.Thread(target=self._ask, args=(what, attach, view),
+        # (what failed, how to ask, the check the answer is for: its time is the check's)
+        questions: tuple[tuple[str, Attach, str], ...] = (
+            ("asking llama.cpp's GGUF parser failed", attach_verdicts, "llama_cpp_gguf"),
+            ("auditing the chat templates failed", attach_template_audits, "chat_templates"))
+        for n, (what, attach, check) in enumerate(questions):
+            thread = threading.Thread(target=self._ask, args=(what, attach, check, view),
                                       daemon=True, name=f"worker-question-{n}")
             self._threads.append(thread)
             thread.start()
 
-    def _ask(self, what: str, attach: Attach, view: PackageView) -> None:
+    def _ask(self, what: str, attach: Attach, check: str, view: PackageView) -> None:
+        started = time.perf_counter()
         try:
             attach(view)
         except Exception as exc:  # containment: the caller reports it; a check may retry
             self._failures[what] = exc
+        finally:
+            view.work_ms[check] = (time.perf_counter() - started) * 1000
 
     def finish(self, view: PackageView) -> list[tuple[str, Exception]]:
         """Wait for both answers (asking now if `start` was never called)."""

@@ -2,6 +2,12 @@
 
 Every module in this package is imported by `all_checks()`, so adding a check is adding a
 module with `@register(...)` functions; find a check by grepping its finding code.
+
+A check that only means something for some runs says so when it is registered, with
+`runs_when` rules: `asked_for("--source", ...)` (the run did not ask for it) and
+`applicable(..., "the manifest declares no projectors")` (nothing in this package for it to
+check). The engine asks the rules first and reports a check whose rule answered as `skipped`
+with that answer, so a report never lists as passed a check that did no work.
 """
 
 from __future__ import annotations
@@ -16,6 +22,30 @@ from meshcert.core.codes import CODES
 from meshcert.core.findings import Finding
 
 CheckFunc = Callable[[PackageView], Iterable[Finding]]
+# None when the check applies to this run, else why not: "not asked for: runs with --flag" or
+# "not applicable: <why>" (the CheckRun's details)
+SkipRule = Callable[[PackageView], str | None]
+NOT_ASKED_FOR = "not asked for"
+NOT_APPLICABLE = "not applicable"
+
+
+def asked_for(flag: str, given: Callable[[PackageView], bool]) -> SkipRule:
+    """A check of work the run only does when asked: skipped, naming the flag, otherwise."""
+    def rule(view: PackageView) -> str | None:
+        return None if given(view) else f"{NOT_ASKED_FOR}: runs with {flag}"
+    return rule
+
+
+def applicable(holds: Callable[[PackageView], bool], otherwise: str) -> SkipRule:
+    """A check of something a package may not have: skipped, saying why, when it has none."""
+    def rule(view: PackageView) -> str | None:
+        return None if holds(view) else f"{NOT_APPLICABLE}: {otherwise}"
+    return rule
+
+
+# the checks of the manifest's content have nothing to read when manifest_json found none
+MANIFEST_READ = applicable(lambda view: view.manifest is not None,
+                           "no package manifest was read")
 
 
 @dataclass(frozen=True)
@@ -25,6 +55,15 @@ class Check:
     func: CheckFunc
     order: int
     formats: frozenset[str] = frozenset({"v1", "v2"})
+    runs_when: tuple[SkipRule, ...] = ()
+
+    def skip_reason(self, view: PackageView) -> str | None:
+        """Why this check has nothing to do in this run (the first rule that says so)."""
+        for rule in self.runs_when:
+            reason = rule(view)
+            if reason is not None:
+                return reason
+        return None
 
     def applies_to(self, package_format: str | None) -> bool:
         """Format-specific checks (schema rules) run only on their format; a manifest of an
@@ -36,10 +75,12 @@ _REGISTRY: dict[str, Check] = {}
 
 
 def register(name: str, codes: Iterable[str], order: int = 100,
-             formats: Iterable[str] = ("v1", "v2")) -> Callable[[CheckFunc], CheckFunc]:
+             formats: Iterable[str] = ("v1", "v2"), runs_when: Iterable[SkipRule] = ()
+             ) -> Callable[[CheckFunc], CheckFunc]:
     """Register a check group. `codes` are every code it may emit (all must be catalogued);
     lower `order` runs first (only affects the order findings are listed); `formats` are the
-    package formats it applies to (schema checks are format-specific, the rest are not)."""
+    package formats it applies to (schema checks are format-specific, the rest are not);
+    `runs_when` are the rules that tell, before it runs, that it has nothing to do."""
     code_set = frozenset(codes)
     unknown = sorted(code_set - CODES.keys())
     if unknown:
@@ -48,7 +89,8 @@ def register(name: str, codes: Iterable[str], order: int = 100,
     def decorate(func: CheckFunc) -> CheckFunc:
         if name in _REGISTRY and _REGISTRY[name].func is not func:
             raise ValueError(f"check {name!r} registered twice")
-        _REGISTRY[name] = Check(name, code_set, func, order, frozenset(formats))
+        _REGISTRY[name] = Check(name, code_set, func, order, frozenset(formats),
+                                tuple(runs_when))
         return func
 
     return decorate

@@ -7,7 +7,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
-from meshcert.certify.checks import register
+from meshcert.certify.checks import MANIFEST_READ, register
 from meshcert.certify.manifest_model import ArtifactEntry, is_int
 from meshcert.certify.paths import unsafe_path_reason
 from meshcert.certify.view import PackageView
@@ -129,7 +129,8 @@ def _file_findings(entry: ArtifactEntry, fact: FileFact) -> Iterator[Finding]:
                       f"{expected}{cached}", path=path, layer_index=li)
 
 
-@register("undeclared_artifacts", order=32, codes=["undeclared_artifact"])
+@register("undeclared_artifacts", order=32, codes=["undeclared_artifact"],
+          runs_when=[MANIFEST_READ])
 def undeclared_artifacts(view: PackageView) -> Iterator[Finding]:
     if view.manifest is None or view.listing is None:
         return

@@ -17,7 +17,7 @@ from meshcert.certify.chat_template.issues import (
     RENDER_ERROR,
     TemplateIssue,
 )
-from meshcert.certify.checks import register
+from meshcert.certify.checks import applicable, register
 from meshcert.certify.package_gguf.carriers import Carrier
 from meshcert.certify.package_gguf.fragments import capped
 from meshcert.certify.template_audits import template_audits, template_holders
@@ -25,7 +25,9 @@ from meshcert.certify.view import PackageView
 from meshcert.core.findings import Finding, finding
 
 
-@register("chat_templates", order=350, codes=[CODE_EXECUTION, RENDER_ERROR, HIDDEN_INSTRUCTION])
+@register("chat_templates", order=350, codes=[CODE_EXECUTION, RENDER_ERROR, HIDDEN_INSTRUCTION],
+          runs_when=[applicable(lambda view: bool(template_holders(view)),
+                                "no GGUF header carries a chat template")])
 def check_chat_templates(view: PackageView) -> Iterator[Finding]:
     holders = template_holders(view)
     audits = template_audits(view, holders)  # template text -> its issues

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from meshcert.certify.checks import register
+from meshcert.certify.checks import MANIFEST_READ, applicable, asked_for, register
 from meshcert.certify.manifest_model import generation, is_int
 from meshcert.certify.manifest_parse import MANIFEST_NAME
 from meshcert.certify.view import PackageView
@@ -142,6 +142,11 @@ def _generation(view: PackageView) -> dict[str, Any] | None:
     return generation(view.manifest) if view.manifest is not None else None
 
 
+def _policy(view: PackageView) -> dict[str, Any] | None:
+    gen = _generation(view)
+    return _section(gen, "policy") if gen is not None else None
+
+
 def _levels(gen: dict[str, Any]) -> Iterator[tuple[str, Any, frozenset[str], str]]:
     """The objects whose own field names the spec defines: (path, value, known names, code for
     an unknown name)."""
@@ -159,7 +164,9 @@ def _levels(gen: dict[str, Any]) -> Iterator[tuple[str, Any, frozenset[str], str
 @register("generation_fields", order=40, codes=[
     "invalid_manifest_field", "unknown_manifest_field", "unknown_experimental_policy",
     "model_family_generation_object", "backend_specific_generation_field",
-], formats=["v1"])
+], formats=["v1"], runs_when=[MANIFEST_READ, applicable(
+    lambda view: (view.manifest or {}).get("generation") is not None,
+    "the manifest declares no generation section")])
 def generation_fields(view: PackageView) -> Iterator[Finding]:
     """Every field name under `generation`: known, forbidden, or reported as unknown."""
     manifest = view.manifest
@@ -227,7 +234,8 @@ def _backend_fields(where: str, value: Any) -> Iterator[Finding]:
 @register("generation_policy", order=41, codes=[
     "empty_generation_policy_field", "unknown_generation_profile",
     "unknown_generation_policy_value",
-], formats=["v1"])
+], formats=["v1"], runs_when=[MANIFEST_READ, applicable(
+    lambda view: _policy(view) is not None, "the manifest declares no generation.policy object")])
 def generation_policy(view: PackageView) -> Iterator[Finding]:
     gen = _generation(view)
     policy = _section(gen, "policy") if gen is not None else None
@@ -270,7 +278,9 @@ def _policy_value(where: str, value: Any, allowed: frozenset[str], *, required: 
 # --- generation_thresholds ------------------------------------------------------------------
 @register("generation_thresholds", order=42, codes=[
     "invalid_generation_threshold_zero", "invalid_generation_threshold",
-], formats=["v1"])
+], formats=["v1"], runs_when=[MANIFEST_READ, applicable(
+    lambda view: _section(_generation(view) or {}, "thresholds") is not None,
+    "the manifest declares no generation.thresholds object")])
 def generation_thresholds(view: PackageView) -> Iterator[Finding]:
     gen = _generation(view)
     thresholds = _section(gen, "thresholds") if gen is not None else None
@@ -300,7 +310,12 @@ def _threshold(where: str, value: Any, unit: str, limit: int) -> Iterator[Findin
 
 # --- policy_not_supported_by_evidence ---------------------------------------------------------
 @register("generation_evidence", order=43, codes=["policy_not_supported_by_evidence"],
-          formats=["v1"])
+          formats=["v1"], runs_when=[
+              asked_for("--evidence decisions.json",
+                        lambda view: view.options.evidence_verdicts is not None),
+              MANIFEST_READ, applicable(
+                  lambda view: isinstance((_policy(view) or {}).get("experimental"), dict),
+                  "the manifest declares no generation.policy.experimental switches")])
 def generation_evidence(view: PackageView) -> Iterator[Finding]:
     """With evidence supplied: an experimental switch moved off `evidence-gated` needs a
     `promote` verdict for that policy."""

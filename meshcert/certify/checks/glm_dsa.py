@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from meshcert.certify.checks import register
+from meshcert.certify.checks import MANIFEST_READ, applicable, register
 from meshcert.certify.manifest_model import generation, is_int
 from meshcert.certify.package_gguf.fragments import (
     Fragment,
@@ -50,7 +50,20 @@ PROFILE_THRESHOLDS = {"short_prefill_max_tokens": 2048, "compact_flash_min_kv": 
 CODE = "glm_dsa_contract_violation"
 
 
-@register("glm_dsa_contract", order=350, codes=[CODE], formats=["v1"])
+def _profile(view: PackageView) -> object:
+    policy = (generation(view.manifest or {}) or {}).get("policy")
+    return policy.get("profile") if isinstance(policy, dict) else None
+
+
+def _carrier_architecture(view: PackageView) -> str | None:
+    carrier = view.carrier_entry()
+    header = view.headers.get(carrier.path) if carrier is not None else None
+    return header.architecture if isinstance(header, GGUFHeader) else None
+
+
+@register("glm_dsa_contract", order=350, codes=[CODE], formats=["v1"], runs_when=[
+    MANIFEST_READ, applicable(lambda view: _profile(view) == PROFILE,
+                              f"generation.policy.profile is not {PROFILE}")])
 def check_glm_dsa_contract(view: PackageView) -> Iterator[Finding]:
     gen = generation(view.manifest) if view.manifest is not None else None
     if gen is None:
@@ -141,7 +154,11 @@ def _nextn_problems(kv: dict[str, Any], layers: dict[int, tuple[str, list[str]]]
                        "no NextN/MTP tensors (blk.N.nextn.*)", path)
 
 
-@register("glm_dsa_architecture_v2", order=350, codes=[CODE], formats=["v2"])
+@register("glm_dsa_architecture_v2", order=350, codes=[CODE], formats=["v2"], runs_when=[
+    applicable(lambda view: _carrier_architecture(view) == GLM_DSA_ARCH,
+               f"the metadata carrier's architecture is not {GLM_DSA_ARCH}"),
+    applicable(lambda view: (catalog := view.tensor_catalog()) is not None and catalog.usable,
+               "the tensor catalog could not be read (see v2_tensor_catalog)")])
 def check_glm_dsa_architecture_v2(view: PackageView) -> Iterator[Finding]:
     """v2 has no generation.policy, so no profile to hold to: a package whose carrier says
     `glm-dsa` is held to the architecture part of the contract (package-v2.md, "GLM-DSA on

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from meshcert.certify.checks import register
+from meshcert.certify.checks import MANIFEST_READ, applicable, register
 from meshcert.certify.manifest_model import ArtifactEntry
 from meshcert.certify.view import PackageView
 from meshcert.core.file_facts import FileFact
@@ -34,7 +34,8 @@ HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 
 @register("hub_metadata", order=35, codes=[
     "hub_artifact_missing", "hub_size_mismatch", "hub_sha256_mismatch", "hub_artifact_not_lfs",
-])
+], runs_when=[applicable(lambda view: view.ref.kind == "hf", "a local directory has no Hub "
+                         "metadata (runs on hf:// packages)"), MANIFEST_READ])
 def hub_metadata(view: PackageView) -> Iterator[Finding]:
     if view.ref.kind != "hf" or view.manifest is None:
         return

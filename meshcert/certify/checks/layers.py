@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from meshcert.certify.checks import register
+from meshcert.certify.checks import MANIFEST_READ, register
 from meshcert.certify.manifest_model import is_int, layer_count
 from meshcert.certify.manifest_parse import MANIFEST_NAME
 from meshcert.certify.view import PackageView
@@ -14,7 +14,7 @@ from meshcert.core.findings import Finding, finding
 
 @register("layers", order=20, codes=[
     "layer_index_out_of_range", "missing_layer", "duplicate_layer", "invalid_manifest_field",
-], formats=["v1"])
+], formats=["v1"], runs_when=[MANIFEST_READ])
 def layers(view: PackageView) -> Iterator[Finding]:
     m = view.manifest
     if m is None or not isinstance(m.get("layers"), list):

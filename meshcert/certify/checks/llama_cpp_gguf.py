@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from meshcert.certify.checks import register
+from meshcert.certify.checks import applicable, register
 from meshcert.certify.checks.gguf_structure import exempt_carrier
 from meshcert.certify.package_gguf.fragments import declared_headers
 from meshcert.certify.view import PackageView
@@ -19,7 +19,9 @@ _OFFSET_RULE = "has offset"
 
 
 @register("llama_cpp_gguf", order=305, codes=["llama_cpp_gguf_rejected",
-                                              "llama_cpp_gguf_not_checked"])
+                                              "llama_cpp_gguf_not_checked"], runs_when=[
+    applicable(lambda view: isinstance(view.source_facts.get(LLAMA_CPP_FACTS_KEY), LlamaCppFacts),
+               "llama.cpp's GGUF parser was not asked about these files")])
 def check_llama_cpp_gguf(view: PackageView) -> Iterator[Finding]:
     """Every fragment llama.cpp's gguf_init_from_file refused, with llama.cpp's reason."""
     facts = view.source_facts.get(LLAMA_CPP_FACTS_KEY)

@@ -12,14 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from meshcert.certify.checks import register
+from meshcert.certify.checks import asked_for, register
 from meshcert.certify.view import PackageView
 from meshcert.core.findings import Finding, finding
 
 
 @register("stage_materialization", order=370,
-          codes=["stage_materialization_failed", "check_not_run", "llama_cpp_crashed"])
+          codes=["stage_materialization_failed", "check_not_run", "llama_cpp_crashed"],
+          runs_when=[asked_for("--materialize", lambda view: view.options.materialize)])
 def check_stage_materialization(view: PackageView) -> Iterator[Finding]:
+    if view.stage_builds is None:
+        yield finding("check_not_run", "stages not materialized: the build left no result")
+        return
     for build in (view.stage_builds or {}).values():
         if build.death is not None:
             yield finding("llama_cpp_crashed", f"stage {build.stage_id} undecided: "
@@ -34,10 +38,12 @@ def check_stage_materialization(view: PackageView) -> Iterator[Finding]:
 
 
 @register("split_parity", order=380,
-          codes=["split_parity_mismatch", "check_not_run", "llama_cpp_crashed"])
+          codes=["split_parity_mismatch", "check_not_run", "llama_cpp_crashed"],
+          runs_when=[asked_for("--parity SOURCE.gguf", lambda view: view.options.parity)])
 def check_split_parity(view: PackageView) -> Iterator[Finding]:
     result = view.parity
     if result is None:
+        yield finding("check_not_run", "split parity not run: the run left no result")
         return
     if result.status == "crashed":
         model = result.death.model if result.death is not None else None

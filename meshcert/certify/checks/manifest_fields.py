@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from meshcert.certify.checks import register
+from meshcert.certify.checks import MANIFEST_READ, applicable, register
 from meshcert.certify.manifest_model import SHARED_ROLES, is_int
 from meshcert.certify.manifest_parse import MANIFEST_NAME
 from meshcert.certify.view import PackageView
@@ -36,7 +36,7 @@ def _blank(value: Any) -> bool:
     "missing_manifest_field", "invalid_manifest_field", "too_few_layers",
     "missing_activation_width", "invalid_activation_width", "missing_created_at",
     "unknown_manifest_field", "missing_shared_artifact",
-], formats=["v1"])
+], formats=["v1"], runs_when=[MANIFEST_READ])
 def manifest_fields(view: PackageView) -> Iterator[Finding]:
     m = view.manifest
     if m is None:
@@ -123,7 +123,7 @@ def _shared(m: dict[str, Any]) -> Iterator[Finding]:
 @register("source_model", order=11, codes=[
     "empty_source_model_path", "invalid_source_model_sha256", "empty_source_identity_field",
     "missing_manifest_field", "invalid_manifest_field", "unknown_manifest_field",
-], formats=["v1"])
+], formats=["v1"], runs_when=[MANIFEST_READ])
 def source_model(view: PackageView) -> Iterator[Finding]:
     m = view.manifest
     if m is None:
@@ -187,7 +187,7 @@ def parse_abi(text: Any) -> tuple[int, int, int] | None:
 
 @register("skippy_abi", order=12, codes=[
     "missing_skippy_abi_version", "incompatible_skippy_abi_version", "skippy_abi_not_checked",
-], formats=["v1"])
+], formats=["v1"], runs_when=[MANIFEST_READ])
 def skippy_abi(view: PackageView) -> Iterator[Finding]:
     m = view.manifest
     if m is None:
@@ -218,7 +218,9 @@ def skippy_abi(view: PackageView) -> Iterator[Finding]:
 
 @register("projectors", order=13, codes=[
     "empty_projector_kind", "unsupported_projector_kind", "invalid_manifest_field",
-], formats=["v1"])
+], formats=["v1"], runs_when=[MANIFEST_READ, applicable(
+    lambda view: (view.manifest or {}).get("projectors") is not None,
+    "the manifest declares no projectors")])
 def projectors(view: PackageView) -> Iterator[Finding]:
     m = view.manifest
     if m is None or m.get("projectors") is None:

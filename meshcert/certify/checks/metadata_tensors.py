@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from meshcert.certify.checks import register
+from meshcert.certify.checks import MANIFEST_READ, register
 from meshcert.certify.package_gguf.fragments import Fragment, capped, fragments, preview
 from meshcert.certify.view import PackageView
 from meshcert.core.findings import Finding, finding
@@ -35,7 +35,8 @@ class _Copy:
 
 
 @register("metadata_tensor_copies", order=325,
-          codes=["metadata_tensor_copies_differ", "check_not_run"], formats=["v1"])
+          codes=["metadata_tensor_copies_differ", "check_not_run"], formats=["v1"],
+          runs_when=[MANIFEST_READ])
 def check_metadata_tensor_copies(view: PackageView) -> Iterator[Finding]:
     if view.manifest is None:
         return  # files inspected on their own are no package: nothing was copied around

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from meshcert.certify.checks import register
+from meshcert.certify.checks import MANIFEST_READ, applicable, register
 from meshcert.certify.manifest_model import generation, is_int
 from meshcert.certify.package_gguf.fragments import fragments
 from meshcert.certify.view import PackageView
@@ -42,7 +42,9 @@ def native_mtp_layers(manifest: dict[str, Any]) -> dict[int, list[str]]:
 
 
 @register("native_mtp_tensors", order=340, codes=["native_mtp_layer_missing_tensors"],
-          formats=["v1"])
+          formats=["v1"], runs_when=[MANIFEST_READ, applicable(
+              lambda view: bool(native_mtp_layers(view.manifest or {})),
+              "the manifest declares no native-mtp layers")])
 def check_native_mtp_tensors(view: PackageView) -> Iterator[Finding]:
     if view.manifest is None:
         return

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from meshcert.certify.checks import register
+from meshcert.certify.checks import applicable, register
 from meshcert.certify.formats import publisher_json
 from meshcert.certify.formats.publisher import (
     DEFAULT_SLOTS,
@@ -32,7 +32,12 @@ DEFAULT_MISMATCH = "publisher_default_mismatch"
 NOT_REDERIVED = "publisher_defaults_not_rederived"
 
 
-@register("publisher_json", order=420, formats=("v2",), codes=publisher_json.CODES)
+NO_PUBLISHER_FILES = applicable(lambda view: bool(publisher_docs(view)),
+                                "the manifest declares no publisher files")
+
+
+@register("publisher_json", order=420, formats=("v2",), codes=publisher_json.CODES,
+          runs_when=[NO_PUBLISHER_FILES])
 def check_publisher_json(view: PackageView) -> Iterator[Finding]:
     for doc in publisher_docs(view):
         if doc.file is None:
@@ -65,7 +70,9 @@ def _carrier_kv(view: PackageView) -> tuple[str, dict[str, Any]] | None:
 
 
 @register("publisher_config_geometry", order=421, formats=("v2",),
-          codes=[GEOMETRY_MISMATCH, NEXTN_BLOCK])
+          codes=[GEOMETRY_MISMATCH, NEXTN_BLOCK], runs_when=[applicable(
+              lambda view: any(d.role == "model_config" for d in publisher_docs(view)),
+              "no publisher file has the model_config role")])
 def check_config_geometry(view: PackageView) -> Iterator[Finding]:
     docs = [d for d in publisher_docs(view) if d.role == "model_config"]
     carrier = _carrier_kv(view) if docs else None
@@ -110,7 +117,7 @@ def _declared_value(slot: str, document: dict[str, Any], pointer: str) -> tuple[
 
 
 @register("publisher_defaults_files", order=422, formats=("v2",),
-          codes=[DEFAULT_MISMATCH, NOT_REDERIVED])
+          codes=[DEFAULT_MISMATCH, NOT_REDERIVED], runs_when=[NO_PUBLISHER_FILES])
 def check_publisher_defaults(view: PackageView) -> Iterator[Finding]:
     docs = publisher_docs(view)
     if not docs:

@@ -16,7 +16,7 @@ from meshcert.certify.chat_template.issues import (
     RENDER_ERROR,
     TemplateIssue,
 )
-from meshcert.certify.checks import register
+from meshcert.certify.checks import applicable, register
 from meshcert.certify.formats.publisher_json import JsonProblem, decode_text
 from meshcert.certify.package_gguf.fragments import capped
 from meshcert.certify.publisher_view import publisher_docs
@@ -77,7 +77,9 @@ def _tokenizer_templates(path: str, value: object) -> list[PublisherTemplate]:
 
 
 @register("publisher_chat_templates", order=423, formats=("v2",),
-          codes=[CODE_EXECUTION, RENDER_ERROR, HIDDEN_INSTRUCTION])
+          codes=[CODE_EXECUTION, RENDER_ERROR, HIDDEN_INSTRUCTION], runs_when=[applicable(
+              lambda view: bool(publisher_templates(view)),
+              "no publisher file holds a chat template")])
 def check_publisher_templates(view: PackageView) -> Iterator[Finding]:
     templates = publisher_templates(view)
     if len(templates) > MAX_TEMPLATES:  # each audit costs a worker: a hostile list stays cheap

@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from meshcert.certify.checks import register
+from meshcert.certify.checks import MANIFEST_READ, register
 from meshcert.certify.formats.v2_carrier import SPLIT_KEYS
 from meshcert.certify.manifest_model import is_int, layer_count
 from meshcert.certify.package_gguf.fragments import Fragment, fragments, preview
@@ -76,7 +76,8 @@ def check_slice_metadata(view: PackageView) -> Iterator[Finding]:
                               layer_index=frag.layer_index)
 
 
-@register("stale_split_metadata", order=327, codes=["stale_split_metadata"])
+@register("stale_split_metadata", order=327, codes=["stale_split_metadata"],
+          runs_when=[MANIFEST_READ])
 def check_stale_split_metadata(view: PackageView) -> Iterator[Finding]:
     """One warning per set of split.* values, naming the fragments that carry it (files
     inspected without a package are left alone: a gguf-split shard carries them by right)."""

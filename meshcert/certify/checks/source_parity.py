@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from meshcert.certify.checks import register
+from meshcert.certify.checks import asked_for, register
 from meshcert.certify.package_gguf.fragments import Fragment, capped, fragments, preview
 from meshcert.certify.package_gguf.source_facts import SourceFacts, SourceTensor, source_facts
 from meshcert.certify.view import PackageView
@@ -27,11 +27,12 @@ from meshcert.core.gguf.names import layer_of
     "source_sha256_mismatch", "source_tensor_missing_from_package",
     "package_tensor_not_in_source", "source_tensor_data_mismatch", "check_not_run",
     "unknown_source_file", "source_metadata_mismatch", "layer_count_mismatch",
-])
+], runs_when=[asked_for("--source SOURCE.gguf", lambda view: view.options.source)])
 def check_source_parity(view: PackageView) -> Iterator[Finding]:
     facts = source_facts(view)
     if facts is None:
-        return  # no --source given
+        yield finding("check_not_run", "source GGUF not compared: it was never read")
+        return
     if facts.error is not None:
         yield finding("check_not_run", f"source GGUF not compared: {facts.error}")
         return

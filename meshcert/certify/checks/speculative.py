@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from meshcert.certify.checks import register
+from meshcert.certify.checks import MANIFEST_READ, applicable, register
 from meshcert.certify.checks.generation import json_path, names_backend, shown, type_name
 from meshcert.certify.manifest_model import generation, is_int, layer_count
 from meshcert.certify.manifest_parse import MANIFEST_NAME
@@ -77,6 +77,9 @@ class Speculative:
         return alias if alias in self.strategies else None
 
 
+NO_SPECULATIVE = "the manifest declares no generation.speculative_decoding object"
+
+
 def read_speculative(view: PackageView) -> Speculative | None:
     """`generation.speculative_decoding` when it is an object, else None."""
     gen = generation(view.manifest) if view.manifest is not None else None
@@ -127,7 +130,9 @@ def _describe(value: Any) -> str:
     "operator_only_speculative_strategy", "empty_window_policy_default",
     "invalid_window_policy_zero", "invalid_window_policy_pipeline_depth",
     "invalid_window_policy_bounds", "invalid_window_policy_initial",
-], formats=["v1"])
+], formats=["v1"], runs_when=[MANIFEST_READ, applicable(
+    lambda view: (generation(view.manifest or {}) or {}).get("speculative_decoding") is not None,
+    NO_SPECULATIVE)])
 def speculative_decoding(view: PackageView) -> Iterator[Finding]:
     gen = generation(view.manifest) if view.manifest is not None else None
     raw = gen.get("speculative_decoding") if gen is not None else None
@@ -305,7 +310,8 @@ def _ngram_fields(where: str, kind: str, fields: dict[str, Any]) -> Iterator[Fin
     "invalid_ngram_proposer_max_tokens", "unsupported_ngram_cache_max_window",
     "invalid_ngram_cache_history_scope", "invalid_ngram_suffix_history_scope",
     "unsupported_ngram_suffix_window",
-], formats=["v1"])
+], formats=["v1"], runs_when=[MANIFEST_READ, applicable(
+    lambda view: read_speculative(view) is not None, NO_SPECULATIVE)])
 def speculative_proposers(view: PackageView) -> Iterator[Finding]:
     spec = read_speculative(view)
     if spec is None:
@@ -354,7 +360,8 @@ def _proposer(where: str, name: Any, raw: Any, layers: int | None) -> Iterator[F
     "invalid_extension_policy_tokens", "empty_window_policy_default",
     "invalid_window_policy_zero", "invalid_window_policy_pipeline_depth",
     "invalid_window_policy_bounds", "invalid_window_policy_initial",
-], formats=["v1"])
+], formats=["v1"], runs_when=[MANIFEST_READ, applicable(
+    lambda view: read_speculative(view) is not None, NO_SPECULATIVE)])
 def speculative_strategies(view: PackageView) -> Iterator[Finding]:
     spec = read_speculative(view)
     if spec is None:

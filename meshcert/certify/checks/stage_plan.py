@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from meshcert.certify.checks import register
+from meshcert.certify.checks import asked_for, register
 from meshcert.certify.manifest_model import is_int, layer_count
 from meshcert.certify.manifest_parse import MANIFEST_NAME
 from meshcert.certify.stages import stage_count_exceeds
@@ -12,7 +12,8 @@ from meshcert.certify.view import PackageView
 from meshcert.core.findings import Finding, finding
 
 
-@register("stage_plan", order=26, codes=["stage_count_exceeds_layer_count"])
+@register("stage_plan", order=26, codes=["stage_count_exceeds_layer_count"], runs_when=[
+    asked_for("--stages N", lambda view: view.options.stages is not None)])
 def stage_plan(view: PackageView) -> Iterator[Finding]:
     """mesh-llm's preflight name; the report then shows no plan, never a smaller one."""
     wanted = view.options.stages

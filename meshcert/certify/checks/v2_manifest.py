@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from meshcert.certify.checks import register
+from meshcert.certify.checks import applicable, register
 from meshcert.certify.formats.package_id import compute_package_id
 from meshcert.certify.formats.v2_layout import catalog_entries, sidecar_ids
 from meshcert.certify.manifest_model import is_int
@@ -315,7 +315,8 @@ def _artifact(i: int, entry: Any) -> Iterator[Finding]:
 @register("v2_sidecars", order=13, codes=[
     "missing_value", "unknown_manifest_field", "unsupported_projector_kind", "unknown_artifact",
     "duplicate_sidecar", "invalid_manifest_field", "mesh_certify_would_fail",
-], formats=["v2"])
+], formats=["v2"], runs_when=[applicable(lambda view: "sidecars" in (view.manifest or {}),
+                                         "the manifest declares no sidecars")])
 def v2_sidecars(view: PackageView) -> Iterator[Finding]:
     m = _v2(view)
     if m is None or "sidecars" not in m:
