@@ -12,6 +12,7 @@ from meshcert.certify.manifest_model import is_int, layer_count
 from meshcert.certify.mesh_llm_support import mesh_llm_support
 from meshcert.certify.node_defaults import node_defaults
 from meshcert.certify.report import (
+    ATTESTATION_POLICY,
     SCHEMA_VERSION,
     CertReport,
     CertScope,
@@ -207,7 +208,9 @@ def build_report(
 ) -> CertReport:
     """Certify the view: run the checks, compute stages and statuses, return the report."""
     check_findings, runs = run_checks(view, checks)
-    findings = list(view.source_findings) + check_findings + list(extra_findings or [])
+    policy = [f if f.check else f.model_copy(update={"check": ATTESTATION_POLICY})
+              for f in extra_findings or []]  # the trust policy's verdict, by name
+    findings = list(view.source_findings) + check_findings + policy
     gate = package_gate(findings, view)
     gates = list(runtime_gates if runtime_gates is not None else package_only_gates())
     parity = parity_gate(view)

@@ -19,6 +19,11 @@ CheckStatus = Literal["passed", "failed", "warning", "error", "skipped"]
 VerificationMode = Literal["local-sha256", "hub-attested", "sha256-streamed", "size-only"]
 
 SCHEMA_VERSION: Literal[1] = 1
+# the `check` named by the findings a trust policy (--trust) adds to a certification
+ATTESTATION_POLICY = "attestation_policy"
+# how a skipped check's details begin (meshcert.certify.checks.asked_for / applicable)
+NOT_ASKED_FOR = "not asked for"
+NOT_APPLICABLE = "not applicable"
 
 
 class _Model(BaseModel):
@@ -67,11 +72,17 @@ class MaterializedStage(_Model):
 
 class CheckRun(_Model):
     name: str
-    status: CheckStatus
+    status: CheckStatus = Field(description="passed, failed (error findings), warning "
+                                "(warning findings only), error (it crashed or could not "
+                                "decide), skipped (it did no work: `details` says why); "
+                                "skipped counts neither as passed nor as failed.")
     findings: int = Field(description="Number of findings this check produced.")
-    duration_ms: float
+    duration_ms: float = Field(description="Its time, including the work done for it "
+                               "before it ran (reading --source, --materialize, --parity, "
+                               "llama.cpp's parser, the template audit).")
     codes: list[str] = Field(default_factory=list, description="Distinct codes it produced.")
-    details: str | None = None
+    details: str | None = Field(default=None, description="skipped: 'not asked for: runs "
+                                "with <flag>' or 'not applicable: <why>'; error: the crash.")
 
 
 class RefInfo(_Model):

@@ -15,7 +15,14 @@ Then one block per finding, grouped by severity (errors first), that reads at 80
         The manifest lists layer 3 but the file is missing.
         fix: Re-run the packager ...
 
-then the runtime gates that ran, and the counts last. `render_lines` is pure (text and a style
+then the checks that were skipped (not asked for, with the flag that runs them; not
+applicable), the runtime gates that ran, and last the verdict line every format states alike
+(meshcert.reports.certification.verdict):
+
+    certification passed: 0 errors, 0 warnings, 1 note; 19 checks run, 17 skipped; package
+    gate passed
+
+(one line, never wrapped). `render_lines` is pure (text and a style
 name per line, wrapped to a width); `print_certification` writes them through rich, which
 colours only on a terminal and honours NO_COLOR. To a pipe or a file rich would write each
 line's text as it is, so the lines are written directly and rich is never imported
@@ -113,17 +120,44 @@ def finding_block(f: Finding, width: int) -> list[Line]:
     return lines
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+def skipped_lines(report: CertReport, width: int) -> list[Line]:
+    """The checks that did no work: those not asked for with the flag that runs them, those
+    not applicable by name (each report file gives every reason)."""
+    from meshcert.certify.report import NOT_APPLICABLE, NOT_ASKED_FOR
+
+    skipped = [c for c in report.checks if c.status == "skipped"]
+    if not skipped:
+        return []
+    asked = [f"{c.name} ({(c.details or '').partition(': ')[2].removeprefix('runs with ')})"
+             for c in skipped if (c.details or "").startswith(NOT_ASKED_FOR)]
+    other = [c.name for c in skipped if not (c.details or "").startswith(NOT_ASKED_FOR)]
+    lines = [Line(f"skipped checks ({len(skipped)})", "heading")]
+    for label, names in ((f"{NOT_ASKED_FOR}:", asked), (f"{NOT_APPLICABLE}:", other)):
+        if names:
+            lines += [Line(t) for t in _wrap_items(f"{INDENT}{label}", names, width)]
+    return lines
 
 
-def counts_line(findings: Iterable[Finding], report: CertReport) -> str:
-    by = {s: 0 for s in SEVERITIES}
-    for f in findings:
-        by[f.severity] = by.get(f.severity, 0) + 1
-    gate = status_label(report.package_gate.status)
-    return (f"{_plural(by['error'], 'error')}, {_plural(by['warning'], 'warning')}, "
-            f"{_plural(by['info'], 'note')}; package gate {gate}")
+def _wrap_items(first: str, items: list[str], width: int) -> list[str]:
+    """`first item, item, ...` wrapped between items (an item, a flag and its argument,
+    stays on one line)."""
+    out, line = [], first
+    for i, item in enumerate(items):
+        piece = item + ("," if i < len(items) - 1 else "")
+        if line.strip() and len(line) + 1 + len(piece) > width and line != first:
+            out.append(line)
+            line = INDENT * 2 + piece
+        else:
+            line = f"{line} {piece}" if line.strip() else line + piece
+    return [*out, line]
+
+
+def counts_line(report: CertReport, *, inspect: bool = False) -> str:
+    """The last line: the verdict, its counts and every gate that decided it, in the words
+    of every other format (meshcert.reports.certification.verdict)."""
+    from meshcert.reports.certification.verdict import verdict
+
+    return verdict(report).sentence("inspection" if inspect else "certification")
 
 
 def runtime_lines(report: CertReport, width: int) -> list[Line]:
@@ -164,10 +198,10 @@ def render_lines(report: CertReport, report_out: str | None, width: int = 80, *,
         lines += [Line(""), Line(f"{GROUP_TITLES[severity]} ({len(group)})", "heading")]
         for f in group:
             lines += finding_block(f, width)
-    gates = runtime_lines(report, width)
-    if gates:
-        lines += [Line(""), *gates]
-    lines += [Line(""), Line(counts_line(report.findings, report), "count")]
+    for block in (skipped_lines(report, width), runtime_lines(report, width)):
+        if block:
+            lines += [Line(""), *block]
+    lines += [Line(""), Line(counts_line(report, inspect=inspect), "count")]
     return lines
 
 

@@ -31,7 +31,9 @@ def render_cert_markdown(report: CertReport) -> str:
     out.append(f"**Package gate:** {status(report.package_gate.status)} \u00b7 "
                f"**Runtime gates:** {text(runtime)} \u00b7 **Findings:** "
                f"{view.counts['error']} error(s), {view.counts['warning']} warning(s), "
-               f"{view.counts['info']} note(s)")
+               f"{view.counts['info']} note(s) \u00b7 **Checks:** {view.checks_run} run, "
+               f"{view.checks_skipped} skipped  ")
+    out.append(f"**Verdict:** {text(b.verdict)}")
     if b.gate_details:
         out += ["", f"> {text(b.gate_details)}"]
     if report.attestation is not None:
@@ -54,9 +56,9 @@ def render_cert_markdown(report: CertReport) -> str:
             out.append("")
     if view.checks:
         out += ["", "### Checks", ""]
-        out += table(["check", "status", "findings", "time"],
-                     [[code(c.name), status(c.status), str(c.findings), text(c.duration)]
-                      for c in view.checks], ["l", "l", "r", "r"])
+        out += table(["check", "status", "findings", "time", "details"],
+                     [[code(c.name), status(c.status), str(c.findings), text(c.duration),
+                       text(c.details)] for c in view.checks], ["l", "l", "r", "r", "l"])
     if view.coverage is not None:
         out += ["", "### Slice coverage", "", text(view.coverage.summary), ""]
         out += table(["slice report", "stage", "layers", "artifacts", "status"],

@@ -17,6 +17,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from meshcert.certify.report import NOT_APPLICABLE, NOT_ASKED_FOR
 from meshcert.certify.view import PackageView
 from meshcert.core.codes import CODES
 from meshcert.core.findings import Finding
@@ -25,8 +26,6 @@ CheckFunc = Callable[[PackageView], Iterable[Finding]]
 # None when the check applies to this run, else why not: "not asked for: runs with --flag" or
 # "not applicable: <why>" (the CheckRun's details)
 SkipRule = Callable[[PackageView], str | None]
-NOT_ASKED_FOR = "not asked for"
-NOT_APPLICABLE = "not applicable"
 
 
 def asked_for(flag: str, given: Callable[[PackageView], bool]) -> SkipRule:

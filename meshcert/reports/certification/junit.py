@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from meshcert.certify.engine import INCOMPLETE_CODES
 from meshcert.certify.report import CertReport, CheckRun, Gate, RuntimeGate
 from meshcert.core.findings import Finding
+from meshcert.reports.certification.verdict import verdict
 from meshcert.reports.certification.view import NO_CHECK
 from meshcert.reports.junitxml import Case, Suite, junit_timestamp, to_xml
 
@@ -101,8 +102,12 @@ def cert_suites(report: CertReport) -> list[Suite]:
     by_check: dict[str, list[Finding]] = {}
     for f in report.findings:
         by_check.setdefault(f.check or NO_CHECK, []).append(f)
+    said = verdict(report)
     properties = {k: v for k, v in {
-        "status": report.status, "input": report.input,
+        "status": report.status, "verdict": said.sentence(), "errors": str(said.errors),
+        "warnings": str(said.warnings), "notes": str(said.notes),
+        "checks_run": str(said.checks_run), "checks_skipped": str(said.checks_skipped),
+        "input": report.input,
         "resolved_package_ref": report.resolved_package_ref, "model_id": report.model_id,
         "manifest_sha256": report.manifest_sha256, "verification": report.verification,
         "package_format": report.package_format, "package_id": report.package_id,

@@ -19,6 +19,7 @@ from urllib.parse import quote
 from meshcert.certify.report import CertReport
 from meshcert.core.codes import CODES
 from meshcert.core.findings import Finding
+from meshcert.reports.certification.verdict import verdict
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
@@ -82,6 +83,20 @@ def _result(report: CertReport, f: Finding, index: dict[str, int]) -> dict[str, 
     return result
 
 
+def _skipped(report: CertReport) -> list[dict[str, Any]]:
+    """Each skipped check as a note of the run: it did no work, and says why."""
+    return [{"descriptor": {"id": c.name}, "level": "note",
+             "message": {"text": f"check {c.name} skipped: {c.details or 'no reason given'}"}}
+            for c in report.checks if c.status == "skipped"]
+
+
+def _verdict(report: CertReport) -> dict[str, Any]:
+    said = verdict(report)
+    return {"status": report.status, "verdict": said.sentence(), "errors": said.errors,
+            "warnings": said.warnings, "notes": said.notes, "checks_run": said.checks_run,
+            "checks_skipped": said.checks_skipped, "input": report.input}
+
+
 def build_sarif(report: CertReport) -> dict[str, Any]:
     codes = sorted({f.code for f in report.findings})
     index = {code: i for i, code in enumerate(codes)}
@@ -90,8 +105,9 @@ def build_sarif(report: CertReport) -> dict[str, Any]:
                             "rules": [rule(code) for code in codes]}},
         "results": [_result(report, f, index) for f in report.findings],
         "invocations": [{"executionSuccessful": report.status != "incomplete",
-                         "startTimeUtc": report.started_at, "endTimeUtc": report.finished_at}],
-        "properties": {"status": report.status, "input": report.input},
+                         "startTimeUtc": report.started_at, "endTimeUtc": report.finished_at,
+                         "toolExecutionNotifications": _skipped(report)}],
+        "properties": _verdict(report),
     }
     if report.local_package_dir:
         root = os.path.abspath(report.local_package_dir).replace(os.sep, "/").rstrip("/") + "/"

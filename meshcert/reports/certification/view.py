@@ -15,6 +15,7 @@ from meshcert.core.findings import Finding
 from meshcert.reports import fmt, svg
 from meshcert.reports.certification.coverage import CoverageView, build_coverage_view
 from meshcert.reports.certification.node_defaults import NodeView, build_node_view
+from meshcert.reports.certification.verdict import Verdict, verdict
 from meshcert.reports.common import Fact, Stat
 
 SEVERITY_ORDER = ("error", "warning", "info")
@@ -52,6 +53,7 @@ class Banner:
     pin_text: str
     gate_details: str
     stats: list[Stat]
+    verdict: str  # the sentence every format states (meshcert.reports.certification.verdict)
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,9 @@ class CertView:
     gates: list[GateRow]
     gate_chart: Markup | None
     provenance: list[Fact]
-    counts: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)  # the verdict's: error/warning/info
+    checks_run: int = 0
+    checks_skipped: int = 0
     coverage: CoverageView | None = None  # merged reports: which slice verified which layers
     node: NodeView | None = None  # v2: what a node applies, which mesh-llm loads it
     attestation: list[Fact] | None = None  # --attest-key: what was signed, by whom
@@ -161,15 +165,16 @@ def _ref_lines(report: CertReport) -> tuple[str, str, bool, str]:
     return "local", where, False, "local directory: no Hub commit to pin"
 
 
-def _banner(report: CertReport, counts: dict[str, int]) -> Banner:
+def _banner(report: CertReport, said: Verdict) -> Banner:
     kind, ref_text, pinned, pin_text = _ref_lines(report)
     required = [g for g in report.runtime_gates if g.status != "not_required"]
     runtime = (f"{sum(g.status == 'passed' for g in required)}/{len(required)} passed"
                if required else "not required")
     stats = [
-        Stat("errors", str(counts["error"]), "bad" if counts["error"] else ""),
-        Stat("warnings", str(counts["warning"]), "warn" if counts["warning"] else ""),
-        Stat("notes", str(counts["info"])),
+        Stat("errors", str(said.errors), "bad" if said.errors else ""),
+        Stat("warnings", str(said.warnings), "warn" if said.warnings else ""),
+        Stat("notes", str(said.notes)),
+        Stat("checks", f"{said.checks_run} run, {said.checks_skipped} skipped"),
         Stat("package gate", report.package_gate.status, report.package_gate.status),
         Stat("runtime gates", runtime),
         Stat("layers", "\u2014" if report.layer_count is None else str(report.layer_count)),
@@ -177,7 +182,8 @@ def _banner(report: CertReport, counts: dict[str, int]) -> Banner:
     return Banner(status=report.status, headline=HEADLINES[report.status],
                   subject=report.model_id or report.input, ref_kind=kind, ref_text=ref_text,
                   pinned=pinned, pin_text=pin_text,
-                  gate_details=report.package_gate.details or "", stats=stats)
+                  gate_details=report.package_gate.details or "", stats=stats,
+                  verdict=said.sentence())
 
 
 def _finding_row(f: Finding) -> FindingRow:
@@ -210,7 +216,8 @@ def severity_groups(findings: Sequence[Finding], checks: Sequence[CheckRun]
 def _check_rows(checks: Sequence[CheckRun]) -> list[CheckRow]:
     return [CheckRow(name=c.name, status=c.status, findings=c.findings,
                      codes=", ".join(c.codes),
-                     duration=fmt.number(c.duration_ms, 2 if c.duration_ms < 1 else 1, "ms"),
+                     duration="\u2014" if c.status == "skipped" else  # it did no work
+                     fmt.number(c.duration_ms, 2 if c.duration_ms < 1 else 1, "ms"),
                      details=c.details or "") for c in checks]
 
 
@@ -366,10 +373,11 @@ def _attestation(report: CertReport) -> list[Fact] | None:
 
 
 def build_cert_view(report: CertReport) -> CertView:
-    counts = {s: sum(f.severity == s for f in report.findings) for s in SEVERITY_ORDER}
+    said = verdict(report)
+    counts = {"error": said.errors, "warning": said.warnings, "info": said.notes}
     return CertView(
         title=f"{HEADLINES[report.status]}: {report.model_id or report.input}",
-        banner=_banner(report, counts),
+        banner=_banner(report, said),
         severity_groups=severity_groups(report.findings, report.checks),
         checks=_check_rows(report.checks),
         stage_figures=_stage_figures(report),
@@ -377,6 +385,8 @@ def build_cert_view(report: CertReport) -> CertView:
         gate_chart=_gate_chart(report.runtime_gates),
         provenance=_provenance(report),
         counts=counts,
+        checks_run=said.checks_run,
+        checks_skipped=said.checks_skipped,
         coverage=build_coverage_view(report),
         node=build_node_view(report),
         attestation=_attestation(report),
