@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 from typer.testing import CliRunner
 
-from meshcert.certify.report import CertReport, Gate, RuntimeGate, ToolInfo
+from meshcert.certify.report import CertReport, CheckRun, Gate, RuntimeGate, ToolInfo
 from meshcert.cli import app
 from meshcert.cli.cert_console import (
     Line,
@@ -69,8 +69,27 @@ def sample_report() -> CertReport:
                                 "answered with an error object instead of a choice"),
             RuntimeGate(name="v1_responses", status="not_required"),
         ],
-        findings=findings, tool=ToolInfo(version="0.1.0"),
+        findings=findings, checks=sample_checks(), tool=ToolInfo(version="0.1.0"),
         started_at="2026-01-01T00:00:00.000Z", finished_at="2026-01-01T00:00:01.000Z")
+
+
+def sample_checks() -> list[CheckRun]:
+    """Checks that ran, one not asked for and one not applicable (issue 34)."""
+    return [
+        CheckRun(name="layers", status="failed", findings=1, duration_ms=0.2,
+                 codes=["missing_layer"]),
+        CheckRun(name="artifact_files", status="failed", findings=1, duration_ms=812.0,
+                 codes=["artifact_sha256_mismatch"]),
+        CheckRun(name="manifest_fields", status="warning", findings=2, duration_ms=0.1,
+                 codes=["missing_created_at", "unknown_manifest_field"]),
+        CheckRun(name="undeclared_artifacts", status="warning", findings=1, duration_ms=0.1,
+                 codes=["undeclared_artifact"]),
+        CheckRun(name="hub_metadata", status="skipped", findings=0, duration_ms=0.0,
+                 details="not applicable: a local directory has no Hub metadata (runs on "
+                 "hf:// packages)"),
+        CheckRun(name="source_parity", status="skipped", findings=0, duration_ms=0.0,
+                 details="not asked for: runs with --source SOURCE.gguf"),
+    ]
 
 
 def has_colour(text: str) -> bool:
@@ -99,8 +118,9 @@ def test_snapshot(width: int) -> None:
 @pytest.mark.parametrize("width", [80, 120])
 def test_every_line_fits_the_width(width: int) -> None:
     lines = rendered(width).splitlines()
-    # mesh-llm's lines are printed exactly, never wrapped; everything else fits
-    assert all(len(line) <= width for line in lines[len(MESH_LLM_LABELS):])
+    # mesh-llm's lines are printed exactly, never wrapped, and so is the verdict (the last
+    # line, grepped whole); everything between fits
+    assert all(len(line) <= width for line in lines[len(MESH_LLM_LABELS):-1])
 
 
 def test_mesh_llm_lines_come_first_in_its_order_and_spelling() -> None:
@@ -117,7 +137,16 @@ def test_findings_are_grouped_by_severity_with_counts_last() -> None:
     heads = [i for i, line in enumerate(lines) if line.split("  ")[0] in order]
     severities = [lines[i].split("  ")[0] for i in heads]
     assert severities == sorted(severities, key=order.index)
-    assert lines[-1] == "2 errors, 2 warnings, 1 note; package gate failed"
+    assert lines[-1] == ("certification failed: 2 errors, 2 warnings, 1 note; 4 checks run, "
+                         "2 skipped; package gate failed; runtime gate v1_chat_completions "
+                         "failed")
+
+
+def test_skipped_checks_are_listed_with_the_flag_that_runs_them() -> None:
+    lines = rendered(80).splitlines()
+    start = lines.index("skipped checks (2)")
+    assert lines[start + 1:start + 3] == ["    not asked for: source_parity (--source SOURCE.gguf)",
+                                          "    not applicable: hub_metadata"]
 
 
 def test_a_block_puts_message_and_remediation_below_the_head() -> None:
