@@ -1,0 +1,193 @@
+"""One result, one verdict (issue 34): the console's last line, cert.json, the HTML page, the
+Markdown summary, JUnit, SARIF and the exit status state the same status, the same counts and
+the same skipped checks, for a result whose runtime gates failed (one required, one
+warning-level), a package-only result with skipped checks, one whose trust policy failed it,
+and an incomplete one.
+
+The counts are derived here from cert.json alone: its findings by severity, a failed
+warning-level runtime gate counted as a warning, its checks run and skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from meshcert.attest.policy_check import trust_gate
+from meshcert.attest.trust import TrustPolicy
+from meshcert.certify.checks import Check, all_checks
+from meshcert.certify.engine import build_report, utc_now
+from meshcert.certify.report import CertReport
+from meshcert.certify.service import CertRequest, RuntimeRequest, certify_package
+from meshcert.certify.sources.local import load_local_package
+from meshcert.certify.view import CertOptions
+from meshcert.cli.cert_console import plain_text, render_lines
+from meshcert.cli.exit_codes import EXIT_CODES
+from meshcert.reports.certification.junit import render_cert_junit
+from meshcert.reports.certification.sarif import build_sarif
+from meshcert.reports.html import render_cert_html
+from meshcert.reports.markdown import render_cert_markdown
+from tests.conftest import PackageFactory, certify_dir
+from tests.reports.dom import parse
+from tests.support.fake_openai import FakeOpenAI
+
+VERDICT = re.compile(r"^certification (passed|failed|incomplete): (\d+) errors?, (\d+) "
+                     r"warnings?, (\d+) notes?; (\d+) checks? run, (\d+) skipped; (.+)$")
+
+
+@dataclass(frozen=True)
+class Said:
+    """What one format says: status, errors, warnings, notes, checks run, skipped, gates."""
+
+    status: str
+    counts: tuple[int, int, int, int, int]
+    gates: str
+
+    @classmethod
+    def of(cls, sentence: str) -> Said:
+        match = VERDICT.match(sentence)
+        assert match, sentence
+        numbers = tuple(int(n) for n in match.groups()[1:6])
+        return cls(match[1], numbers, match[7])  # type: ignore[arg-type]
+
+
+def from_json(text: str) -> tuple[str, tuple[int, int, int, int, int], set[str]]:
+    data = json.loads(text)
+    severities = [f["severity"] for f in data["findings"]]
+    failed_warning_gates = sum(g["severity"] == "warning" and g["status"] == "failed"
+                               for g in data["runtime_gates"])
+    skipped = {c["name"] for c in data["checks"] if c["status"] == "skipped"}
+    assert all(c["details"] for c in data["checks"] if c["status"] == "skipped")
+    counts = (severities.count("error"), severities.count("warning") + failed_warning_gates,
+              severities.count("info"), len(data["checks"]) - len(skipped), len(skipped))
+    return data["status"], counts, skipped
+
+
+def console_says(report: CertReport) -> tuple[Said, str]:
+    lines = plain_text(render_lines(report, "cert.json", 100)).splitlines()
+    return Said.of(lines[-1]), lines[0]
+
+
+def html_says(report: CertReport) -> tuple[Said, str, set[str]]:
+    root = parse(render_cert_html(report))
+    banner = root.find("header", cls="banner")
+    line = root.find("p", cls="verdict-line").text()
+    skipped = {row.attrs["data-check"] or "" for row in root.find_all("tr")
+               if row.attrs.get("data-check") and "badge-skipped" in {
+                   c for n in row.find_all("span") for c in n.classes}}
+    return Said.of(line), banner.attrs["data-status"] or "", skipped
+
+
+def markdown_says(report: CertReport) -> tuple[Said, set[str]]:
+    text = render_cert_markdown(report)
+    line = next(x for x in text.splitlines() if x.startswith("**Verdict:** "))
+    plain = line.removeprefix("**Verdict:** ").replace("\\", "")
+    skipped = re.findall(r"^\| <code>([\w\\]+)</code> \| \u2796 skipped \|", text, re.M)
+    return Said.of(plain), {name.replace("\\", "") for name in skipped}
+
+
+def junit_says(report: CertReport) -> tuple[Said, ET.Element, set[str]]:
+    root = ET.fromstring(render_cert_junit(report))
+    props = {p.get("name"): p.get("value") for p in root.iter("property")}
+    said = Said.of(props["verdict"] or "")
+    numbers = tuple(int(props[k] or -1) for k in ("errors", "warnings", "notes", "checks_run",
+                                                  "checks_skipped"))
+    assert numbers == said.counts
+    skipped = {c.get("name") or "" for c in root.iter("testcase")
+               if c.get("classname") == "meshcert.certify.checks"
+               and c.find("skipped") is not None}
+    return said, root, skipped
+
+
+def sarif_says(report: CertReport) -> tuple[Said, bool, set[str]]:
+    run = build_sarif(report)["runs"][0]
+    props = run["properties"]
+    said = Said.of(props["verdict"])
+    assert (props["errors"], props["warnings"], props["notes"], props["checks_run"],
+            props["checks_skipped"]) == said.counts
+    assert props["status"] == said.status
+    notes = run["invocations"][0]["toolExecutionNotifications"]
+    return said, run["invocations"][0]["executionSuccessful"], {
+        n["descriptor"]["id"] for n in notes}
+
+
+def assert_one_verdict(report: CertReport) -> Said:
+    status, counts, skipped = from_json(report.to_json())
+    console, first_line = console_says(report)
+    html, html_status, html_skipped = html_says(report)
+    markdown, md_skipped = markdown_says(report)
+    junit, junit_root, junit_skipped = junit_says(report)
+    sarif, execution_successful, sarif_skipped = sarif_says(report)
+    assert console == html == markdown == junit == sarif
+    assert (console.status, console.counts) == (status, counts)
+    assert first_line == f"Skippy package certification: {status}"  # mesh-llm's, kept
+    assert html_status == status
+    assert skipped == html_skipped == md_skipped == junit_skipped == sarif_skipped
+    # JUnit's outcomes and SARIF's success agree with the status, and so does the exit status
+    failures, errors = int(junit_root.get("failures", "-1")), int(junit_root.get("errors", "-1"))
+    assert (failures > 0) == (status == "failed")
+    assert (status == "incomplete") <= (errors > 0)
+    assert execution_successful == (status != "incomplete")
+    assert EXIT_CODES[status] == {"passed": 0, "failed": 1, "incomplete": 3}[status]
+    return console
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI(faults=["responses_404", "nondeterministic"]).start()
+    yield server
+    server.stop()
+
+
+def test_a_failed_runtime_gate_is_named_and_a_failed_warning_gate_counted(
+        packages: PackageFactory, fake: FakeOpenAI) -> None:
+    info = packages.build("llama")
+    report = certify_package(CertRequest(model=str(info.root), runtime=RuntimeRequest(
+        api_base=fake.base_url, model_id=fake.model_id, timeout_s=5)))
+    assert report.package_gate.status == "passed" and report.status == "failed"
+    failed_warning = [g for g in report.runtime_gates
+                      if g.severity == "warning" and g.status == "failed"]
+    assert failed_warning  # the nondeterministic answers
+    said = assert_one_verdict(report)
+    assert said.counts[1] == sum(f.severity == "warning" for f in report.findings) \
+        + len(failed_warning)
+    assert "package gate passed" in said.gates
+    assert "runtime gate v1_responses failed" in said.gates.split("; ")
+    assert f"runtime gate {failed_warning[0].name} (warning) failed" in said.gates
+
+
+def test_a_package_only_run_says_what_it_skipped(packages: PackageFactory) -> None:
+    report = certify_dir(packages.build("llama").root)
+    said = assert_one_verdict(report)
+    assert said.status == "passed" and said.counts[4] > 0
+    assert said.gates == "package gate passed"
+
+
+def test_a_trust_policy_that_fails_the_package_is_named(packages: PackageFactory) -> None:
+    """--trust in mode enforce, and the package has no attestation."""
+    info = packages.build("llama")
+    report = certify_package(CertRequest(
+        model=str(info.root), extra_findings=trust_gate(TrustPolicy(mode="enforce"))))
+    said = assert_one_verdict(report)
+    assert said.status == "failed"
+    assert said.gates == "package gate failed; attestation policy failed"
+
+
+def _boom(view: object) -> list[object]:
+    raise RuntimeError("deliberate")  # a crash no real check can be made to have
+
+
+def test_an_incomplete_run_says_incomplete_everywhere(packages: PackageFactory,
+                                                      tmp_path: Path) -> None:
+    info = packages.build("llama")
+    view = load_local_package(str(info.root), display_ref="x", options=CertOptions())
+    report = build_report(view, input_text="x", started_at=utc_now(),
+                          checks=[*all_checks(), Check("exploding", frozenset(), _boom, 999)])
+    said = assert_one_verdict(report)
+    assert said.status == "incomplete" and said.gates == "package gate incomplete"
