@@ -5,7 +5,9 @@ loading the package, outside any group), the package gate and each runtime gate.
 failed -> <failure> listing the findings; incomplete / crashed check -> <error>;
 not_required / skipped -> <skipped/>. Warnings (a check with only warning findings, a failed
 warning-level runtime gate) do not change the certification status, so they pass here too and
-are listed in <system-out>: the JUnit result agrees with the exit status.
+are listed in <system-out>: the JUnit result agrees with the exit status. The checks suite's
+properties carry the verdict sentence and its counts, as every other format states them
+(meshcert.reports.certification.verdict).
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ located at its artifact path (relative to the package directory, `uriBaseId` PAC
 the report has one); the layer index and the check group ride in `properties`. A finding with
 no path is located at the input (the package's manifest, or the ref / file given). The run's
 invocation says whether meshcert could check everything (`executionSuccessful` is false for an
-incomplete report), and `properties.status` carries the verdict.
+incomplete report), `properties` carry the status, the verdict sentence and its counts
+(meshcert.reports.certification.verdict), and each skipped check is a note in the invocation's
+`toolExecutionNotifications`, with why it did no work.
 """
 
 from __future__ import annotations
