@@ -177,6 +177,9 @@ def test_a_trust_policy_that_fails_the_package_is_named(packages: PackageFactory
     said = assert_one_verdict(report)
     assert said.status == "failed"
     assert said.gates == "package gate failed; attestation policy failed"
+    case = next(c for c in ET.fromstring(render_cert_junit(report)).iter("testcase")
+                if c.get("name") == "attestation_policy")  # its findings are not lost
+    assert case.find("failure") is not None
 
 
 def _boom(view: object) -> list[object]:

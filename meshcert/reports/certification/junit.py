@@ -63,8 +63,10 @@ def _check_case(run: CheckRun, mine: list[Finding]) -> Case:
     return case
 
 
-def _source_case(mine: list[Finding]) -> Case:
-    case = Case(name=SOURCE_CASE, classname="meshcert.certify.checks")
+def _source_case(mine: list[Finding], name: str = SOURCE_CASE) -> Case:
+    """Findings outside any check that ran: raised while loading the package, or added by
+    the trust policy (`attestation_policy`)."""
+    case = Case(name=name, classname="meshcert.certify.checks")
     unsure = [f for f in mine if f.code in INCOMPLETE_CODES]
     errors = [f for f in mine if f.severity == "error" and f.code not in INCOMPLETE_CODES]
     if errors:
@@ -119,6 +121,9 @@ def cert_suites(report: CertReport) -> list[Suite]:
     if NO_CHECK in by_check:
         checks.cases.append(_source_case(by_check[NO_CHECK]))
     checks.cases += [_check_case(run, by_check.get(run.name, [])) for run in report.checks]
+    ran = {run.name for run in report.checks} | {NO_CHECK}
+    checks.cases += [_source_case(mine, name) for name, mine in by_check.items()
+                     if name not in ran]
     gates = Suite("meshcert.certification.gates", junit_timestamp(report.started_at))
     gates.cases.append(_gate_case(report.package_gate, "meshcert.certify.gates",
                                   report.findings))

@@ -206,11 +206,22 @@ def severity_groups(findings: Sequence[Finding], checks: Sequence[CheckRun]
                        key=lambda n: (n != NO_CHECK, order.get(n, len(order)), n))
         groups.append(SeverityGroup(
             severity=severity, title=SEVERITY_TITLES[severity], count=len(mine),
-            checks=[CheckGroup(name=name, status=status.get(name, "source"),
+            checks=[CheckGroup(name=name, status=status.get(name) or _group_status(
+                                   name, [f for f in findings if f.check == name]),
                                findings=[_finding_row(f) for f in mine
                                          if (f.check or NO_CHECK) == name])
                     for name in names]))
     return groups
+
+
+def _group_status(name: str, mine: Sequence[Finding]) -> str:
+    """Findings of no check that ran: raised while loading (`source`), or the trust policy's
+    (its status from their severities, as the verdict states it)."""
+    if name == NO_CHECK:
+        return "source"
+    if any(f.severity == "error" for f in mine):
+        return "failed"
+    return "warning" if any(f.severity == "warning" for f in mine) else "passed"
 
 
 def _check_rows(checks: Sequence[CheckRun]) -> list[CheckRow]:
