@@ -306,8 +306,10 @@ def _checks(slices: Sequence[Slice], own: list[Finding]) -> list[CheckRun]:
                 merged[run.name] = run
                 continue
             status: CheckStatus = max(prev.status, run.status, key=lambda x: _CHECK_RANK[x])
+            worst = run if _CHECK_RANK[run.status] > _CHECK_RANK[prev.status] else prev
             merged[run.name] = prev.model_copy(update={
-                "status": status, "findings": max(prev.findings, run.findings),
+                "status": status, "details": worst.details,  # a skip's reason only if skipped
+                "findings": max(prev.findings, run.findings),
                 "duration_ms": round(prev.duration_ms + run.duration_ms, 3),
                 "codes": sorted(set(prev.codes) | set(run.codes))})
     codes = sorted({f.code for f in own})
