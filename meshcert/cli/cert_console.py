@@ -144,11 +144,11 @@ def _wrap_items(first: str, items: list[str], width: int) -> list[str]:
     out, line = [], first
     for i, item in enumerate(items):
         piece = item + ("," if i < len(items) - 1 else "")
-        if line.strip() and len(line) + 1 + len(piece) > width and line != first:
+        if line != first and len(line) + 1 + len(piece) > width:
             out.append(line)
             line = INDENT * 2 + piece
         else:
-            line = f"{line} {piece}" if line.strip() else line + piece
+            line = f"{line} {piece}"
     return [*out, line]
 
 
