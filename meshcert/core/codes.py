@@ -306,6 +306,13 @@ CODES |= _rows("speculative", W, {
 CODES |= _rows("readme", W, {
     "readme_missing": "Add a README.md model card to the package.",
     "readme_missing_field": "Add the named item to the model card.",
+    "readme_contradicts_manifest": "The model card states a fact (model or package id, layer "
+    "count, generation defaults) otherwise than model-package.json, which is what nodes load: "
+    "write the card again from the manifest (`meshcert package write` and `package publish` "
+    "do), or correct the stated value.",
+    "readme_not_utf8": "The model card is not UTF-8 text, so neither the Hub nor meshcert can "
+    "read its facts: save README.md as UTF-8 (or write it again with `meshcert package "
+    "write`/`package publish`).",
 })
 
 # --- Package v2 (package-v2.md; mesh-llm's own v2 code names) -------------------------------
