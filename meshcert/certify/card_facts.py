@@ -271,9 +271,9 @@ def contradictions(manifest: dict[str, Any], card: str) -> list[Contradiction]:
                             (DEFAULT_PROFILE, default_profile(manifest))):
         for value in each(label):
             token = None if _unstated(value) else _first_token(value)
-            if expected is None and token is not None and not _says_none(value):
-                out.append(Contradiction(label, value, NONE_DECLARED if label == DEFAULT_PROFILE
-                                         else "none"))
+            if expected is None and label == DEFAULT_PROFILE and token is not None \
+                    and not _says_none(value):
+                out.append(Contradiction(label, value, NONE_DECLARED))
             elif expected is not None and token is not None and token != expected:
                 out.append(Contradiction(label, value, expected))
     layers = manifest.get("layer_count")

@@ -135,3 +135,24 @@ def test_the_real_smollm2_card_states_its_manifest(tmp_path: Path) -> None:
     assert "| **Activation width** | 576 |" in card
     report = certify_dir(tmp_path / "pkg")
     assert [f.code for f in report.findings if f.code.startswith("readme")] == []
+
+
+def test_the_readme_check_flags_a_card_that_hides_the_profiles(tmp_path: Path) -> None:
+    """The card meshcert used to write for this manifest: "Generation defaults: none declared"
+    and no profile named. The check now says both."""
+    given = inputs(tmp_path / "inputs")
+    write_split(tiny_source(tmp_path), tmp_path / "pkg", source_repo=REPO, source_revision=REV,
+                generation_defaults=str(given["defaults.json"]),
+                publisher_metadata=[str(given["config.json"])])
+    path = tmp_path / "pkg" / "README.md"
+    card = path.read_text(encoding="utf-8")
+    start, end = card.index("## Generation Defaults"), card.index("## Publisher Files")
+    path.write_text(card[:start] + "- Generation defaults: none declared\n\n" + card[end:],
+                    encoding="utf-8")
+    assert sorted(_readme_findings(tmp_path / "pkg")) == [
+        "readme_contradicts_manifest: README.md says generation defaults 'none declared'; "
+        "model-package.json says 'compute dtype bf16; request profiles direct, recommended'",
+        "readme_missing_field: README.md does not mention the generation defaults: request "
+        "profile 'direct'",
+        "readme_missing_field: README.md does not mention the generation defaults: request "
+        "profile 'recommended'"]
