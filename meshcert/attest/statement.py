@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from meshcert.core.version import MESH_LLM_VERSION
+
 if TYPE_CHECKING:
     from meshcert.certify.report import CertReport
 
@@ -23,8 +25,8 @@ MANIFEST_NAME = "model-package.json"
 PACKAGE_LEVEL = "MESHCERT_PACKAGE_CERTIFIED_V1"
 SOURCE_LEVEL = "MESHCERT_SOURCE_VERIFIED_V1"
 PARITY_LEVEL = "MESHCERT_PARITY_V1"
-# The mesh-llm release whose package rules meshcert's checks apply (certify/checks cite it).
-MESH_LLM_RULES = "0.76.2"
+# The mesh-llm release whose package rules meshcert's checks apply (one constant, in the core)
+MESH_LLM_RULES = MESH_LLM_VERSION
 
 
 class StatementError(ValueError):

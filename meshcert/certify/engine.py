@@ -11,6 +11,7 @@ from meshcert.certify.checks import Check, all_checks
 from meshcert.certify.manifest_model import is_int, layer_count
 from meshcert.certify.mesh_llm_support import mesh_llm_support
 from meshcert.certify.node_defaults import node_defaults
+from meshcert.certify.recorded_source import source_model
 from meshcert.certify.report import (
     ATTESTATION_POLICY,
     SCHEMA_VERSION,
@@ -42,9 +43,9 @@ def utc_now() -> str:
 
 
 def tool_info() -> ToolInfo:
-    from meshcert.core.version import __version__
+    from meshcert.core.version import MESH_LLM_VERSION, __version__
 
-    return ToolInfo(name="meshcert", version=__version__)
+    return ToolInfo(name="meshcert", version=__version__, mesh_llm_version=MESH_LLM_VERSION)
 
 
 def run_checks(view: PackageView, checks: list[Check] | None = None
@@ -249,6 +250,7 @@ def build_report(
         package_format=view.package_format, package_id=_package_id(view),
         scope=_scope(view), digests=_digests(view), hub_digests=_hub_digests(view),
         node_defaults=node_defaults(view.manifest), mesh_llm=mesh_llm_support(view),
+        source_model=source_model(view),
         declared_artifacts=list(dict.fromkeys(
             e.path for e in view.artifacts() if isinstance(e.path, str))),
     )

@@ -93,9 +93,21 @@ class RefInfo(_Model):
     pinned: bool
 
 
+class SourceModel(_Model):
+    """The model the package was split from, as its manifest records it (`source_model`)."""
+
+    repo: str | None = Field(default=None, description="source_model.repo (the Hub repo).")
+    revision: str | None = Field(default=None, description="source_model.revision.")
+    file: str | None = Field(default=None, description="The source GGUF's file name: "
+                             "primary_file, else the base name of files[0].path or path.")
+
+
 class ToolInfo(_Model):
     name: str = "meshcert"
     version: str
+    mesh_llm_version: str | None = Field(
+        default=None, description="The mesh-llm release whose package rules this meshcert "
+        "implements (null in reports written before meshcert stated it).")
 
 
 class TransferStats(_Model):
@@ -210,7 +222,9 @@ class CertReport(_Model):
     local_package_dir: str | None = None
     model_id: str | None = None
     manifest_sha256: str | None = None
-    source_model_path: str | None = None
+    source_model_path: str | None = Field(
+        default=None, description="As mesh-llm fills it: v1 the manifest's source_model.path, "
+        "v2 the package's carrier (not the source: see source_model).")
     source_model_sha256: str | None = None
     source_model_bytes: int | None = None
     layer_count: int | None = None
@@ -256,6 +270,9 @@ class CertReport(_Model):
     node_defaults: NodeDefaults | None = Field(
         default=None, description="v2: the KV-cache type and request profiles a mesh-llm node "
         "applies from the package.")
+    source_model: SourceModel | None = Field(
+        default=None, description="The real source model the manifest records (repo, "
+        "revision, file); null when the manifest names none.")
     mesh_llm: MeshLlmSupport | None = Field(
         default=None, description="v2: the oldest mesh-llm release that loads the package and "
         "whether its architecture may be served split.")

@@ -76,6 +76,7 @@ class PackageView:
     # the source while it read the headers; a fragment missing here was not hashed at all
     tensor_digests: dict[str, FragmentDigests] = field(default_factory=dict)
     readme_text: str | None = None
+    readme_raw: bytes | None = None  # README.md's bytes as read (capped), to decode strictly
     verification: VerificationMode | None = None
     options: CertOptions = field(default_factory=CertOptions)
     source_findings: list[Finding] = field(default_factory=list)  # ref/hub problems

@@ -14,15 +14,41 @@ Severity = Literal["error", "warning", "info"]
 
 
 @dataclass(frozen=True)
+class Raised:
+    """A code emitted at another severity than its default: where, and what to do then."""
+
+    severity: Severity
+    where: str
+    remediation: str
+
+
+@dataclass(frozen=True)
 class CodeEntry:
+    """A code's default severity and remediation. `raised`: the remediation when a check emits
+    the code at another severity (a code shared by a format that ignores a problem and one that
+    refuses it: the refusal must say what to do, not that nothing is)."""
+
     code: str
     severity: Severity
     group: str
     remediation: str
+    raised: tuple[Raised, ...] = ()
+
+    def remediation_for(self, severity: Severity) -> str:
+        """The remediation that fits a finding of this code at `severity`."""
+        return next((r.remediation for r in self.raised if r.severity == severity),
+                    self.remediation)
 
 
 def _rows(group: str, severity: Severity, rows: dict[str, str]) -> dict[str, CodeEntry]:
     return {code: CodeEntry(code, severity, group, text) for code, text in rows.items()}
+
+
+def _raise(code: str, severity: Severity, where: str, remediation: str) -> None:
+    """Give `code` its own remediation for the findings checks emit at `severity` (`where`)."""
+    row = CODES[code]
+    CODES[code] = CodeEntry(row.code, row.severity, row.group, row.remediation,
+                            (*row.raised, Raised(severity, where, remediation)))
 
 
 E: Severity = "error"
@@ -84,6 +110,12 @@ CODES |= _rows("manifest", I, {
     "consumers that do not know it.",
     "skippy_abi_not_checked": "Pass --runtime-abi X.Y.Z to check the ABI against a runtime.",
 })
+# v2 objects refuse unknown keys (serde deny_unknown_fields): there the same code is an error
+_raise("unknown_manifest_field", E, "in a v2 manifest",
+       "A v2 manifest refuses unknown fields: mesh-llm cannot parse this one. Remove the "
+       "field (re-write the package with a writer that does not emit it), or, when a newer "
+       "mesh-llm release defines it, upgrade meshcert and the nodes' mesh-llm to a release "
+       "that knows it.")
 
 # --- Layers --------------------------------------------------------------------------------
 CODES |= _rows("layers", E, {
@@ -274,6 +306,13 @@ CODES |= _rows("speculative", W, {
 CODES |= _rows("readme", W, {
     "readme_missing": "Add a README.md model card to the package.",
     "readme_missing_field": "Add the named item to the model card.",
+    "readme_contradicts_manifest": "The model card states a fact (model or package id, layer "
+    "count, generation defaults) otherwise than model-package.json, which is what nodes load: "
+    "write the card again from the manifest (`meshcert package write` and `package publish` "
+    "do), or correct the stated value.",
+    "readme_not_utf8": "The model card is not UTF-8 text, so neither the Hub nor meshcert can "
+    "read its facts: save README.md as UTF-8 (or write it again with `meshcert package "
+    "write`/`package publish`).",
 })
 
 # --- Package v2 (package-v2.md; mesh-llm's own v2 code names) -------------------------------
@@ -332,8 +371,9 @@ CODES |= _rows("package_v2", E, {
 })
 CODES |= _rows("package_v2", W, {
     "native_abi_differs": "A v2 native_abi_version is the producer's ABI, provenance only "
-    "(mesh-llm #1959): the runtime checks its own ABI at load. Nothing to fix unless the "
-    "runtime refuses the package at load; then re-write it with that runtime's writer.",
+    "(mesh-llm #1959): the runtime checks its own ABI at load. Load the package once on the "
+    "mesh-llm release you serve it with (`mesh-llm models certify <ref> --api-base URL`); if "
+    "that runtime refuses it, re-write the package with that runtime's writer.",
     "mesh_certify_would_fail": "The package is valid, but mesh-llm's certifier refuses it (known "
     "mesh-llm gap); certify with meshcert or re-write with shared/common.gguf and sorted "
     "sidecars until mesh-llm is fixed.",
@@ -552,6 +592,18 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _severities(row: CodeEntry) -> str:
+    raised = ", ".join(f"{r.severity} {r.where}" for r in row.raised)
+    return f"{row.severity} ({raised})" if raised else row.severity
+
+
+def _remediations(row: CodeEntry) -> str:
+    text = _cell(row.remediation)
+    for r in row.raised:
+        text += f"<br>**As {r.severity} ({r.where}):** {_cell(r.remediation)}"
+    return text
+
+
 def codes_markdown() -> str:
     """docs/finding-codes.md: every code, grouped, with its severity and remediation
     (`python -m meshcert.core.codes > docs/finding-codes.md`; a test fails when it drifts)."""
@@ -564,7 +616,7 @@ def codes_markdown() -> str:
         groups.setdefault(row.group, []).append(row)
     for group, rows in groups.items():
         lines += [f"## {group}", "", "| code | severity | remediation |", "| --- | --- | --- |"]
-        lines += [f"| `{r.code}` | {r.severity} | {_cell(r.remediation)} |"
+        lines += [f"| `{r.code}` | {_severities(r)} | {_remediations(r)} |"
                   for r in sorted(rows, key=lambda r: r.code)]
         lines.append("")
     return "\n".join(lines)

@@ -30,13 +30,15 @@ def finding(
     layer_index: int | None = None,
     severity: Severity | None = None,
 ) -> Finding:
-    """Build a finding whose severity and remediation come from the catalog."""
+    """Build a finding whose severity and remediation come from the catalog (a `severity`
+    other than the code's default takes the remediation the catalog gives for it)."""
     row = entry(code)
+    emitted = severity or row.severity
     return Finding(
         code=code,
-        severity=severity or row.severity,
+        severity=emitted,
         message=message,
         path=path,
         layer_index=layer_index,
-        remediation=row.remediation,
+        remediation=row.remediation_for(emitted),
     )

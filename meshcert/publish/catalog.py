@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from meshcert.catalog.errors import CatalogError
-from meshcert.publish.card import source_file, total_bytes
+from meshcert.certify.card_facts import source_file, total_bytes
 
 SPLIT_SUFFIX = re.compile(r"-\d{5}-of-\d{5}$")
 

@@ -12,7 +12,7 @@ commits
    without re-uploading; 429/5xx/dropped connections are retried with backoff (Retry-After
    honoured). A manifest already on the target that differs from this one is deleted by the first
    commit that changes an artifact, and the new `model-package.json` comes in the LAST commit,
-   with the model card (meshcert.publish.card) and the removal of stale GGUF files: no commit shows
+   with the model card (meshcert.splitter.card) and the removal of stale GGUF files: no commit shows
    a
    manifest whose artifacts are not all there.
 3. Certify `hf://target@<commit>` package-only.
@@ -40,7 +40,6 @@ from meshcert.core.hub.errors import RETRYABLE_STATUS, HubError
 from meshcert.core.hub.settings import HubSettings
 from meshcert.publish import catalog as catalog_entry
 from meshcert.publish.attestation import commit_attestation
-from meshcert.publish.card import render_card
 from meshcert.publish.hub_writer import Addition, HubWriter, StopRetrying, xet_refusal
 from meshcert.publish.plan import (
     MANIFEST,
@@ -61,6 +60,7 @@ from meshcert.publish.request import (
     PublishResult,
     PublishStatus,
 )
+from meshcert.splitter.card import render_card
 
 if TYPE_CHECKING:
     pass

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 from meshcert.core.hub.errors import HubError
 from meshcert.core.hub.settings import HubSettings
 from meshcert.publish.attestation import commit_attestation
-from meshcert.publish.card import render_card
 from meshcert.publish.hub_writer import HubWriter
 from meshcert.publish.request import Progress, PublishRequest, PublishResult
 from meshcert.publish.service import (
@@ -39,6 +38,7 @@ from meshcert.publish.service import (
     refusal_of_target,
 )
 from meshcert.publish.streaming import StreamingPublisher, UploadStopped, streaming_disk_bytes
+from meshcert.splitter.card import render_card
 
 if TYPE_CHECKING:
     from meshcert.certify.report import CertReport

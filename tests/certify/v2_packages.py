@@ -154,12 +154,9 @@ def add_publisher_files(pkg: SplitPackage, files: dict[str, bytes], *,
     """Add publisher files the way mesh-llm's writer does: `metadata/<basename>` artifacts after
     the payload, `publisher_metadata[]` in the given (CLI) order, bound to the source's repo
     and a pinned revision; `defaults` as publisher_defaults (None: none), `generation` as the
-    manifest's generation (None: unchanged); then re-identified, and the README's revision and
-    manifest checksum lines follow."""
+    manifest's generation (None: unchanged); then re-identified, and the README written again
+    from the new manifest."""
     from meshcert.certify.formats.publisher import BY_BASENAME
-
-    old_raw = (pkg.root / MANIFEST).read_bytes()
-    old_revision = json.loads(old_raw)["source_model"].get("revision")
 
     (pkg.root / "metadata").mkdir(exist_ok=True)
     for basename, data in files.items():
@@ -183,9 +180,9 @@ def add_publisher_files(pkg: SplitPackage, files: dict[str, bytes], *,
 
     edit_manifest(pkg, edit)
     card = pkg.root / "README.md"
-    if card.exists():
-        text = card.read_text(encoding="utf-8").replace(
-            hashlib.sha256(old_raw).hexdigest(),
-            hashlib.sha256((pkg.root / MANIFEST).read_bytes()).hexdigest())
-        card.write_text(text.replace(f"at revision {old_revision}", f"at revision {revision}"),
+    if card.exists():  # a writer writes its card from the manifest it wrote
+        from meshcert.splitter.card import render_card
+
+        raw = (pkg.root / MANIFEST).read_bytes()
+        card.write_text(render_card(pkg.manifest, hashlib.sha256(raw).hexdigest()),
                         encoding="utf-8")

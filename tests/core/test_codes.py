@@ -199,3 +199,34 @@ def test_the_report_schema_lists_every_catalogued_code() -> None:
     schema = cert_json_schema()
     finding = schema["$defs"]["Finding"]  # type: ignore[index]
     assert finding["properties"]["code"]["enum"] == sorted(CODES)
+
+
+# Words that tell a reader there is nothing to do: wrong for a finding that fails a package or
+# asks for attention.
+NOTHING_TO_DO = ("nothing to do", "nothing to fix", "no action", "safe to ignore",
+                 "can be ignored")
+
+
+def _remediations_at(code: str) -> list[tuple[str, str]]:
+    row = CODES[code]
+    return [(row.severity, row.remediation)] + [(r.severity, r.remediation) for r in row.raised]
+
+
+@pytest.mark.parametrize("code", sorted(CODES))
+def test_no_error_or_warning_says_there_is_nothing_to_do(code: str) -> None:
+    for severity, remediation in _remediations_at(code):
+        if severity in ("error", "warning"):
+            said = [w for w in NOTHING_TO_DO if w in remediation.lower()]
+            assert said == [], f"{code} ({severity}): {remediation}"
+
+
+def test_a_raised_code_takes_the_remediation_written_for_its_severity() -> None:
+    from meshcert.core.findings import finding
+
+    v1 = finding("unknown_manifest_field", "unknown top-level field 'x' (ignored)")
+    v2 = finding("unknown_manifest_field", "unknown field 'x': v2 objects reject unknown keys",
+                 severity="error")
+    assert v1.severity == "info" and v1.remediation.startswith("Nothing to do")
+    assert v2.severity == "error"
+    assert "Remove the field" in v2.remediation and "upgrade" in v2.remediation
+    assert "nothing to do" not in v2.remediation.lower()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.publish.card import artifacts
+from meshcert.certify.card_facts import artifacts
 from meshcert.publish.request import PublishRequest, PublishResult
 from meshcert.publish.service import publish_package
 from meshcert.testing import PackageInfo, llama_spec, write_package

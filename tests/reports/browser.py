@@ -39,8 +39,10 @@ def _run(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess[
     return result
 
 
-def dump_dom(binary: str, page: Path, profile: Path) -> str:
-    return _run(binary, profile, "--dump-dom", page.resolve().as_uri()).stdout
+def dump_dom(binary: str, page: Path, profile: Path,
+             size: tuple[int, int] | None = None) -> str:
+    window = [f"--window-size={size[0]},{size[1]}"] if size is not None else []
+    return _run(binary, profile, *window, "--dump-dom", page.resolve().as_uri()).stdout
 
 
 def screenshot(binary: str, page: Path, png: Path, profile: Path,

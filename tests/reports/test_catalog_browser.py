@@ -44,3 +44,23 @@ def test_a_row_links_to_the_package_report(catalog_out: CatalogOut, tmp_path: Pa
     verdict = target.find("header", id="verdict")
     assert verdict.find(cls="verdict-text").text() == "PASSED"
     assert "hf://ns/good-v1@" in verdict.text()
+
+
+# Added to a copy of the page only (the report itself carries no script): how far the packages
+# table reaches past its box, in CSS pixels, written where --dump-dom shows it.
+MEASURE = ("<script>const w = document.querySelector('.table-wrap');"
+           "document.body.dataset.overflow = String(w.scrollWidth - w.clientWidth);</script>")
+
+
+def test_the_packages_table_fits_a_1280_px_window(catalog_out: CatalogOut,
+                                                  tmp_path: Path) -> None:
+    """The codes column wraps (after underscores) instead of pushing the mesh-llm, report and
+    attested columns out of a 1280 px window."""
+    binary = chromium_or_skip()
+    html = (catalog_out.out_dir / CATALOG_HTML).read_text(encoding="utf-8")
+    assert "catalog_<wbr>package_<wbr>duplicate" in html
+    measured = tmp_path / "measured.html"
+    measured.write_text(html.replace("</body>", MEASURE + "</body>"), encoding="utf-8")
+    body = parse(dump_dom(binary, measured, tmp_path / "profile", size=(1280, 900))).find(
+        "body")
+    assert body.attrs["data-overflow"] == "0"

@@ -101,3 +101,45 @@ def test_what_changed_since_a_previous_report_is_shown(catalog_out: CatalogOut) 
     page = parse(render_catalog_html(report))
     since = page.find("section", id="since")
     assert "before/catalog.json" in since.text() and "ns/gone" in since.text()
+
+
+def test_only_entries_that_could_not_be_read_are_counted_as_unreadable(
+        catalog_out: CatalogOut) -> None:
+    """A catalog-wide warning and a problem in an entry whose packages were read and certified
+    are catalog findings, not unreadable entries (the page once counted 3 for this report)."""
+    from meshcert.core.findings import finding
+    from meshcert.reports.catalog.markdown import render_catalog_markdown
+
+    report = catalog_out.report
+    read_entry = "entries/meshcert/tiny-llama.json"
+    assert any(p.entry == read_entry and p.cert_html for p in report.packages)
+    report = report.model_copy(update={"findings": [
+        *report.findings,
+        finding("catalog_mixed_mesh_llm_versions", "the catalog mixes packages that need "
+                "different mesh-llm releases: 0.76.0, 0.77.0"),
+        finding("catalog_entry_invalid", f"{read_entry}: source_repo 'x/y' does not match "
+                "the file name", path=read_entry)]})
+    page = parse(render_catalog_html(report))
+    stats = {s.find(cls="stat-label").text(): s.find(cls="stat-value").text()
+             for s in page.find("header", id="verdict").find_all("li", cls="stat")}
+    assert stats["unreadable entries"] == "1"
+    [broken] = page.find("section", id="entries").find_all("article")
+    assert "entries/broken/model.json" in broken.text()
+    wide = page.find("section", id="catalog-wide")
+    assert [a.attrs["data-code"] for a in wide.find_all("article")] == [
+        "catalog_mixed_mesh_llm_versions", "catalog_entry_invalid"]
+    md = render_catalog_markdown(report)
+    unreadable = md.split("### Entries that could not be read", 1)[1].split("<details>")[0]
+    assert "broken/model.json" in unreadable and "tiny-llama.json" not in unreadable
+    assert "### Catalog-wide findings" in md
+
+
+def test_a_catalog_without_unreadable_entries_shows_no_such_count(
+        catalog_out: CatalogOut) -> None:
+    from meshcert.core.findings import finding
+
+    report = catalog_out.report.model_copy(update={"findings": [
+        finding("catalog_mixed_mesh_llm_versions", "mixed")]})
+    page = parse(render_catalog_html(report))
+    assert "unreadable entries" not in page.find("header", id="verdict").text()
+    assert not page.find_all("section", id="entries")

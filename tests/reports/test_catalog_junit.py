@@ -45,3 +45,21 @@ def test_an_incomplete_package_is_an_error(catalog_out: CatalogOut) -> None:
     error = case.find("error")
     assert error is not None and error.get("message") == ("could not certify everything: "
                                                            "hub_unreachable")
+
+
+def test_a_catalog_wide_warning_is_not_an_unreadable_entry(catalog_out: CatalogOut) -> None:
+    """It is listed among the catalog's findings, and fails nothing (the catalog's status does
+    not count it either); an error about an entry that was read fails its own case."""
+    from meshcert.core.findings import finding
+
+    report = catalog_out.report.model_copy(update={"findings": [
+        *catalog_out.report.findings,
+        finding("catalog_mixed_mesh_llm_versions", "mixed: 0.76.0, 0.77.0"),
+        finding("catalog_entry_invalid", "entries/meshcert/tiny-llama.json: source_repo 'x/y' "
+                "does not match the file name", path="entries/meshcert/tiny-llama.json")]})
+    root = validate(render_catalog_junit(report))
+    _, entries, findings = root.findall("testsuite")
+    assert [c.get("name") for c in entries.findall("testcase")] == ["entries/broken/model.json"]
+    cases = {c.get("name"): outcome(c) for c in findings.findall("testcase")}
+    assert cases == {"catalog_mixed_mesh_llm_versions: catalog": "passed",
+                     "catalog_entry_invalid: entries/meshcert/tiny-llama.json": "failure"}

@@ -4,6 +4,12 @@ Items are found by their VALUES (the model id, the sha256 digests, the layer cou
 fixed labels, so any wording or layout passes as long as the facts are there. Bare numbers
 (layer count, width, prediction depth) must sit near a word that says what they are. Values the
 manifest lacks are not demanded (the manifest checks report those).
+
+Facts the card states under a label (`| **Layer count** | 30 |`, `- Model id: x`) are read back
+(meshcert.certify.card_facts, the facts meshcert's own card is written from) and compared with
+the manifest: a card that says another id, layer count or defaults than the manifest is
+`readme_contradicts_manifest`. A card that is not UTF-8 is `readme_not_utf8`, and nothing else
+is read from it.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from meshcert.certify.card_facts import contradictions, profiles
 from meshcert.certify.checks import register
 from meshcert.certify.checks.generation import shown
 from meshcert.certify.checks.speculative import read_speculative
@@ -76,9 +83,12 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-@register("readme", order=90, codes=["readme_missing", "readme_missing_field"])
+@register("readme", order=90, codes=["readme_missing", "readme_missing_field",
+                                     "readme_contradicts_manifest", "readme_not_utf8"])
 def readme(view: PackageView) -> Iterator[Finding]:
-    """A model card exists and names each item package.md asks for (one finding per item)."""
+    """A model card exists, is UTF-8, names each item package.md asks for (one finding per
+    item) and states no checked fact (ids, layer count, defaults) otherwise than the
+    manifest."""
     manifest = view.manifest
     if manifest is None:
         return  # the package was not read: nothing to say about its card
@@ -86,10 +96,33 @@ def readme(view: PackageView) -> Iterator[Finding]:
         yield finding("readme_missing", f"the package has no {README_NAME} model card",
                       path=README_NAME)
         return
+    problem = _not_utf8(view.readme_raw)
+    if problem is not None:
+        yield finding("readme_not_utf8", f"{README_NAME} is not UTF-8 text ({problem}): its "
+                      "facts were not read", path=README_NAME)
+        return
     card = Card(view.readme_text)
     for item in _missing_items(view, manifest, card):
         yield finding("readme_missing_field", f"{README_NAME} does not mention the {item}",
                       path=README_NAME)
+    for wrong in contradictions(manifest, view.readme_text):
+        yield finding("readme_contradicts_manifest", f"{README_NAME} says {wrong.label.lower()} "
+                      f"{shown(wrong.stated)}; model-package.json says {shown(wrong.expected)}",
+                      path=README_NAME)
+
+
+def _not_utf8(raw: bytes | None) -> str | None:
+    """Why the card's bytes are not UTF-8 (None: they are, or were not kept). A multi-byte
+    character cut by the read cap at the very end is not a fault of the card."""
+    if raw is None:
+        return None
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason == "unexpected end of data" and exc.end == len(raw):
+            return None
+        return f"byte 0x{raw[exc.start]:02x} at offset {exc.start}: {exc.reason}"
+    return None
 
 
 def _missing_items(view: PackageView, manifest: dict[str, Any], card: Card) -> Iterator[str]:
@@ -182,7 +215,11 @@ def _shape_items(manifest: dict[str, Any], card: Card) -> Iterator[str]:
 
 
 def _generation_items(view: PackageView, card: Card) -> Iterator[str]:
-    """When speculative decoding is declared: its default strategy id and prediction depth."""
+    """Every request profile by name; when speculative decoding is declared: its default
+    strategy id and prediction depth."""
+    for profile in profiles(view.manifest or {}):
+        if not card.mentions(profile.name, word_chars=r"A-Za-z0-9_\-."):
+            yield f"generation defaults: request profile {shown(profile.name)}"
     spec = read_speculative(view)
     default = _text(spec.raw.get("default")) if spec is not None else None
     if spec is None or default is None:

@@ -151,7 +151,8 @@ def _fill(view: PackageView, listing: list[RemoteFile], files: HubFiles,
         view.manifest_raw, view.parsed = _manifest(by_path, files)
         if readme_data is not None:
             data = readme_data.result()
-            view.readme_text = data[:MAX_README_BYTES].decode("utf-8", errors="replace")
+            view.readme_raw = data[:MAX_README_BYTES]
+            view.readme_text = view.readme_raw.decode("utf-8", errors="replace")
     folders = directories(by_path)
     view.files = {a.path: fact_for(a.path, by_path, folders) for a in view.artifacts()
                   if unsafe_path_reason(a.path) is None and view.selected(a.path)}

@@ -144,7 +144,8 @@ def load_local_package(
     readme = os.path.join(root, README_NAME)
     if inspect_path(root, README_NAME).kind == "file":
         data = _read_capped(readme, MAX_README_BYTES)
-        view.readme_text = data[:MAX_README_BYTES].decode("utf-8", errors="replace")
+        view.readme_raw = data[:MAX_README_BYTES]
+        view.readme_text = view.readme_raw.decode("utf-8", errors="replace")
     view.headers = read_local_headers(root, view)
     view.tensor_digests = read_metadata_tensor_digests(root, view)
     view.publisher_files = read_local_publisher_files(root, view)

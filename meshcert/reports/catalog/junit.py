@@ -1,10 +1,12 @@
 """The catalog report as JUnit XML: one test case per package reference (failed -> <failure>,
-incomplete -> <error>, warnings in <system-out>), and one per entry file that could not be
-read, so a CI dashboard lists every package of the catalog."""
+incomplete -> <error>, warnings in <system-out>), one per entry file that could not be read,
+and one per other catalog finding (a failure only when it is an error, as the catalog's status
+counts it), so a CI dashboard lists every package of the catalog."""
 
 from __future__ import annotations
 
 from meshcert.catalog.model import CatalogPackage, CatalogReport
+from meshcert.reports.catalog.view import unreadable_entries
 from meshcert.reports.certification.junit import finding_text
 from meshcert.reports.junitxml import Case, Suite, junit_timestamp, to_xml
 
@@ -43,13 +45,29 @@ def catalog_suites(report: CatalogReport) -> list[Suite]:
     packages = Suite("meshcert.catalog.packages", junit_timestamp(report.started_at), properties)
     packages.cases = [_package_case(row) for row in report.packages]
     suites = [packages]
-    if report.findings:
+    unreadable = unreadable_entries(report)
+    if unreadable:
         entries = Suite("meshcert.catalog.entries", junit_timestamp(report.started_at))
         for f in report.findings:
-            entries.cases.append(Case(name=f.path or "catalog", classname=f"{CLASSNAME}.entries",
-                                      outcome="failure", type="meshcert.entry_invalid",
-                                      message=f.code, body=finding_text([f])))
+            if f.path in unreadable:
+                entries.cases.append(Case(
+                    name=f.path or "catalog", classname=f"{CLASSNAME}.entries",
+                    outcome="failure", type="meshcert.entry_invalid", message=f.code,
+                    body=finding_text([f])))
         suites.append(entries)
+    wide = [f for f in report.findings if f.path not in unreadable]
+    if wide:  # an error fails the catalog, as its status says; a warning or note does not
+        findings = Suite("meshcert.catalog.findings", junit_timestamp(report.started_at))
+        for f in wide:
+            case = Case(name=f"{f.code}: {f.path or 'catalog'}",
+                        classname=f"{CLASSNAME}.findings")
+            if f.severity == "error":
+                case.outcome, case.type, case.message = "failure", f"meshcert.{f.code}", f.code
+                case.body = finding_text([f])
+            else:
+                case.system_out = finding_text([f])
+            findings.cases.append(case)
+        suites.append(findings)
     return suites
 
 

@@ -36,6 +36,10 @@ def render_catalog_markdown(report: CatalogReport, link_prefix: str = "") -> str
              for r in view.rows], ["l", "l", "l", "l", "l", "r", "r", "l", "l", "l", "l", "l"])
     else:
         out.append("The catalog lists no layer-package reference.")
+    if view.catalog_wide:
+        out += ["", "### Catalog-wide findings", ""]
+        out += [f"- {code(f.code)} ({text(f.severity)}): {text(f.message)}"
+                for f in view.catalog_wide]
     if view.entry_findings:
         out += ["", "### Entries that could not be read", ""]
         out += [f"- {text(f.message)}" for f in view.entry_findings]

@@ -13,6 +13,7 @@ from meshcert.core.findings import Finding
 from meshcert.reports import fmt
 from meshcert.reports.common import Fact, Stat
 
+ENTRY_INVALID = "catalog_entry_invalid"
 VERDICT_ORDER = {"failed": 0, "incomplete": 1, "passed": 2}
 HEADLINES = {"passed": "Every package passed", "failed": "Some packages failed",
              "incomplete": "Some packages could not be certified"}
@@ -75,7 +76,8 @@ class CatalogView:
     stats: list[Stat]
     rows: list[CatalogRowView]
     row_findings: list[RowFindings]
-    entry_findings: list[FindingView]
+    entry_findings: list[FindingView]  # about the entries that could not be read
+    catalog_wide: list[FindingView]  # the catalog's other findings (no one package's)
     since: list[Fact]
     removed: list[str]
     provenance: list[Fact]
@@ -135,6 +137,15 @@ def shipped_defaults(row: CatalogPackage) -> str:
     return " \u00b7 ".join(parts)
 
 
+def unreadable_entries(report: CatalogReport) -> set[str]:
+    """Entry files that could not be read: an invalid entry from which no package reference
+    was read (a catalog-wide finding, or a problem in an entry whose packages were read and
+    certified, is not one)."""
+    read = {row.entry for row in report.packages}
+    return {f.path for f in report.findings
+            if f.code == ENTRY_INVALID and f.path and f.path not in read}
+
+
 def sorted_rows(report: CatalogReport) -> list[CatalogPackage]:
     return sorted(report.packages, key=lambda r: (VERDICT_ORDER[r.status], r.entry, r.variant,
                                                   r.index))
@@ -152,9 +163,9 @@ def build_catalog_view(report: CatalogReport, link_prefix: str = "") -> CatalogV
                   else ""),
              Stat("unpinned entries", str(c.unpinned), "warn" if c.unpinned else ""),
              Stat("hub requests", str(c.requests))]
-    if report.findings:
-        stats.insert(4, Stat("unreadable entries", str(len({f.path for f in report.findings})),
-                             "bad"))
+    unreadable = unreadable_entries(report)
+    if unreadable:
+        stats.insert(4, Stat("unreadable entries", str(len(unreadable)), "bad"))
     catalog = report.catalog
     ref = catalog.location + (f"@{catalog.revision}" if catalog.revision else "")
     row_findings = [RowFindings(f"{r.entry}#{r.variant}#{r.index}",
@@ -183,6 +194,8 @@ def build_catalog_view(report: CatalogReport, link_prefix: str = "") -> CatalogV
         Fact("strict", "yes: warnings fail a package" if options.strict else "no"),
         Fact("packages certified", str(c.certified)),
         Fact("tool", f"{report.tool.name} {report.tool.version}"),
+        Fact("mesh-llm rules", f"v{report.tool.mesh_llm_version}"
+             if report.tool.mesh_llm_version else "\u2014"),
         Fact("started", report.started_at, mono=True),
         Fact("duration", fmt.elapsed(report.started_at, report.finished_at)),
     ]
@@ -190,5 +203,7 @@ def build_catalog_view(report: CatalogReport, link_prefix: str = "") -> CatalogV
         title=f"Catalog {report.status}: {catalog.location}", status=report.status,
         headline=HEADLINES[report.status], subject=catalog.location, catalog_ref=ref,
         stats=stats, rows=[_row(r, link_prefix) for r in rows], row_findings=row_findings,
-        entry_findings=[_finding(f) for f in report.findings], since=since, removed=removed,
+        entry_findings=[_finding(f) for f in report.findings if f.path in unreadable],
+        catalog_wide=[_finding(f) for f in report.findings if f.path not in unreadable],
+        since=since, removed=removed,
         provenance=provenance)

@@ -332,6 +332,8 @@ def _provenance(report: CertReport) -> list[Fact]:
     ref = report.ref
     facts = [
         Fact("tool", f"{report.tool.name} {report.tool.version}"),
+        Fact("mesh-llm rules", f"v{report.tool.mesh_llm_version}" if report.tool.mesh_llm_version
+             else "\u2014", note="the mesh-llm release whose package rules meshcert applies"),
         _mono("input", report.input),
         _mono("resolved package ref", report.resolved_package_ref),
     ]
@@ -347,7 +349,7 @@ def _provenance(report: CertReport) -> list[Fact]:
         Fact("package format", report.package_format or "\u2014"),
         _mono("package id", report.package_id),
         _mono("manifest sha256", report.manifest_sha256),
-        _mono("source model", report.source_model_path),
+        *_source_facts(report),
         _mono("source model sha256", report.source_model_sha256),
         Fact("source model size", fmt.human_bytes(report.source_model_bytes),
              note=fmt.exact_bytes(report.source_model_bytes)
@@ -371,6 +373,20 @@ def _provenance(report: CertReport) -> list[Fact]:
     else:
         facts.append(Fact("transfer", "none (local package)"))
     return facts
+
+
+def _source_facts(report: CertReport) -> list[Fact]:
+    """The real source the manifest records (repo@revision, file), or "none"; never the
+    package's carrier, which is what mesh-llm's source_model_path names for a v2 package."""
+    source = report.source_model
+    if source is None or not (source.repo or source.file):
+        return [Fact("source model", "none", note="the manifest records no source model")]
+    if source.repo is None:
+        where = "no Hub repo recorded"
+    else:
+        where = source.repo + (f"@{source.revision}" if source.revision
+                               else " (revision not recorded)")
+    return [_mono("source model", where), _mono("source file", source.file)]
 
 
 def _attestation(report: CertReport) -> list[Fact] | None:

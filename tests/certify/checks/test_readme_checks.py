@@ -164,3 +164,60 @@ def test_every_missing_item_is_its_own_finding(packages: PackageFactory) -> None
     messages = readme_findings(certify_dir(info.root))
     assert len(messages) == 13
     assert all(message.startswith("README.md does not mention the ") for message in messages)
+
+
+# --- facts the card states otherwise than the manifest ------------------------------------------
+
+CONTRADICTS = "readme_contradicts_manifest"
+
+
+def contradiction_messages(report: CertReport) -> list[str]:
+    return [f.message for f in report.findings if f.code == CONTRADICTS]
+
+
+@pytest.mark.parametrize(("rewrite", "said"), [
+    (replace("- Layer count: 4", "- Layer count: 5"), "says layer count '5'; model-package.json "
+     "says '4'"),
+    (lambda text, info: text.replace("- Layer count: 4", f"- Layer count: 4\n- Model id: "
+                                     f"{info.manifest['model_id']}-other"),
+     "says model id"),
+    (replace("- Generation defaults: speculative strategy mtp (native MTP, prediction depth 1)",
+             "- Generation defaults: speculative strategy mtp (native MTP, prediction depth 1)"
+             "\n- Generation defaults: none declared"), "says generation defaults 'none "
+     "declared'"),
+], ids=["layer count", "model id", "defaults"])
+def test_a_card_that_contradicts_the_manifest_is_flagged(packages: PackageFactory,
+                                                         rewrite: Rewrite, said: str) -> None:
+    info = packages.build("glm")
+    rewrite_readme(info, rewrite)
+    report = certify_dir(info.root)
+    [message] = contradiction_messages(report)
+    assert said in message
+    [found] = [f for f in report.findings if f.code == CONTRADICTS]
+    assert (found.severity, found.path) == ("warning", "README.md")
+
+
+def test_a_card_that_states_its_facts_rightly_is_not_flagged(packages: PackageFactory) -> None:
+    info = packages.build("glm")
+    rewrite_readme(info, lambda text, i: text + f"\n| **Model id** | `{i.manifest['model_id']}` |"
+                   f"\n| **Layer count** | {i.manifest['layer_count']} |\n")
+    assert contradiction_messages(certify_dir(info.root)) == []
+
+
+def test_a_card_that_is_not_utf8_gets_one_clear_finding(packages: PackageFactory) -> None:
+    info = packages.build("llama")
+    card = (info.root / "README.md").read_bytes()
+    (info.root / "README.md").write_bytes(card.replace(b"Layer count", b"Layer \xff count"))
+    report = certify_dir(info.root)
+    found = [f for f in report.findings if f.code.startswith("readme")]
+    assert [(f.code, f.severity) for f in found] == [("readme_not_utf8", "warning")]
+    assert "byte 0xff at offset" in found[0].message
+    assert report.status == "passed"  # a warning: the card is not what nodes load
+
+
+def test_a_card_in_latin1_is_not_utf8(packages: PackageFactory) -> None:
+    info = packages.build("llama")
+    text = (info.root / "README.md").read_text(encoding="utf-8") + "\nMod\u00e8le fran\u00e7ais\n"
+    (info.root / "README.md").write_bytes(text.encode("latin-1"))
+    assert {f.code for f in certify_dir(info.root).findings if f.code.startswith("readme")} \
+        == {"readme_not_utf8"}

@@ -96,9 +96,11 @@ def test_a_valid_composite_strategy_passes(glm_v2: SplitPackage, tmp_path: Path)
                                           "extender": "sfx",
                                           "extension_policy": {"max_tokens": 8}}}}
     found = _codes(glm_v2, _with(spec), tmp_path)
-    # glm-dsa is not on mesh-llm's split roster; every v2 package names its oldest mesh-llm
+    # glm-dsa is not on mesh-llm's split roster; every v2 package names its oldest mesh-llm;
+    # the card was written for the manifest before this edit (another package id now)
     assert found <= {"skippy_abi_not_checked", "readme_missing_field",
-                     "architecture_not_split_certified", "mesh_llm_minimum_version"}, found
+                     "readme_contradicts_manifest", "architecture_not_split_certified",
+                     "mesh_llm_minimum_version"}, found
 
 
 def test_llama_v2_without_mtp_tensors_declares_no_generation(tmp_path: Path) -> None:

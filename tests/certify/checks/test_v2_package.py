@@ -188,6 +188,8 @@ def test_unknown_v2_keys_are_errors_not_notes(v2: SplitPackage) -> None:
     edit_manifest(v2, _set("surprise", 1))
     (found,) = [f for f in certify_dir(v2.root).findings if f.code == "unknown_manifest_field"]
     assert found.severity == "error"
+    # the error says what to do (v1's note says the field is ignored: not so in v2)
+    assert "Remove the field" in found.remediation and "upgrade" in found.remediation
 
 
 def test_a_stray_gguf_is_undeclared(v2: SplitPackage) -> None:
