@@ -195,6 +195,9 @@ CODES |= _rows("source", E, {
     "source_tensor_missing_from_package": "Every source tensor must be in exactly one artifact.",
     "package_tensor_not_in_source": "The package holds a tensor the source model does not.",
     "source_tensor_data_mismatch": "The tensor's type, shape or bytes differ from the source.",
+    "source_not_package_source": "The GGUF given with --source is another model's file (its "
+    "architecture, block count or tensors are not the package's): pass the file the package "
+    "was written from; its tensors are compared only then.",
 })
 
 # --- Generation ----------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 from meshcert.certify.report import CertReport
 from tests.certify.v2_packages import flip_tensor_byte, refresh_artifact
 from tests.conftest import certify_dir
-from tests.support.real_models import gemma3_path, smollm2_path
+from tests.support.real_models import GEMMA3, SMOLLM2, gemma3_path, smollm2_path
 from tests.support.splits import SplitPackage, split_v1, split_v2, with_extra_tensors
 
 pytestmark = pytest.mark.slow
@@ -48,6 +48,35 @@ def test_smollm2_v1_as_written_passes_alone_and_against_its_source(
     assert _problems(certify_dir(smol_v1.root)) == []
     against = certify_dir(smol_v1.root, source_gguf=str(smollm2_path()))
     assert against.status == "passed", _problems(against)
+
+
+@pytest.mark.parametrize("layout", ["v2", "v1"])
+def test_smollm2_certified_with_gemma3_as_source_is_one_finding(
+        smol_v2: SplitPackage, smol_v1: SplitPackage, layout: str) -> None:
+    """Another real model's GGUF as --source: one error naming both SHA-256s (the file's and
+    the manifest's), where a per-tensor comparison gave 86."""
+    package = smol_v2 if layout == "v2" else smol_v1
+    report = certify_dir(package.root, source_gguf=str(gemma3_path()))
+    problems = [f for f in report.findings if f.severity != "info"]
+    assert [f.code for f in problems] == ["source_sha256_mismatch"], _problems(report)
+    message = problems[0].message
+    assert GEMMA3.sha256 in message and SMOLLM2.sha256 in message
+    assert "it is a gemma3 model, the package a llama model" in message
+    assert report.status == "failed"
+
+
+def test_smollm2_with_gemma3_as_parity_source_is_refused_before_loading(
+        smol_v2: SplitPackage, tmp_path: Path) -> None:
+    from meshcert.certify.service import CertRequest, certify_package
+    from meshcert.certify.split_parity import ParityRequest
+
+    report = certify_package(CertRequest(model=str(smol_v2.root), parity=ParityRequest(
+        source=str(gemma3_path()), temp_dir=str(tmp_path))))
+    found = [f for f in report.findings if f.check == "split_parity"]
+    assert [f.code for f in found] == ["split_parity_mismatch"]
+    assert "it is a gemma3 model, the package a llama model" in found[0].message
+    assert "it has 18 blocks, the package 30 layers" in found[0].message
+    assert report.status == "failed"
 
 
 def test_gemma3_v2_in_the_earlier_layout_passes(tmp_path: Path) -> None:
