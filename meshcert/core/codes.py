@@ -518,6 +518,13 @@ CODES |= _rows("mesh_llm", E, {
     "publisher metadata for < 0.77.0, no --generation-defaults for < 0.78.1), or upgrade the "
     "nodes and raise --min-mesh-llm.",
 })
+CODES |= _rows("mesh_llm", W, {
+    "mesh_llm_publish_would_refuse": "mesh-llm's HF publication job (layer-job project) refuses "
+    "this package though the format accepts it: pin source_model.revision to the 40-character "
+    "lower-case commit and set source_model.repo (owner/name), give every artifact a non-zero "
+    "size and a unique path other than model-package.json and README.md, keep the manifest "
+    "under 8 MiB; then re-write the package. `package publish` refuses it before uploading.",
+})
 CODES |= _rows("mesh_llm", I, {
     "mesh_llm_minimum_version": "Nothing to do: the oldest mesh-llm release that loads this "
     "manifest. Pass --min-mesh-llm X.Y.Z to make it an error when your nodes are older.",

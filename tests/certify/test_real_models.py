@@ -17,6 +17,7 @@ from tests.support.splits import SplitPackage, split_v1, split_v2, with_extra_te
 
 pytestmark = pytest.mark.slow
 SMOL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF:Q4_1"
+SOURCE_COMMIT = "5f1c2b3a4d5e6f708192a3b4c5d6e7f8091a2b3c"  # hand-made: a pinned, lower-case commit
 
 
 def _problems(report: CertReport) -> list[str]:
@@ -26,13 +27,13 @@ def _problems(report: CertReport) -> list[str]:
 @pytest.fixture(scope="module")
 def smol_v2(tmp_path_factory: pytest.TempPathFactory) -> SplitPackage:
     return split_v2(smollm2_path(), tmp_path_factory.mktemp("smol") / "v2", model_id=SMOL_ID,
-                    repo="HuggingFaceTB/SmolLM2-135M-Instruct", revision="main")
+                    repo="HuggingFaceTB/SmolLM2-135M-Instruct", revision=SOURCE_COMMIT)
 
 
 @pytest.fixture(scope="module")
 def smol_v1(tmp_path_factory: pytest.TempPathFactory) -> SplitPackage:
     return split_v1(smollm2_path(), tmp_path_factory.mktemp("smol") / "v1", model_id=SMOL_ID,
-                    repo="HuggingFaceTB/SmolLM2-135M-Instruct", revision="main")
+                    repo="HuggingFaceTB/SmolLM2-135M-Instruct", revision=SOURCE_COMMIT)
 
 
 def test_smollm2_v2_passes_alone_and_against_its_source(smol_v2: SplitPackage) -> None:
@@ -81,7 +82,7 @@ def test_smollm2_with_gemma3_as_parity_source_is_refused_before_loading(
 
 def test_gemma3_v2_in_the_earlier_layout_passes(tmp_path: Path) -> None:
     pkg = split_v2(gemma3_path(), tmp_path / "gemma", model_id="google/gemma-3-270m:Q4_K_M",
-                   layout="legacy", repo="google/gemma-3-270m", revision="main")
+                   layout="legacy", repo="google/gemma-3-270m", revision=SOURCE_COMMIT)
     report = certify_dir(pkg.root, source_gguf=str(gemma3_path()))
     assert report.status == "passed", _problems(report)
     assert report.layer_count == 18
@@ -111,7 +112,7 @@ def smol_llama3_style(tmp_path_factory: pytest.TempPathFactory) -> SplitPackage:
     source = with_extra_tensors(smollm2_path(), base / "SmolLM2-rope.gguf",
                                 [("rope_freqs.weight", np.ones(head_dim // 2, np.float32))])
     return split_v1(source, base / "v1", model_id=SMOL_ID,
-                    repo="HuggingFaceTB/SmolLM2-135M-Instruct", revision="main")
+                    repo="HuggingFaceTB/SmolLM2-135M-Instruct", revision=SOURCE_COMMIT)
 
 
 def test_smollm2_with_a_metadata_role_tensor_in_every_fragment_passes(
