@@ -20,7 +20,7 @@ from meshcert.attest.dsse import (
     parse_lines,
     verifying_keys,
 )
-from meshcert.attest.keys import KeyFileError, key_id, public_from_key_id
+from meshcert.attest.keys import key_id
 from meshcert.attest.package_state import PackageState
 from meshcert.attest.statement import MANIFEST_NAME, Statement, StatementError, parse_statement
 from meshcert.attest.trust import TrustPolicy
@@ -60,18 +60,23 @@ def _hf_repo(uri: str | None) -> tuple[str | None, str | None]:
 
 def _signer_of(envelope: Envelope, trusted: list[Ed25519PublicKey],
                known: list[Ed25519PublicKey]) -> tuple[str | None, str | None]:
-    """(trusted signer, untrusted signer): a key id whose key verifies a signature."""
+    """(trusted signer, untrusted signer): the id of a key the policy knows that verifies a
+    signature. An envelope's own `keyid` is only a claim (spec step 3): a key that only the
+    envelope names is never tried, so a signature by a stranger verifies under no known key."""
     good = verifying_keys(envelope, trusted)
     if good:
         return key_id(good[0]), None
-    hinted: list[Ed25519PublicKey] = []
-    for signature in envelope.signatures:
-        try:
-            hinted.append(public_from_key_id(signature.keyid))
-        except (KeyFileError, ValueError):
-            continue
-    other = verifying_keys(envelope, known + hinted)
+    other = verifying_keys(envelope, known)
     return None, key_id(other[0]) if other else None
+
+
+def _claimed_keys(envelope: Envelope) -> str:
+    claims = sorted({s.keyid for s in envelope.signatures if s.keyid})
+    if not claims:
+        return "no key id"
+    shown = ", ".join("".join(ch if ch.isprintable() else "?" for ch in c[:80])
+                      for c in claims[:3])
+    return shown + (f" and {len(claims) - 3} more" if len(claims) > 3 else "")
 
 
 def _subjects(statement: Statement, state: PackageState, name: str) -> list[Finding]:
@@ -130,7 +135,8 @@ def _one(envelope: Envelope, state: PackageState, policy: TrustPolicy, name: str
                                         f"{repo or 'local packages'}"))
         else:
             out.findings.append(finding(codes.SIGNATURE_INVALID, f"{where}: no signature "
-                                        "verifies under any known key"))
+                                        "verifies under any key the trust policy knows (the "
+                                        f"envelope claims {_claimed_keys(envelope)})"))
         return out
     return _judge(out, statement, signer, state, where)
 

@@ -30,5 +30,6 @@ def mesh_llm_support(view: PackageView) -> MeshLlmSupport | None:
         required_by_option=view.options.min_mesh_llm,
         architecture=arch,
         split_certified=roster.certifies(arch) if arch is not None else None,
-        roster_recipe=dict(roster.native_recipe), roster_retrieved=roster.retrieved,
+        roster_recipe=roster.recipe.known, roster_recipe_used=roster.recipe.label,
+        roster_retrieved=roster.retrieved,
         roster_partial=roster.partial)

@@ -200,7 +200,13 @@ class MeshLlmSupport(_Model):
     split_certified: bool | None = Field(
         default=None, description="Whether the architecture is on the split-serving roster "
         "meshcert ships (null when the architecture is unknown).")
-    roster_recipe: dict[str, str] = Field(default_factory=dict)
+    roster_recipe: dict[str, str] = Field(
+        default_factory=dict, description="The native recipe of the roster used (the values "
+        "known; a value meshcert has not read is left out).")
+    roster_recipe_used: str | None = Field(
+        default=None, description="Which roster recipe was used: the mesh-llm commit of its "
+        "split-certified.json, its skippy ABI and llama.cpp pin (the newest meshcert knows). "
+        "Being on the roster is not the same as the recipe equalling a runtime's.")
     roster_retrieved: str | None = None
     roster_partial: bool = False
 

@@ -37,6 +37,8 @@ from meshcert.certify.workers.llama_decode import (
     greedy_runs,
 )
 from meshcert.certify.workers.llama_reopen import LlamaCppCrashed, LlamaParserUnavailable
+from meshcert.core.gguf.model import GGUFHeader
+from meshcert.core.gguf.reader import read_header_file
 from meshcert.core.progress import NullProgress, ProgressObserver
 
 DEFAULT_PROMPTS = (
@@ -104,6 +106,56 @@ def source_runs(path: str, request: ParityRequest, progress: ProgressObserver) -
     return _SOURCE_RUNS[key]
 
 
+def not_the_source(view: PackageView, path: str) -> str | None:
+    """Why the --parity file is not the package's source (from its header and size, no model
+    loaded), or None. Another model diverges at its first token; saying so is the finding."""
+    header = read_header_file(path)
+    if not isinstance(header, GGUFHeader):
+        return None  # llama.cpp gives its own reason when it cannot load the file
+    reasons: list[str] = []
+    ours = _package_architecture(view)
+    if header.architecture and ours and header.architecture != ours:
+        reasons.append(f"it is a {header.architecture} model, the package a {ours} model")
+    blocks = header.kv.get(f"{header.architecture}.block_count")
+    layers = layer_count(view.manifest) if view.manifest is not None else None
+    if isinstance(blocks, int) and isinstance(layers, int) and blocks != layers:
+        reasons.append(f"it has {blocks} blocks, the package {layers} layers")
+    declared = _declared_size(view.manifest, path)
+    if declared is not None and header.file_size is not None and declared != header.file_size:
+        reasons.append(f"it is {header.file_size:,} bytes, source_model.files says "
+                       f"{declared:,}")
+    if not reasons:
+        return None
+    return (f"the --parity file {path} is not the package's source ({'; '.join(reasons)}); "
+            "no model was loaded")
+
+
+def _package_architecture(view: PackageView) -> str | None:
+    carrier = view.carrier_entry()
+    first = view.headers.get(carrier.path) if carrier is not None and isinstance(
+        carrier.path, str) else None
+    headers = [first, *view.headers.values()]
+    return next((h.architecture for h in headers
+                 if isinstance(h, GGUFHeader) and h.architecture), None)
+
+
+def _declared_size(manifest: dict[str, Any] | None, path: str) -> int | None:
+    """The byte size source_model.files declares for this file (by base name, or the only
+    file when the manifest lists one)."""
+    source = manifest.get("source_model") if manifest else None
+    files = source.get("files") if isinstance(source, dict) else None
+    if not isinstance(files, list):
+        return None
+    entries = [f for f in files if isinstance(f, dict)]
+    named = [f for f in entries if isinstance(f.get("path"), str)
+             and os.path.basename(f["path"]) == os.path.basename(path)]
+    chosen = named[0] if named else (entries[0] if len(entries) == 1 else None)
+    if chosen is None:
+        return None
+    size = chosen.get("byte_size", chosen.get("size_bytes"))
+    return size if isinstance(size, int) and not isinstance(size, bool) else None
+
+
 def compare(prompts: list[str], source: list[Run], package: list[Run]) -> Divergence | None:
     """The first prompt/position where tokens or logits differ (None: identical)."""
     for i, (prompt, a, b) in enumerate(zip(prompts, source, package, strict=True)):
@@ -132,10 +184,13 @@ def run_parity(view: PackageView, request: ParityRequest,
 
 def _run(view: PackageView, request: ParityRequest, progress: ProgressObserver
          ) -> ParityResult:
-    if not llama_library.installed():
-        return ParityResult("not_run", llama_library.NOT_INSTALLED)
     if not os.path.isfile(request.source):
         return ParityResult("not_run", f"source GGUF {request.source} is not a file")
+    wrong = not_the_source(view, request.source)
+    if wrong is not None:  # one finding, before minutes of loading two models to diverge
+        return ParityResult("failed", wrong)
+    if not llama_library.installed():
+        return ParityResult("not_run", llama_library.NOT_INSTALLED)
     total = layer_count(view.manifest) if view.manifest is not None else None
     if not total or view.local_dir is None:
         return ParityResult("not_run", "the package has no layer_count or is not on local disk")

@@ -227,6 +227,9 @@ CODES |= _rows("source", E, {
     "source_tensor_missing_from_package": "Every source tensor must be in exactly one artifact.",
     "package_tensor_not_in_source": "The package holds a tensor the source model does not.",
     "source_tensor_data_mismatch": "The tensor's type, shape or bytes differ from the source.",
+    "source_not_package_source": "The GGUF given with --source is another model's file (its "
+    "architecture, block count or tensors are not the package's): pass the file the package "
+    "was written from; its tensors are compared only then.",
 })
 
 # --- Generation ----------------------------------------------------------------------------
@@ -554,6 +557,13 @@ CODES |= _rows("mesh_llm", E, {
     "--min-mesh-llm refuses at parse time: re-write the package without them (no "
     "publisher metadata for < 0.77.0, no --generation-defaults for < 0.78.1), or upgrade the "
     "nodes and raise --min-mesh-llm.",
+})
+CODES |= _rows("mesh_llm", W, {
+    "mesh_llm_publish_would_refuse": "mesh-llm's HF publication job (layer-job project) refuses "
+    "this package though the format accepts it: pin source_model.revision to the 40-character "
+    "lower-case commit and set source_model.repo (owner/name), give every artifact a non-zero "
+    "size and a unique path other than model-package.json and README.md, keep the manifest "
+    "under 8 MiB; then re-write the package. `package publish` refuses it before uploading.",
 })
 CODES |= _rows("mesh_llm", I, {
     "mesh_llm_minimum_version": "Nothing to do: the oldest mesh-llm release that loads this "

@@ -84,7 +84,9 @@ def refusal(request: PublishRequest) -> str | None:
         return problem
     if not os.path.isfile(os.path.join(request.package_dir, MANIFEST)):
         return f"{request.package_dir!r} is not a package directory (no {MANIFEST})"
-    return None
+    from meshcert.publish.publication_gate import publication_refusal
+
+    return publication_refusal(request.package_dir)
 
 
 def refusal_of_target(request: PublishRequest) -> str | None:

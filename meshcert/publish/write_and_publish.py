@@ -66,6 +66,7 @@ def write_and_publish(write_request: WriteRequest, request: PublishRequest, *,
     Interrupted); every Hub outcome is in the returned PublishResult."""
     from meshcert.splitter.certify_step import certify_written
     from meshcert.splitter.facts import source_facts
+    from meshcert.splitter.publication_gate import refuse_unpublishable
     from meshcert.splitter.write import prepare, write
 
     say = say or (lambda _m: None)
@@ -83,6 +84,7 @@ def write_and_publish(write_request: WriteRequest, request: PublishRequest, *,
         write_request.sink_disk_bytes = lambda plan: streaming_disk_bytes(plan, ROOM)
     prepared = prepare(write_request)
     try:
+        refuse_unpublishable(prepared)  # mesh-llm's HF job's rules (§6.1), before any upload
         try:
             publisher.start()
         except HubError as exc:

@@ -99,11 +99,30 @@ def test_the_signature_changed(signed: tuple[Path, Path], signer: KeyPair) -> No
     assert codes_of(check(root, att, signer)) == [codes.SIGNATURE_INVALID]
 
 
-def test_a_key_the_policy_does_not_trust(signed: tuple[Path, Path], signer: KeyPair,
-                                         tmp_path: Path) -> None:
+def test_a_key_the_policy_does_not_know(signed: tuple[Path, Path], signer: KeyPair,
+                                        tmp_path: Path) -> None:
+    """Spec step 3: the envelope's key id is only a claim, so a signature by a key the policy
+    does not know verifies under no known key: `attestation_signature_invalid`, not "untrusted"
+    (which would mean the signature was checked and holds). The claimed id is named."""
     root, att = signed
     other = keypair(tmp_path / "other", "other")
     verdict = check(root, att, other)
+    assert codes_of(verdict) == [codes.SIGNATURE_INVALID]
+    assert signer.key_id in verdict.findings[0].message and not verdict.valid
+
+
+def test_a_known_key_the_policy_does_not_trust_for_this_repo(
+        signed: tuple[Path, Path], signer: KeyPair, tmp_path: Path) -> None:
+    """The signer's key is in the trust file, next to a key trusted for every repo, but is
+    itself trusted only for meshllm/*: the signature verifies, the signer is untrusted here."""
+    from meshcert.attest.trust import KeySigner
+
+    root, att = signed
+    other = keypair(tmp_path / "other", "other")
+    policy = TrustPolicy(mode="enforce", keys=[
+        KeySigner(load_public(other.key_id), ("*",)),
+        KeySigner(load_public(signer.key_id), ("meshllm/*",))])
+    verdict = verify_ref(str(root), str(att), policy)
     assert codes_of(verdict) == [codes.UNTRUSTED_SIGNER]
     assert signer.key_id in verdict.findings[0].message
 

@@ -29,13 +29,16 @@ from tests.support.hub_server import FakeHub
 SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "catalog-report.schema.json"
 OPTIONS = CatalogOptions(runtime_abi=RUNTIME_ABI)
 
+# v2 packages recording source revision "main": mesh-llm's HF publication job would refuse them
+PUBLISH = "mesh_llm_publish_would_refuse"
 # repo -> (row status, error codes, warning codes, mesh-llm's expected verdict)
 EXPECTED: dict[tuple[str, str], tuple[str, set[str], set[str], str]] = {
     ("F16", "ns/good-v1"): ("passed", set(), set(), "accepts"),
-    ("F16", "ns/good-v2"): ("passed", set(), {"catalog_entry_unpinned"}, "accepts"),
-    ("F16", "ns/common-parts"): ("passed", set(), {"mesh_certify_would_fail",
+    ("F16", "ns/good-v2"): ("passed", set(), {"catalog_entry_unpinned", PUBLISH}, "accepts"),
+    ("F16", "ns/common-parts"): ("passed", set(), {"mesh_certify_would_fail", PUBLISH,
                                                    "catalog_mesh_llm_would_refuse"}, "refuses"),
-    ("F16", "ns/abi-0.1.57"): ("passed", set(), {"catalog_mesh_llm_would_refuse"}, "refuses"),
+    ("F16", "ns/abi-0.1.57"): ("passed", set(), {"catalog_mesh_llm_would_refuse", PUBLISH},
+                              "refuses"),
     ("F16", "ns/tampered-v1"): ("failed", {"hub_sha256_mismatch"}, {"catalog_entry_unpinned"},
                                 "refuses"),
     ("F16", "ns/no-manifest"): ("failed", {"missing_manifest", "catalog_package_unreadable"},
@@ -47,15 +50,15 @@ EXPECTED: dict[tuple[str, str], tuple[str, set[str], set[str], str]] = {
     ("F16", "ns/wrong-layers"): ("failed", {"catalog_layer_count_mismatch"},
                                  {"catalog_entry_unpinned"}, "accepts"),
     ("F16", "ns/wrong-bytes"): ("failed", {"catalog_total_bytes_mismatch"},
-                                {"catalog_entry_unpinned"}, "accepts"),
+                                {"catalog_entry_unpinned", PUBLISH}, "accepts"),
     ("F16", "ns/wrong-source-revision"): ("failed", {"catalog_source_revision_mismatch"},
                                           {"catalog_entry_unpinned"}, "accepts"),
-    ("F16", "ns/dup"): ("failed", {"catalog_package_duplicate"}, {"catalog_entry_unpinned"},
-                        "accepts"),
+    ("F16", "ns/dup"): ("failed", {"catalog_package_duplicate"},
+                        {"catalog_entry_unpinned", PUBLISH}, "accepts"),
     ("F16-copy", "ns/dup"): ("failed", {"catalog_package_duplicate"},
-                             {"catalog_entry_unpinned"}, "accepts"),
+                             {"catalog_entry_unpinned", PUBLISH}, "accepts"),
     ("other-source", "ns/wrong-source"): ("failed", {"catalog_source_mismatch"},
-                                          {"catalog_entry_unpinned"}, "accepts"),
+                                          {"catalog_entry_unpinned", PUBLISH}, "accepts"),
     ("tiny-llama-F16", "ns/old-v1"): ("passed", set(), {"catalog_entry_unpinned"}, "accepts"),
 }
 

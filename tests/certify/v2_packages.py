@@ -35,11 +35,18 @@ def tiny_source(base: Path, kind: str = "llama", layers: int = 4,
     return write_source_gguf(spec, base / "source" / spec.source_file)
 
 
+# A pinned source commit (hand-made, lower-case 40 hex): mesh-llm's HF publication job refuses a
+# branch name such as "main" (mesh-llm-0.79.md §6.1), so a package that should certify clean
+# names a commit.
+SOURCE_COMMIT = "5f1c2b3a4d5e6f708192a3b4c5d6e7f8091a2b3c"
+
+
 def build_v2(base: Path, *, kind: str = "llama", layers: int = 4, layout: V2Layout = "common",
              part_budget: int | None = None, drop: tuple[str, ...] = ()) -> SplitPackage:
     source = tiny_source(base, kind, layers, drop)
     return split_v2(source, base / "pkg", model_id=MODEL_ID, layout=layout,
-                    part_budget=part_budget, repo="meshcert/tiny-llama", revision="main")
+                    part_budget=part_budget, repo="meshcert/tiny-llama",
+                    revision=SOURCE_COMMIT)
 
 
 def build_v1(base: Path, *, kind: str = "llama", layers: int = 4, rope_freqs: bool = False

@@ -66,8 +66,9 @@ def test_package_write_publish_takes_attest_key(hub: FakeHub, tmp_path: Path) ->
     source = write_source_gguf(llama_spec(block_count=4), tmp_path / "src" / "tiny.gguf")
     done = CliRunner().invoke(app, [
         "package", "write", str(source), "--out-dir", str(tmp_path / "pkg"), "--model-id",
-        "meshcert/tiny-llama-GGUF:F16", "--publish", TARGET, "--attest-key",
-        str(pair.private_path), "--quiet"])
+        "meshcert/tiny-llama-GGUF:F16", "--source-repo", "meshcert/tiny-llama",
+        "--source-revision", "5f1c2b3a4d5e6f708192a3b4c5d6e7f8091a2b3c",  # §6.1: pinned
+        "--publish", TARGET, "--attest-key", str(pair.private_path), "--quiet"])
     assert done.exit_code == 0, done.output
     assert ATTESTATION_PATH in hub.paths_at(TARGET, "main")
     head = hub.repos[TARGET].branches["main"]

@@ -21,6 +21,10 @@ from tests.support.hub_server import FakeHub
 
 TARGET = "meshllm/tiny-llama-layers"
 MODEL_ID = "meshcert/tiny-llama-GGUF:F32"
+# mesh-llm's HF publication job requires the source repo and a pinned lower-case commit
+# (mesh-llm-0.79.md §6.1): a publishing write names both (hand-made values)
+SOURCE_REPO, SOURCE_COMMIT = "meshcert/tiny-llama", "5f1c2b3a4d5e6f708192a3b4c5d6e7f8091a2b3c"
+PINNED = ["--source-repo", SOURCE_REPO, "--source-revision", SOURCE_COMMIT]
 
 
 @pytest.fixture
@@ -29,8 +33,8 @@ def source(tmp_path: Path) -> Path:
 
 
 def _write_request(source: Path, out: Path, **fields: object) -> WriteRequest:
-    return WriteRequest(source=str(source), out_dir=str(out), model_id=MODEL_ID,
-                        **fields)  # type: ignore[arg-type]
+    return WriteRequest(source=str(source), out_dir=str(out), model_id=MODEL_ID,  # type: ignore[arg-type]
+                        source_repo=SOURCE_REPO, source_revision=SOURCE_COMMIT, **fields)
 
 
 def test_a_written_package_is_published_artifact_by_artifact_with_the_manifest_last(
@@ -140,7 +144,7 @@ def test_the_cli_publishes_and_prints_the_immutable_ref(hub: FakeHub, source: Pa
                                                         tmp_path: Path) -> None:
     out, report = tmp_path / "pkg", tmp_path / "cert.json"
     done = CliRunner().invoke(app, [
-        "package", "write", str(source), "--out-dir", str(out), "--model-id", MODEL_ID,
+        "package", "write", str(source), "--out-dir", str(out), "--model-id", MODEL_ID, *PINNED,
         "--publish", TARGET, "--delete-after-upload", "--report-out", str(report), "--quiet"])
     assert done.exit_code == 0, done.output
     commit = hub.repos[TARGET].branches["main"]
@@ -154,3 +158,25 @@ def test_publishing_options_without_publish_are_usage_errors(source: Path,
                                     "--delete-after-upload"])
     assert done.exit_code == 2 and "only applies with --publish" in done.output
     assert not (tmp_path / "pkg").exists()
+
+
+@pytest.mark.parametrize("pin,says", [
+    ([], "source_model.repo is absent"),
+    (["--source-repo", SOURCE_REPO, "--source-revision", "main"],
+     "source revision 'main' is not a 40-hex commit"),
+    (["--source-repo", SOURCE_REPO, "--source-revision", SOURCE_COMMIT.upper()],
+     "upper-case hex"),
+])
+def test_a_write_mesh_llms_publication_job_would_refuse_is_refused_before_work(
+        hub: FakeHub, source: Path, tmp_path: Path, pin: list[str], says: str) -> None:
+    """mesh-llm's HF job (§6.1) refuses an unpinned or absent source: `write --publish` says
+    so with exit 2 before writing a byte or creating the repo."""
+    out = tmp_path / "pkg"
+    done = CliRunner().invoke(app, [
+        "package", "write", str(source), "--out-dir", str(out), "--model-id", MODEL_ID, *pin,
+        "--publish", TARGET, "--quiet"])
+    assert done.exit_code == 2, done.output
+    assert "refused (mesh_llm_publish_would_refuse)" in done.output and says in done.output
+    assert "Traceback" not in done.output
+    assert not out.exists() or not any(out.rglob("*.gguf"))
+    assert TARGET not in hub.repos

@@ -157,7 +157,9 @@ def test_the_moe_mtp_model_as_v1_certifies(tmp_path: Path) -> None:
 
 def test_budget_parts_certify_warning_only_that_mesh_llm_cannot_select_common_parts(
         tmp_path: Path) -> None:
-    result = write_package(tiny_source(tmp_path), tmp_path / "pkg", max_artifact_bytes=60_000)
+    result = write_package(tiny_source(tmp_path), tmp_path / "pkg", max_artifact_bytes=60_000,
+                           source_repo="meshcert/tiny-llama",  # pinned: no publication warning
+                           source_revision="5f1c2b3a4d5e6f708192a3b4c5d6e7f8091a2b3c")
     report = assert_certifies(result)
     paths = {e["path"] for e in result.manifest["artifact_catalog"]["entries"]}
     assert {"shared/common-part00.gguf", "layers/layer-00003-part01.gguf"} <= paths

@@ -3,11 +3,13 @@
 Message texts are distinctive, have no surrounding whitespace (templates often ``trim``) and no
 reasoning tags (templates may strip ``<think>`` parts), so "the output contains every message's
 text" is a fair demand on any template that accepts the conversation.
-The tool-call conversation is optional (see `Conversation.required`).
+The tool-call conversation is optional (see `Conversation.required`). A conversation passes
+when it renders with any context a real renderer passes (`Conversation.contexts`).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,13 +42,23 @@ class Conversation:
     # output is still reported.
     required: bool = True
 
-    def context(self) -> dict[str, Any]:
-        """The variables serving stacks pass to a chat template."""
-        ctx: dict[str, Any] = {"messages": self.messages, "add_generation_prompt": True,
-                               "bos_token": "<s>", "eos_token": "</s>"}
-        if self.tools is not None:
-            ctx["tools"] = self.tools
-        return ctx
+    def context(self, tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The variables serving stacks pass to a chat template: transformers'
+        `apply_chat_template` always passes `tools` (None without tools), `documents` and
+        `add_generation_prompt`; llama.cpp passes `bos_token` and `eos_token`."""
+        return {"messages": self.messages,
+                "tools": self.tools if self.tools is not None else tools,
+                "documents": None, "add_generation_prompt": True,
+                "bos_token": "<s>", "eos_token": "</s>"}
+
+    def contexts(self, about_tools: bool) -> list[dict[str, Any]]:
+        """Every context a real renderer may pass for this conversation, in the order tried:
+        the plain one, then (for a template about tools, e.g. a `tool_use` template that
+        lists `tools` unconditionally) the same messages with the sample tool list."""
+        plain = self.context()
+        if self.tools is not None or not about_tools:
+            return [plain]
+        return [plain, self.context(tools=[WEATHER_TOOL])]
 
     def texts(self) -> list[tuple[int, str, str]]:
         """(index, role, text) of every message with non-empty string content."""
@@ -69,3 +81,12 @@ CONVERSATIONS: tuple[Conversation, ...] = (
          "content": TOOL_RESULT_TEXT},
     ], tools=[WEATHER_TOOL], required=False),
 )
+
+
+_TOOLS_NAME = re.compile(r"\btools\b")
+
+
+def is_about_tools(template: str) -> bool:
+    """Whether the template reads `tools` at all (then a sample tool list is one of the
+    contexts it is rendered with): a word match, so the parent needs no parser."""
+    return _TOOLS_NAME.search(template) is not None

@@ -23,7 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from meshcert.certify.chat_template.conversations import CONVERSATIONS, Conversation
+from meshcert.certify.chat_template.conversations import (
+    CONVERSATIONS,
+    Conversation,
+    is_about_tools,
+)
 from meshcert.certify.processes.spare import SpareProcess
 
 ROOT = Path(__file__).resolve().parents[3]  # the directory holding the `meshcert` package
@@ -85,9 +89,11 @@ def render_in_sandbox(template: str, limits: RenderLimits = DEFAULT_RENDER_LIMIT
 def worker_request(template: str, limits: RenderLimits,
                    conversations: tuple[Conversation, ...]) -> dict[str, Any]:
     """The worker's request (see meshcert.certify.chat_template.worker for the protocol)."""
+    about_tools = is_about_tools(template)
     return {
         "template": template,
-        "conversations": [{"name": c.name, "context": c.context()} for c in conversations],
+        "conversations": [{"name": c.name, "contexts": c.contexts(about_tools)}
+                          for c in conversations],
         "max_output": limits.max_output_chars,
         "memory_bytes": limits.memory_bytes,
         "cpu_seconds": max(1, int(limits.timeout_seconds) + 1),

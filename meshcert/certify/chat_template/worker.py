@@ -2,7 +2,9 @@
 `meshcert.certify.chat_template.render`.
 
 Protocol: one JSON object on stdin ``{"template": str, "conversations": [{"name": str,
-"context": {...}}], "max_output": int, "memory_bytes": int, "cpu_seconds": int}``; one JSON
+"contexts": [{...}, ...]}], "max_output": int, "memory_bytes": int, "cpu_seconds": int}``
+(the contexts a real renderer may pass, tried in order: the first that renders is the
+conversation's result); one JSON
 object on stdout ``{"results": [{"name", "status", "output", "same", "error", "line",
 "stubbed"}]}`` where status is ``ok``, ``refused`` (the template called raise_exception),
 ``blocked`` (the sandbox refused an operation), ``too_large`` (output over max_output) or
@@ -121,6 +123,24 @@ def _render_once(template: Template, name: str, context: dict[str, Any],
     return result | {"output": first, "same": first == second and CHANCE.draws == draws}
 
 
+def render_any(template: Template, name: str, contexts: list[dict[str, Any]],
+               max_output: int) -> dict[str, Any]:
+    """The conversation rendered with the first context that works (a real renderer would
+    pass it); a sandbox refusal or an output over the limit is reported at once, never masked
+    by a later context. When every context fails, the first one's result, naming the rest."""
+    results: list[dict[str, Any]] = []
+    for context in contexts:
+        result = render_one(template, name, context, max_output)
+        if result["status"] in ("ok", "blocked", "too_large"):
+            return result
+        results.append(result)
+    first = results[0]
+    if len(results) > 1 and first["status"] == "error":
+        also = "; ".join(str(r["error"])[:200] for r in results[1:])
+        first = first | {"error": f"{first['error']} (and with a sample tool list: {also})"}
+    return first
+
+
 def render_reply(source: str, conversations: list[dict[str, Any]],
                  max_output: int) -> dict[str, Any]:
     """Compile `source` in the sandbox and render every conversation: the render reply."""
@@ -129,8 +149,16 @@ def render_reply(source: str, conversations: list[dict[str, Any]],
     except Exception as exc:  # noqa: BLE001 - a template that does not compile
         return {"compile_error": f"{type(exc).__name__}: {str(exc)[:500]}",
                 "line": _error_line(exc), "results": []}
-    return {"results": [render_one(template, c["name"], c["context"], max_output)
+    return {"results": [render_any(template, c["name"], _contexts(c), max_output)
                         for c in conversations]}
+
+
+def _contexts(conversation: dict[str, Any]) -> list[dict[str, Any]]:
+    contexts = conversation.get("contexts")
+    if isinstance(contexts, list) and contexts:
+        return [c for c in contexts if isinstance(c, dict)] or [{}]
+    context = conversation.get("context")  # one context, as an older parent sends it
+    return [context if isinstance(context, dict) else {}]
 
 
 def audit_reply(request: dict[str, Any]) -> dict[str, Any]:

@@ -177,14 +177,23 @@ def _trailing(header: GGUFHeader, path: str, layer: int | None) -> list[Finding]
 
 
 def _out_of_bounds(header: GGUFHeader, path: str, layer: int | None) -> Iterator[Finding]:
+    """One finding per file: a truncated file puts every later tensor past its end, and one
+    cause is one finding (the tensors are named in it)."""
     if header.file_size is None:
         return
-    for t in header.tensors:
-        end = header.data_offset + t.offset + t.n_bytes
-        if end > header.file_size:
-            yield finding("gguf_tensor_out_of_bounds", f"{path}: tensor {t.name!r} data ends at "
-                          f"byte {end}, past the end of the {header.file_size}-byte file",
-                          path=path, layer_index=layer)
+    past = [(header.data_offset + t.offset + t.n_bytes, t.name) for t in header.tensors
+            if header.data_offset + t.offset + t.n_bytes > header.file_size]
+    if not past:
+        return
+    furthest = max(end for end, _ in past)
+    names = [repr(name) for _, name in sorted(past)]
+    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    subject = f"tensor {names[0]} data ends" if len(past) == 1 else \
+        f"{len(past)} tensors' data end"
+    yield finding("gguf_tensor_out_of_bounds", f"{path}: {subject} past the end of the "
+                  f"{header.file_size}-byte file (the header places data up to byte "
+                  f"{furthest}; the file is truncated or its header is wrong): {shown}",
+                  path=path, layer_index=layer)
 
 
 def _overlaps(header: GGUFHeader, path: str, layer: int | None) -> Iterator[Finding]:

@@ -48,8 +48,9 @@ def check_split_roster(view: PackageView) -> Iterator[Finding]:
     roster = bundled_roster()
     if roster.certifies(arch):
         return
-    known = "as meshcert knows it (a partial list)" if roster.partial else \
-        f"as meshcert knows it (retrieved {roster.retrieved or 'at an unknown date'})"
+    known = (f"as meshcert knows it, recipe {roster.recipe.label}"
+             + (" (a partial list)" if roster.partial else
+                f" (retrieved {roster.retrieved or 'at an unknown date'})"))
     carrier = view.carrier_entry()
     yield finding(NOT_SPLIT_CERTIFIED, f"general.architecture {arch!r} is not on mesh-llm's "
                   f"split-serving roster (split-certified.json) {known}: `mesh-llm serve "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from meshcert.certify.checks import asked_for, register
@@ -19,12 +20,12 @@ from meshcert.certify.package_gguf.source_facts import SourceFacts, SourceTensor
 from meshcert.certify.view import PackageView
 from meshcert.core.findings import Finding, finding
 from meshcert.core.gguf.constants import GGML_TYPE_NAMES
-from meshcert.core.gguf.model import GGUFHeader, TensorInfo
+from meshcert.core.gguf.model import GGUFHeader, HeaderError, TensorInfo
 from meshcert.core.gguf.names import layer_of
 
 
 @register("source_parity", order=360, codes=[
-    "source_sha256_mismatch", "source_tensor_missing_from_package",
+    "source_sha256_mismatch", "source_not_package_source", "source_tensor_missing_from_package",
     "package_tensor_not_in_source", "source_tensor_data_mismatch", "check_not_run",
     "unknown_source_file", "source_metadata_mismatch", "layer_count_mismatch",
 ], runs_when=[asked_for("--source SOURCE.gguf", lambda view: view.options.source)])
@@ -41,9 +42,14 @@ def check_source_parity(view: PackageView) -> Iterator[Finding]:
         yield finding("check_not_run", f"source file {shard.path} not compared: {shard.error}")
     for problem in facts.problems:
         yield finding("check_not_run", f"source parity incomplete: {problem}")
-    yield from _checksums(view.manifest, facts)
     package = (_v2_package_tensors(view) if view.package_format == "v2"
                else _package_tensors(fragments(view)))
+    # One fault, one finding: a file that is not the package's source would otherwise fail
+    # every tensor; per-tensor comparison runs only against the right source.
+    wrong = _not_the_source(view, facts, package, complete=not unreadable)
+    if wrong is not None:
+        yield wrong
+        return
     if not unreadable:  # a missing shard would make its tensors look absent from the source
         yield from _missing_from_package(facts, package)
         yield from _not_in_source(facts, package)
@@ -55,7 +61,34 @@ def check_source_parity(view: PackageView) -> Iterator[Finding]:
                       "files are not on local disk (types and shapes were compared)")
 
 
-def _checksums(manifest: dict[str, Any] | None, facts: SourceFacts) -> Iterator[Finding]:
+def _not_the_source(view: PackageView, facts: SourceFacts,
+                    package: dict[str, tuple[Fragment, TensorInfo]], complete: bool
+                    ) -> Finding | None:
+    """The one finding for a --source that is not the package's source, else None.
+
+    Evidence, strongest first: a declared SHA-256 the file does not have (whatever its tensors,
+    it is not the file the manifest names); without a declared digest, a tensor set of another
+    model (another architecture or block count, or most of its tensors in no artifact)."""
+    differing = list(_checksum_differences(view.manifest, facts))
+    summary = _tensor_set_summary(view, facts, package) if complete else None
+    if differing:
+        shown = "; ".join(f"{os.path.basename(path)} has sha256 {actual}, {field} says {sha}"
+                          for path, actual, field, sha in differing[:3])
+        more = f" (and {len(differing) - 3} more file(s))" if len(differing) > 3 else ""
+        tail = f". {summary.text}" if summary is not None else ""
+        return finding("source_sha256_mismatch", f"{facts.given_path} is not the package's "
+                       f"source: {shown}{more}{tail}", path=differing[0][0])
+    if summary is not None and summary.another_model:
+        return finding("source_not_package_source", f"{facts.given_path} is not the package's "
+                       f"source (the manifest declares no SHA-256 to compare): {summary.text}",
+                       path=facts.given_path)
+    return None
+
+
+def _checksum_differences(manifest: dict[str, Any] | None, facts: SourceFacts
+                          ) -> Iterator[tuple[str, str, str, str]]:
+    """(shard path, its sha256, the manifest field, the sha256 that field declares) for each
+    declared digest a hashed source file does not have."""
     source = manifest.get("source_model") if manifest else None
     if not isinstance(source, dict):
         return
@@ -77,9 +110,73 @@ def _checksums(manifest: dict[str, Any] | None, facts: SourceFacts) -> Iterator[
         if i == main_shard and isinstance(declared_main, str):
             claims.add(("source_model.sha256", declared_main.lower()))
         for field, sha in sorted(claims):
-            if sha != shard.sha256:
-                yield finding("source_sha256_mismatch", f"{shard.path} hashes to {shard.sha256}, "
-                              f"but {field} says {sha}", path=shard.path)
+            if shard.sha256 is not None and sha != shard.sha256:
+                yield shard.path, shard.sha256, field, sha
+
+
+@dataclass(frozen=True)
+class _TensorSetSummary:
+    text: str
+    another_model: bool  # the tensor set alone says this is another model's file
+
+
+def _tensor_set_summary(view: PackageView, facts: SourceFacts,
+                        package: dict[str, tuple[Fragment, TensorInfo]]) -> _TensorSetSummary:
+    """How the source's tensors compare with the package's, in one sentence."""
+    header = facts.shards[0].header if facts.shards else None
+    source_arch = header.architecture if isinstance(header, GGUFHeader) else None
+    blocks = header.kv.get(f"{source_arch}.block_count") if isinstance(header, GGUFHeader) \
+        else None
+    package_arch = _package_architecture(view)
+    layers = (view.manifest or {}).get("layer_count")
+    missing = [n for n in facts.tensors if n not in package]
+    extra = [n for n in package if n not in facts.tensors]
+    parts: list[str] = []
+    if source_arch and package_arch and source_arch != package_arch:
+        parts.append(f"it is a {source_arch} model, the package a {package_arch} model")
+    if isinstance(blocks, int) and isinstance(layers, int) and blocks != layers:
+        parts.append(f"it has {blocks} blocks, the package {layers} layers")
+    tensor_sets_differ = bool(missing or extra)
+    if tensor_sets_differ:
+        parts.append(f"{len(missing)} of its {len(facts.tensors)} tensors are in no package "
+                     f"artifact and {len(extra)} of the package's {len(package)} are not in it")
+    if parts:
+        identity_differs = len(parts) > (1 if tensor_sets_differ else 0)
+        mostly_absent = len(missing) * 2 > len(facts.tensors)
+        return _TensorSetSummary("Its tensors are not the package's: " + "; ".join(parts),
+                                 identity_differs or mostly_absent)
+    differing = [m.message.split(" in ", 1)[0] for m in _data_mismatches(facts, package)]
+    if differing:
+        return _TensorSetSummary(f"Its {len(facts.tensors)} tensors match the package's by "
+                                 f"name, but {len(differing)} differ in type, shape or bytes: "
+                                 f"{preview(differing, limit=4)}", False)
+    compared = "type, shape and bytes" if facts.package_data_hashed else "type and shape"
+    keys = _carrier_differences(view, header)
+    why = (f"its metadata differs from the carrier's in {len(keys)} key(s): {preview(keys)}"
+           if keys else "its metadata differs, or the manifest's digest is wrong")
+    return _TensorSetSummary(f"Its {len(facts.tensors)} tensors equal the package's by name, "
+                             f"{compared}; {why}", False)
+
+
+def _carrier_differences(view: PackageView, source: GGUFHeader | HeaderError | None
+                         ) -> list[str]:
+    carrier = view.carrier_entry() if view.package_format == "v2" else None
+    header = view.headers.get(carrier.path) if carrier is not None else None
+    if not isinstance(source, GGUFHeader) or not isinstance(header, GGUFHeader):
+        return []
+    return _metadata_differences(source, header)
+
+
+def _package_architecture(view: PackageView) -> str | None:
+    carrier = view.carrier_entry() if view.package_format == "v2" else None
+    if carrier is not None:
+        header = view.headers.get(carrier.path)
+        if isinstance(header, GGUFHeader):
+            return header.architecture
+    for frag in fragments(view):
+        if frag.header.architecture:
+            return frag.header.architecture
+    return None
 
 
 def _v2_package_tensors(view: PackageView) -> dict[str, tuple[Fragment, TensorInfo]]:

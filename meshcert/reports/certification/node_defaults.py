@@ -65,8 +65,9 @@ def build_node_view(report: CertReport) -> NodeView | None:
         split = ("\u2014" if support.split_certified is None else
                  "certified" if support.split_certified else
                  "not certified: needs --allow-uncertified-split")
-        roster = f"roster retrieved {support.roster_retrieved or 'unknown'}" + (
-            ", partial" if support.roster_partial else "")
+        roster = (f"roster {support.roster_recipe_used or 'recipe unknown'}, retrieved "
+                  f"{support.roster_retrieved or 'unknown'}"
+                  + (", partial" if support.roster_partial else ""))
         mesh.append(Fact("split serving", split,
                          note=f"{support.architecture or 'unknown architecture'}; {roster}"))
     return NodeView(applies, profiles, mesh)

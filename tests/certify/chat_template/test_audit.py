@@ -144,3 +144,65 @@ def test_a_tree_too_deep_to_walk_is_a_finding_not_a_crash(monkeypatch: pytest.Mo
     monkeypatch.setattr("meshcert.certify.chat_template.audit.dangerous_constructs", too_deep)
     assert [(i.code, i.message) for i in audit_template(LOOP)] == [
         (RENDER_ERROR, "is nested too deeply to audit")]
+
+
+# --- rendered with the context a node's renderer passes (issue 34, item 9) ------------------
+# Shapes of Hub templates that read `tools`, `documents` and the special tokens; written by hand
+# after the layouts named in the issue (an `additional_chat_templates/tool_use.jinja` lists the
+# tools without a guard; transformers passes tools=None, documents=None without them).
+NODE_CONTEXT_SHAPES = {
+    "tools_tojson_unguarded": "{{ bos_token }}Tools: {{ tools | tojson }}\n" + LOOP
+                              + "{% if add_generation_prompt %}assistant:{% endif %}",
+    "tool_use_loops_over_tools": "{% for tool in tools %}- {{ tool.function.name }}: "
+                                 "{{ tool.function.description }}\n{% endfor %}" + LOOP
+                                 + "{{ eos_token }}",
+    "documents_guarded": "{% if documents is not none %}{{ documents | tojson }}{% endif %}"
+                         + LOOP,
+    "tools_is_none_test": "{% if tools is none %}(no tools){% else %}{{ tools | length }}"
+                          "{% endif %}" + LOOP,
+}
+
+
+@pytest.mark.parametrize("name", sorted(NODE_CONTEXT_SHAPES))
+def test_templates_reading_tools_render_as_a_node_renders_them(name: str) -> None:
+    """Before: `{{ tools | tojson }}` failed with "Object of type Undefined is not JSON
+    serializable", because `tools` was not passed at all."""
+    assert audit_template(NODE_CONTEXT_SHAPES[name]) == []
+
+
+def test_the_first_context_is_the_one_transformers_passes_without_tools() -> None:
+    outcome = render_in_sandbox("[{{ tools | tojson }}|{{ documents | tojson }}]" + LOOP)
+    assert all(r["status"] == "ok" for r in outcome.results)
+    plain = [r["output"] for r in outcome.results if r["name"] != "tool call"]
+    assert plain and all(o.startswith("[null|null]") for o in plain)
+
+
+def test_a_template_that_fails_with_every_real_context_stays_an_error() -> None:
+    issues = audit_template("{{ tools.schema.name }}" + LOOP)
+    assert [i.code for i in issues] == [RENDER_ERROR]
+    message = issues[0].message
+    assert "'None' has no attribute 'schema'" in message
+    assert "and with a sample tool list" in message and "'list object'" in message
+
+
+def test_a_template_without_tools_is_rendered_once_per_conversation() -> None:
+    from meshcert.certify.chat_template.conversations import is_about_tools
+
+    assert not is_about_tools(LOOP) and is_about_tools("{{ tools }}")
+    assert [len(c.contexts(is_about_tools(LOOP))) for c in CONVERSATIONS] == [1, 1, 1]
+
+
+def test_a_tool_list_of_a_megabyte_is_a_bounded_finding() -> None:
+    """A tools list of a megabyte, listed by the template: the output limit stops it with a
+    clear finding, no traceback, nothing unbounded."""
+    from meshcert.certify.chat_template.conversations import WEATHER_TOOL, Conversation
+
+    huge = [WEATHER_TOOL | {"function": {**WEATHER_TOOL["function"],
+                                         "description": "x" * (1 << 20)}}]
+    conversation = Conversation("megabyte tools", [{"role": "user", "content": "hi"}],
+                                tools=huge)
+    outcome = render_in_sandbox("{{ tools | tojson }}" + LOOP, conversations=(conversation,))
+    issues = judge_render(outcome, (conversation,))
+    assert [(i.code, i.message) for i in issues] == [
+        (RENDER_ERROR, "renders too much: output grew past 262144 characters "
+                       "(conversation megabyte tools)")]

@@ -103,3 +103,14 @@ def test_renders_per_view_are_bounded(tmp_path: Path) -> None:
     assert [(f.code, f.message.split(":")[1].split()[0]) for f in found] == [
         (RENDER_ERROR, n) for n in names[MAX_RENDERS - 1:]]
     assert all("was not rendered" in f.message for f in found)
+
+
+def test_a_named_tool_use_template_that_lists_tools_passes(packages: PackageFactory) -> None:
+    """`tokenizer.chat_template.tool_use` with `{{ tools | tojson }}`: rendered as a node
+    renders it (tools passed, None or a sample list), the package passes."""
+    info = packages.build()
+    edit_package(info, lambda kv: kv.__setitem__(f"{KEY}.tool_use",
+                                                 "{{ tools | tojson }}\n" + LOOP))
+    report = certify_dir(info.root)
+    assert [f for f in report.findings if f.check == "chat_templates"] == []
+    assert report.status == "passed"

@@ -67,6 +67,11 @@ def test_an_architecture_on_the_roster_has_no_warning(tmp_path: Path) -> None:
     assert messages(report, "architecture_not_split_certified") == []
     assert report.mesh_llm is not None
     assert (report.mesh_llm.architecture, report.mesh_llm.split_certified) == ("llama", True)
+    # the report names the roster recipe it used: mesh-llm's newest (mesh-llm-0.79.md §6.4)
+    assert report.mesh_llm.roster_recipe_used == (
+        "mesh-llm @0007b7bd (skippy ABI 0.1.67, llama.cpp 5e03bdd8)")
+    assert report.mesh_llm.roster_recipe == {
+        "llama_upstream_sha": "5e03bdd8700948b9c41c54dd1b00f28a2aebc03f", "skippy_abi": "0.1.67"}
 
 
 def test_an_architecture_off_the_roster_is_a_warning(tmp_path: Path) -> None:
@@ -75,6 +80,7 @@ def test_an_architecture_off_the_roster_is_a_warning(tmp_path: Path) -> None:
     assert [(f.severity, f.path) for f in hits] == [("warning", "shared/metadata.gguf")]
     assert hits[0].message.startswith(
         "general.architecture 'glm-dsa' is not on mesh-llm's split-serving roster "
-        "(split-certified.json) as meshcert knows it (retrieved 2026-12-02)")
+        "(split-certified.json) as meshcert knows it, recipe mesh-llm @0007b7bd (skippy ABI "
+        "0.1.67, llama.cpp 5e03bdd8) (retrieved 2026-12-02)")
     assert "--allow-uncertified-split" in hits[0].message
     assert report.mesh_llm is not None and report.mesh_llm.split_certified is False

@@ -262,3 +262,20 @@ def test_a_list_of_many_templates_is_audited_up_to_a_cap(tmp_path: Path) -> None
     # of the 16 audited, the first 8 are rendered (MAX_RENDERS), the other 8 say they were not
     assert len(hits) == 1 + 8
     assert all("was not rendered" in f.message for f in hits[1:])
+
+
+def test_a_tool_use_template_in_a_tokenizer_config_list_passes(tmp_path: Path) -> None:
+    """The Hub's tool_use layout: the named template lists `tools` with no guard. Rendered with
+    the context transformers passes (tools=None, then a sample tool list), it is clean; before,
+    it failed with "Object of type Undefined is not JSON serializable"."""
+    tool_use = ("{{ bos_token }}{% for tool in tools %}{{ tool | tojson }}\n{% endfor %}"
+                + LOOP + "{% if add_generation_prompt %}assistant:{% endif %}")
+    config: dict[str, Any] = {"chat_template": [
+        {"name": "default", "template": "{% if tools %}{{ tools | tojson }}{% endif %}" + LOOP},
+        {"name": "tool_use", "template": tool_use}]}
+    files = {"tokenizer_config.json": json_bytes(config),
+             "chat_template.jinja": ("Tools: {{ tools | tojson }}\n" + LOOP).encode()}
+    pkg = build_published(tmp_path, files, defaults={})
+    report = certify_dir(pkg.root)
+    template_findings = [f for f in report.findings if f.check == "publisher_chat_templates"]
+    assert template_findings == [] and report.status == "passed", template_findings

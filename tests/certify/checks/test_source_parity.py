@@ -33,7 +33,9 @@ from tests.core.gguf.ggufbuild import (
 )
 
 SOURCE_CODES = {"source_sha256_mismatch", "source_tensor_missing_from_package",
-                "package_tensor_not_in_source", "source_tensor_data_mismatch"}
+                "package_tensor_not_in_source", "source_tensor_data_mismatch",
+                "source_not_package_source", "unknown_source_file", "layer_count_mismatch",
+                "source_metadata_mismatch"}
 
 
 def certify_with_source(info: PackageInfo, source: Path | None = None) -> CertReport:
@@ -175,11 +177,12 @@ def test_split_source_set_is_read_shard_by_shard(packages: PackageFactory,
     data[-10] ^= 0xFF  # a byte of the second shard's last tensor, output.weight
     second.write_bytes(bytes(data))
     found = source_findings(certify_with_source(info, first))
-    assert set(found) == {"source_sha256_mismatch", "source_tensor_data_mismatch"}
+    # one fault, one finding: the shard is not the file the manifest names; the tensor that
+    # differs is named inside it, not reported again per tensor
+    assert list(found) == ["source_sha256_mismatch"]
     [sha_message] = found["source_sha256_mismatch"]
     assert second.name in sha_message and "files[]" in sha_message
-    [data_message] = found["source_tensor_data_mismatch"]
-    assert data_message.startswith("output.weight in shared/output.gguf")
+    assert "1 differ in type, shape or bytes: output.weight" in sha_message
 
 
 def test_split_source_with_a_missing_shard_is_incomplete(packages: PackageFactory,
@@ -205,3 +208,52 @@ def test_unreadable_source_is_incomplete_not_passed(packages: PackageFactory, tm
     assert set(source_findings(report)) == {"check_not_run"}
     assert report.status == "incomplete"
     assert SOURCE_CODES & codes(report) == set()
+
+
+def _without_declared_digests(info: PackageInfo) -> None:
+    def strip(manifest: dict[str, Any]) -> None:
+        manifest["source_model"].pop("sha256", None)
+        for entry in manifest["source_model"].get("files") or []:
+            entry.pop("sha256", None)
+    PackageFactory.edit_manifest(info, strip)
+
+
+@pytest.mark.parametrize("kind", ["llama", "glm_dsa"])
+def test_another_models_file_as_source_is_one_finding_naming_both_digests(
+        packages: PackageFactory, kind: str) -> None:
+    """A 4-layer package given a 6-layer model's file (or another architecture's): one error
+    with the file's SHA-256 and the manifest's, not one per tensor."""
+    info = packages.build()
+    other = packages.build(kind, layers=6)
+    assert other.source_path is not None and info.source_path is not None
+    report = certify_with_source(info, other.source_path)
+    found = source_findings(report)
+    assert list(found) == ["source_sha256_mismatch"]
+    [message] = found["source_sha256_mismatch"]
+    theirs = hashlib.sha256(other.source_path.read_bytes()).hexdigest()
+    ours = hashlib.sha256(info.source_path.read_bytes()).hexdigest()
+    assert "is not the package's source" in message and theirs in message and ours in message
+    assert "it has 6 blocks, the package 4 layers" in message
+    assert report.status == "failed"
+
+
+def test_another_models_file_without_declared_digests_is_one_finding(
+        packages: PackageFactory) -> None:
+    info = packages.build()
+    _without_declared_digests(info)
+    other = packages.build("glm_dsa", layers=6)
+    found = source_findings(certify_with_source(info, other.source_path))
+    assert list(found) == ["source_not_package_source"]
+    [message] = found["source_not_package_source"]
+    assert "declares no SHA-256" in message and "it has 6 blocks" in message
+
+
+def test_without_declared_digests_the_right_source_still_finds_a_missing_tensor(
+        packages: PackageFactory) -> None:
+    """The tensor-set rule does not swallow a package fault: one tensor short of the source is
+    the package's defect, reported per layer as before."""
+    info = packages.build()
+    _without_declared_digests(info)
+    drop_tensors(info, layer_rel(1), keep=lambda n: n != "blk.1.ffn_gate.weight")
+    found = source_findings(certify_with_source(info))
+    assert list(found) == ["source_tensor_missing_from_package"]

@@ -35,7 +35,7 @@ GGUF_CODES = frozenset({
     "activation_width_mismatch", "unexpected_tensor_for_architecture", "missing_required_tensor",
     "native_mtp_layer_missing_tensors", "glm_dsa_contract_violation", "source_sha256_mismatch",
     "source_tensor_missing_from_package", "package_tensor_not_in_source",
-    "source_tensor_data_mismatch",
+    "source_tensor_data_mismatch", "source_not_package_source",
     # llama.cpp gguf_init rules (docs/gguf-rules.md)
     "gguf_tensor_data_not_dense", "gguf_trailing_bytes", "gguf_empty_key", "gguf_invalid_utf8",
     "gguf_invalid_bool", "gguf_big_endian",

@@ -122,6 +122,20 @@ def test_tensor_out_of_bounds(packages: PackageFactory) -> None:
     assert last.name in message
 
 
+def test_a_truncated_layer_is_one_out_of_bounds_finding(packages: PackageFactory) -> None:
+    """Cut to its first tensor: every later tensor ends past the file, one cause, one finding
+    that names them all."""
+    info = packages.build()
+    rel = layer_rel(2)
+    path = info.root / rel
+    tensors = sorted(GGUFReader(path).tensors, key=lambda t: t.data_offset)
+    first = tensors[0]
+    write_raw(info, rel, path.read_bytes()[:first.data_offset + first.n_bytes])
+    [message] = only(certify_dir(info.root), "gguf_tensor_out_of_bounds")
+    assert f"{len(tensors) - 1} tensors' data end past the end" in message
+    assert all(t.name in message for t in tensors[1:6])
+
+
 def test_tensor_overlap(packages: PackageFactory) -> None:
     info = packages.build()
 
