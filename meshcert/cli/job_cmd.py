@@ -66,16 +66,23 @@ def describe(plan: PackageJobPlan, *, dry_run: bool) -> str:
     return "\n".join(lines)
 
 
-def _jobs() -> tuple[HubJobs, str | None]:
-    from huggingface_hub import get_token
-
+def _jobs() -> tuple[HubJobs, str]:
+    """The Jobs client, once the token and the Hub answered (asked first, a few seconds at
+    most): without a usable token, or with the Hub unreachable, exit 2 before any work."""
     from meshcert.cli.publish_cmd import quiet_hub_logs
+    from meshcert.core.hub.access import AccessRefused, find_token
     from meshcert.core.hub.settings import HubSettings
     from meshcert.hubjobs.jobs_api import HubJobs
 
     quiet_hub_logs()
-    token = get_token()
-    return HubJobs(HubSettings.from_env(), token=token), token
+    try:
+        token = find_token()
+        jobs = HubJobs(HubSettings.from_env(), token=token)
+        jobs.identify()
+    except AccessRefused as exc:
+        typer.echo(f"refused: {exc.message}", err=True)
+        raise typer.Exit(USAGE) from None
+    return jobs, token
 
 
 def _hub_error(exc: Exception) -> typer.Exit:

@@ -259,6 +259,8 @@ def _write_and_publish(request: WriteRequest, target: str, *, delete_after_uploa
 
         if report is not None:
             write_or_drop(sys.stdout, report.to_json())
+        if result.status != "published":
+            typer.echo(f"{result.status}: {result.message}", err=True)
     elif not quiet:
         print_result(result)
         if report is not None:

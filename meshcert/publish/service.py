@@ -36,6 +36,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from meshcert.core.hub.access import AccessRefused
 from meshcert.core.hub.errors import RETRYABLE_STATUS, HubError
 from meshcert.core.hub.settings import HubSettings
 from meshcert.publish import catalog as catalog_entry
@@ -111,14 +112,18 @@ def publish_package(request: PublishRequest, *, writer: HubWriter | None = None,
     if problem is not None:
         result.message = problem
         return result
+    hub = writer or HubWriter(endpoint=HubSettings.from_env().endpoint, token=request.token)
     try:
+        check_access(request, hub, say)
         files, manifest_raw, manifest = _certified(request, result, say)
+    except AccessRefused as exc:
+        result.message = f"{exc.message}: nothing certified or uploaded"
+        return result
     except Refused as exc:
         result.message = str(exc)
         return result
     card = render_card(manifest, manifest_sha256=hashlib.sha256(manifest_raw).hexdigest(),
                        target=request.target, experimental=request.experimental)
-    hub = writer or HubWriter(endpoint=HubSettings.from_env().endpoint, token=request.token)
     upload = Upload(request, hub, result, say)
     try:
         result.commit = upload.run(files, manifest_raw, card.encode(), manifest)
@@ -139,6 +144,14 @@ def publish_package(request: PublishRequest, *, writer: HubWriter | None = None,
     if request.catalog is not None:
         list_in_catalog(request, hub, result, manifest, say)
     return result
+
+
+def check_access(request: PublishRequest, hub: HubWriter, say: Progress) -> None:
+    """AccessRefused unless the token may write the target (or open a pull request on it):
+    asked before the package is hashed or certified."""
+    say(f"checking the token and the right to write {request.target}")
+    user = hub.check_access(request.target, pull_request=request.create_pr)
+    say(f"token of {user!r} may write {request.target}")
 
 
 def hub_status(error: HubError) -> PublishStatus:

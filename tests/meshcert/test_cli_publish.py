@@ -62,7 +62,7 @@ def test_a_package_that_does_not_certify_exits_2(hub: FakeHub, package: PackageI
     result = publish(str(package.root), "--target", "meshllm/tiny", "-q")
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("refused: ")
-    assert "nothing uploaded" in result.stderr and hub.records == []
+    assert "nothing uploaded" in result.stderr and hub.only_access_checks()
 
 
 def test_usage_errors_exit_2(hub: FakeHub, package: PackageInfo, tmp_path: Path) -> None:
@@ -73,16 +73,30 @@ def test_usage_errors_exit_2(hub: FakeHub, package: PackageInfo, tmp_path: Path)
 
 
 def test_a_hub_that_keeps_failing_exits_3_and_a_refusing_one_exits_1(
-        hub: FakeHub, package: PackageInfo, monkeypatch: pytest.MonkeyPatch) -> None:
+        hub: FakeHub, package: PackageInfo) -> None:
     hub.inject("commit", 503, times=None)
     incomplete = publish(str(package.root), "--target", "meshllm/tiny", "-q")
     assert incomplete.exit_code == 3, incomplete.output
     assert incomplete.stderr.startswith("incomplete: ")
     hub.clear_faults()
-    monkeypatch.setenv("HF_TOKEN", OTHER)
+    hub.inject("commit", 403, times=None)  # the Hub refuses the upload itself, for good
     failed = publish(str(package.root), "--target", "meshllm/tiny", "-q")
     assert failed.exit_code == 1, failed.output
-    assert OTHER not in failed.output and TOKEN not in incomplete.output
+    assert TOKEN not in failed.output and TOKEN not in incomplete.output
+
+
+def test_a_token_that_cannot_write_the_target_exits_2_before_certifying(
+        hub: FakeHub, package: PackageInfo, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 34: this was exit 1, after hashing and certifying the whole package
+    hub.commit("meshllm/tiny", {"README.md": b"# tiny\n"})  # there, and not bob's
+    hub.reset_counters()
+    monkeypatch.setenv("HF_TOKEN", OTHER)
+    refused = publish(str(package.root), "--target", "meshllm/tiny", "-q")
+    assert refused.exit_code == 2, refused.output
+    assert refused.stderr.startswith("refused: the write token of 'bob' cannot write to "
+                                     "meshllm/tiny (the Hub answered HTTP 403)")
+    assert "certifying" not in refused.stderr and hub.only_access_checks()
+    assert OTHER not in refused.output
 
 
 def test_the_command_publishes_over_lfs_with_hf_xet_installed_and_nothing_set(
