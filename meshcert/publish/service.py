@@ -301,9 +301,13 @@ class Upload:
         old = remote.get(MANIFEST)
         deletions = [MANIFEST] if old is not None and (
             manifest_raw is None or not same_bytes(manifest_raw, old)) else []
-        self.say(f"{label}: uploading {len(todo)} file(s), {sum(f.size for f in todo)} bytes")
+        self.say(f"{label}: uploading {len(todo)} file(s), {sum(f.size for f in todo):,} "
+                 "bytes")
         self._commit([(f.path, f) for f in todo], deletions, f"{self.message} ({label})")
         self.result.uploaded += [f.path for f in todo]
+        for item in todo:
+            self.say(f"  uploaded {item.path} ({item.size:,} bytes)")
+        self.say(f"{label}: committed {self.result.commits[-1][:12]}")
 
     def _final(self, files: list[LocalFile], manifest_raw: bytes, card: bytes) -> None:
         remote = self.hub.listing(self.request.target, self.revision)
@@ -321,6 +325,7 @@ class Upload:
         self.say("committing the manifest and the model card"
                  + (f", removing {len(deletions)} stale file(s)" if deletions else ""))
         self._commit(additions, deletions, f"{self.message} (manifest and model card)")
+        self.say(f"manifest and model card: committed {self.result.commits[-1][:12]}")
 
 
 def certify_published(result: PublishResult, say: Progress, **request: Any) -> bool:

@@ -128,3 +128,23 @@ def test_a_user_who_asks_for_xet_is_refused_before_anything_is_spent(
 def test_the_package_group_lists_publish() -> None:
     result = runner.invoke(app, ["package", "--help"])
     assert result.exit_code == 0 and "publish" in result.output
+
+
+def test_in_a_ci_log_the_hub_clients_bars_give_way_to_one_line_per_artifact_and_commit(
+        hub: FakeHub, package: PackageInfo) -> None:
+    """stderr a pipe, HF_HUB_DISABLE_PROGRESS_BARS unset (as in a CI job): huggingface_hub's
+    tqdm bars (~130 lines with cursor escapes on a real package) are switched off; meshcert's
+    own lines say what was sent."""
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run([sys.executable, "-m", "meshcert", "package", "publish",
+                           str(package.root), "--target", "meshllm/tiny",
+                           "--max-files-per-commit", "4"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b[" not in done.stderr and "\r" not in done.stderr and "it/s" not in done.stderr
+    lines = done.stderr.splitlines()
+    uploaded = sorted(line.split()[1] for line in lines if line.startswith("  uploaded "))
+    assert uploaded == sorted(str(p.relative_to(package.root)) for p in package.files.values())
+    assert [line.split(": ")[0] for line in lines if ": committed " in line] == [
+        "artifacts 1/2", "artifacts 2/2", "manifest and model card"]
