@@ -237,7 +237,7 @@ def write_command(plan: PackageJobPlan) -> list[str]:
     args = ["package", "write", f"{SOURCE_MOUNT}/{plan.primary}", "--out-dir", WORK,
             "--model-id", plan.model_id, "--source-repo", plan.repo, "--source-revision",
             plan.commit, "--source-file", plan.primary, "--format", plan.fmt,
-            "--publish", plan.target, "--delete-after-upload", "--quiet"]
+            "--publish", plan.target, "--delete-after-upload"]  # its progress: the logs
     for projector in plan.projectors:
         args += ["--projector", f"{SOURCE_MOUNT}/{projector}"]
     if plan.catalog is not None:
