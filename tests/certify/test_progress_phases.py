@@ -68,7 +68,8 @@ def test_a_second_run_says_what_it_reused(split_packages: dict[str, Path], smoll
     again = certify(split_packages["v2"], smollm2, tmp_path)
     assert again.exit_code == 0, again.output
     lines = phases(again.stderr)
-    assert [line.split(": ", 1)[1] for line in lines[:2]] == ["reused from the cache"] * 2
+    assert [line.split(": ", 1)[1] for line in lines[:4]] == [
+        "re-opening the cached build with llama.cpp", "reused from the cache"] * 2
     assert "parity: source model runs reused (computed earlier in this process)" in lines
 
 
