@@ -42,7 +42,7 @@ from meshcert.core.gguf import wire
 from meshcert.core.gguf.model import GGUFHeader
 from meshcert.core.gguf.names import is_metadata_role
 from meshcert.core.gguf.reader import read_header_file, tensor_nbytes
-from meshcert.core.progress import NullProgress, ProgressObserver
+from meshcert.core.progress import NullProgress, ProgressObserver, report_phase
 
 REOPEN_TIMEOUT_S = 600.0  # wall clock of llama.cpp's parser on one composed stage
 PROVENANCE_SCHEMA = 1
@@ -305,9 +305,15 @@ def _materialize_stage(view: PackageView, stage: StageRange, total_layers: int, 
     key = hashlib.sha256(json.dumps(wanted, sort_keys=True).encode()).hexdigest()[:16]
     target = root / f"{stage.stage_id}-{key}.gguf"
     sidecar = target.with_suffix(".json")
+    name = f"materialize {stage.stage_id} (layers {stage.layer_start}..{stage.layer_end})"
+    if sidecar.is_file():
+        report_phase(progress, f"{name}: re-opening the cached build with llama.cpp")
     if _reusable(target, sidecar, wanted, timeout_s):
+        report_phase(progress, f"{name}: reused from the cache")
         return StageBuild(stage.stage_id, path=str(target), size=target.stat().st_size,
                           tensor_count=len(comp.tensors), reused=True)
+    report_phase(progress, f"{name}: assembling {len(comp.tensors)} tensors, "
+                 f"{comp.tensor_bytes:,} bytes, then re-opening it with llama.cpp")
     progress.begin(f"materialize {stage.stage_id}", comp.tensor_bytes)
     try:
         size = write_gguf(target, comp, progress.advance, timeout_s=timeout_s)
@@ -318,6 +324,7 @@ def _materialize_stage(view: PackageView, stage: StageRange, total_layers: int, 
         return StageBuild(stage.stage_id, not_run=f"cannot write {target}: {exc.strerror or exc}")
     finally:
         progress.end()
+    report_phase(progress, f"{name}: built, {size:,} bytes")
     return StageBuild(stage.stage_id, path=str(target), size=size,
                       tensor_count=len(comp.tensors))
 

@@ -18,6 +18,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ from meshcert.certify.workers.llama_decode import (
 from meshcert.certify.workers.llama_reopen import LlamaCppCrashed, LlamaParserUnavailable
 from meshcert.core.gguf.model import GGUFHeader
 from meshcert.core.gguf.reader import read_header_file
-from meshcert.core.progress import NullProgress, ProgressObserver
+from meshcert.core.progress import NullProgress, ProgressObserver, report_phase
 
 DEFAULT_PROMPTS = (
     "The capital of France is",
@@ -92,6 +93,22 @@ def preflight(model_bytes: int, source_bytes: int, request: ParityRequest, temp_
 _SOURCE_RUNS: dict[tuple[Any, ...], list[Run]] = {}
 
 
+def prompt_counter(progress: ProgressObserver, label: str, prompts: int, tokens: int
+                   ) -> Callable[[int], None]:
+    """`progress.advance` per generated token, plus a phase line as each prompt's `tokens`
+    tokens are done ("parity: source model, prompt 2/3 done")."""
+    generated = [0]
+
+    def advance(amount: int) -> None:
+        progress.advance(amount)
+        before = generated[0] // tokens
+        generated[0] += amount
+        for done in range(before + 1, min(generated[0] // tokens, prompts) + 1):
+            report_phase(progress, f"parity: {label} model, prompt {done}/{prompts} done")
+
+    return advance
+
+
 def source_runs(path: str, request: ParityRequest, progress: ProgressObserver) -> list[Run]:
     """The source's greedy runs, computed once per process for the same file (device, inode,
     size, mtime in ns) and prompts: certifying several packages of one source (or the test
@@ -99,10 +116,12 @@ def source_runs(path: str, request: ParityRequest, progress: ProgressObserver) -
     st = os.stat(path)
     key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, tuple(request.prompts),
            request.tokens)
-    if key not in _SOURCE_RUNS:
-        _SOURCE_RUNS.clear()  # keep one source's runs at most (logits rows are per vocab)
-        _SOURCE_RUNS[key] = greedy_runs(path, request.prompts, request.tokens, label="source",
-                                        timeout_s=request.timeout_s, advance=progress.advance)
+    if key in _SOURCE_RUNS:
+        report_phase(progress, "parity: source model runs reused (computed earlier in this "
+                     "process)")
+        return _SOURCE_RUNS[key]
+    _SOURCE_RUNS.clear()  # keep one source's runs at most (logits rows are per vocab)
+    _SOURCE_RUNS[key] = _greedy(path, request, progress, "source")
     return _SOURCE_RUNS[key]
 
 
@@ -156,6 +175,17 @@ def _declared_size(manifest: dict[str, Any] | None, path: str) -> int | None:
     return size if isinstance(size, int) and not isinstance(size, bool) else None
 
 
+def _greedy(path: str, request: ParityRequest, progress: ProgressObserver, label: str
+            ) -> list[Run]:
+    report_phase(progress, f"parity: loading the {label} model in llama.cpp, then "
+                 f"{len(request.prompts)} prompt(s) x {request.tokens} greedy tokens")
+    return greedy_runs(path, request.prompts, request.tokens,
+                       label="source" if label == "source" else "reassembled package",
+                       timeout_s=request.timeout_s,
+                       advance=prompt_counter(progress, label, len(request.prompts),
+                                              request.tokens))
+
+
 def compare(prompts: list[str], source: list[Run], package: list[Run]) -> Divergence | None:
     """The first prompt/position where tokens or logits differ (None: identical)."""
     for i, (prompt, a, b) in enumerate(zip(prompts, source, package, strict=True)):
@@ -207,6 +237,8 @@ def _run(view: PackageView, request: ParityRequest, progress: ProgressObserver
     try:
         started = time.perf_counter()
         assembled = Path(work) / "reassembled.gguf"
+        report_phase(progress, f"parity: reassembling the model from the package "
+                     f"({len(comp.tensors)} tensors, {comp.tensor_bytes:,} bytes)")
         progress.begin("parity: reassembling the model", comp.tensor_bytes)
         try:
             size = write_gguf(assembled, comp, progress.advance, timeout_s=request.timeout_s)
@@ -227,10 +259,7 @@ def _run(view: PackageView, request: ParityRequest, progress: ProgressObserver
                            len(request.prompts) * request.tokens)
             try:
                 runs[label] = (source_runs(path, request, progress) if label == "source"
-                               else greedy_runs(path, request.prompts, request.tokens,
-                                                label="reassembled package",
-                                                advance=progress.advance,
-                                                timeout_s=request.timeout_s))
+                               else _greedy(path, request, progress, label))
             except LlamaCppCrashed as exc:
                 return ParityResult("crashed", f"llama.cpp died running the {label} model: "
                                     f"{exc}", death=exc.death)

@@ -1,5 +1,5 @@
-"""Terminal output helpers for the CLI: a rich progress observer on stderr, drawn only on a
-terminal, quiet when asked."""
+"""Terminal output helpers for the CLI: a rich progress observer on stderr, its bars drawn only
+on a terminal, its phase lines printed everywhere (a terminal or a CI log), quiet when asked."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ if TYPE_CHECKING:  # rich.progress loads when a bar is first drawn, not at `impo
 
 
 class RichProgress:
-    """ProgressObserver drawing one byte-progress bar per task on stderr (thread-safe)."""
+    """ProgressObserver drawing one byte-progress bar per task on stderr (thread-safe), and a
+    PhaseObserver printing each phase of long work as one line on stderr."""
 
     def __init__(self, console: Console | None = None) -> None:
         self._console = console
@@ -47,6 +48,14 @@ class RichProgress:
         )
         self._progress.start()
         self._task = self._progress.add_task(label, total=total)
+
+    def phase(self, text: str) -> None:
+        with self._lock:
+            if self._progress is not None:  # above the live bar, which stays at the bottom
+                self._progress.console.print(text, markup=False, highlight=False)
+                return
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
 
     def advance(self, amount: int) -> None:
         with self._lock:

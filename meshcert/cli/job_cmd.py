@@ -66,16 +66,23 @@ def describe(plan: PackageJobPlan, *, dry_run: bool) -> str:
     return "\n".join(lines)
 
 
-def _jobs() -> tuple[HubJobs, str | None]:
-    from huggingface_hub import get_token
-
+def _jobs() -> tuple[HubJobs, str]:
+    """The Jobs client, once the token and the Hub answered (asked first, a few seconds at
+    most): without a usable token, or with the Hub unreachable, exit 2 before any work."""
     from meshcert.cli.publish_cmd import quiet_hub_logs
+    from meshcert.core.hub.access import AccessRefused, find_token
     from meshcert.core.hub.settings import HubSettings
     from meshcert.hubjobs.jobs_api import HubJobs
 
     quiet_hub_logs()
-    token = get_token()
-    return HubJobs(HubSettings.from_env(), token=token), token
+    try:
+        token = find_token()
+        jobs = HubJobs(HubSettings.from_env(), token=token)
+        jobs.identify()
+    except AccessRefused as exc:
+        typer.echo(f"refused: {exc.message}", err=True)
+        raise typer.Exit(USAGE) from None
+    return jobs, token
 
 
 def _hub_error(exc: Exception) -> typer.Exit:
@@ -208,8 +215,9 @@ def _plan_and_run(source: str, *, target: str, model_id: str | None, timeout_s: 
     plan.job_id = state.job_id
     if json_out:
         typer.echo(json.dumps(plan.as_json(), indent=2))
-    typer.echo(f"submitted job {state.job_id} ({state.stage}); follow it with `meshcert "
-               f"package job --logs {state.job_id} --follow`", err=True)
+    typer.echo(f"submitted job {state.job_id} ({state.stage}); its logs: `meshcert job logs "
+               f"{state.job_id} --follow`, its state: `meshcert job status {state.job_id}`",
+               err=True)
     if follow:
         _follow_to_the_end(jobs, state.job_id)
 
@@ -229,28 +237,54 @@ def _attest_key_pem(attest_key: str | None) -> str | None:
 
 
 def _follow_to_the_end(jobs: HubJobs, job_id: str) -> None:
-    """Stream the logs, then the final stage and the package's certification."""
+    """Show the job's own log lines on stderr as they come (blank lines dropped; the report
+    channel's base64 chunks kept back and decoded, not shown), then its final stage and the
+    package's certification."""
     import threading
 
+    from meshcert.core.hub.errors import HubError
+    from meshcert.hubjobs.report_channel import is_channel_line
+
+    channel: list[str] = []
+    try:
+        for line in jobs.logs(job_id, follow=True):
+            text = line.rstrip()
+            if is_channel_line(text):
+                if not channel:
+                    typer.echo("[job] (its certification report is coming back through "
+                               "the logs; decoded below)", err=True)
+                channel.append(text)
+            elif text.strip():
+                sys.stderr.write(f"[job] {text}\n")
+        sys.stderr.flush()
+        state = jobs.inspect(job_id)
+        while not state.finished:
+            threading.Event().wait(2.0)
+            state = jobs.inspect(job_id)
+    except HubError as exc:
+        raise _hub_error(exc) from None
+    typer.echo(f"job {job_id}: {state.stage}" + (f" ({state.message})" if state.message
+                                                 else ""))
+    _report_from_the_logs(jobs, job_id, channel, state)
+
+
+def _report_from_the_logs(jobs: HubJobs, job_id: str, channel: list[str], state: JobState
+                          ) -> None:
+    """The job's certification, decoded from the report channel (the streamed lines, else
+    the whole log read again), and the exit status it decides."""
     from meshcert.certify.report import CertReport
     from meshcert.core.hub.errors import HubError
     from meshcert.hubjobs.package_job import REPORT_TAG
     from meshcert.hubjobs.report_channel import ChannelError, decode
 
     try:
-        for line in jobs.logs(job_id, follow=True):
-            sys.stderr.write(line.rstrip() + "\n")
-        state = jobs.inspect(job_id)
-        while not state.finished:
-            threading.Event().wait(2.0)
-            state = jobs.inspect(job_id)
-        lines = list(jobs.logs(job_id))
+        try:
+            raw = decode(channel, REPORT_TAG)
+        except ChannelError:  # a line lost while streaming: the stored log has them all
+            raw = decode(list(jobs.logs(job_id)), REPORT_TAG)
+        report = CertReport.model_validate_json(raw)
     except HubError as exc:
         raise _hub_error(exc) from None
-    typer.echo(f"job {job_id}: {state.stage}" + (f" ({state.message})" if state.message
-                                                 else ""))
-    try:
-        report = CertReport.model_validate_json(decode(lines, REPORT_TAG))
     except (ChannelError, ValueError) as exc:
         typer.echo(f"no certification came back from the job: {exc}", err=True)
         raise typer.Exit(INCOMPLETE if state.stage in ("CANCELED", "COMPLETED") else FAILED

@@ -207,6 +207,7 @@ def certify(
         raise typer.BadParameter("must be major.minor[.patch]", param_hint="--runtime-abi")
     if min_mesh_llm is not None and not _ABI.match(min_mesh_llm.removeprefix("v")):
         raise typer.BadParameter("must be major.minor[.patch]", param_hint="--min-mesh-llm")
+    check_local_model(model)
     signing = _signing(attest_key, attestation_out, report_out)
     if hf_job:
         from meshcert.cli.hf_job_cmd import certify_on_hf_jobs
@@ -271,6 +272,36 @@ def certify(
                                     quiet=quiet)
     deliver(report, report_out=report_out, json_out=json_out, quiet=quiet, html=html, md=md,
             junit=junit, sarif=sarif)
+
+
+_HUB_LIKE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*([@:].+)?$")
+
+
+def check_local_model(model: str) -> None:
+    """A local MODEL that does not exist, or is a file, is a usage error (exit 2) before any
+    work: most often a mistyped path. hf:// refs, a direct .gguf path (its own finding, as
+    mesh-llm rejects it) and a directory without a manifest (a package fault) go on to
+    certification."""
+    from meshcert.core.refs import RefError, parse_ref
+
+    try:
+        ref = parse_ref(model)
+    except RefError:
+        return  # the report names it
+    if ref.kind != "local" or ref.local_path is None:
+        return
+    path = ref.local_path
+    if os.path.isdir(path):
+        return
+    if os.path.exists(path):
+        raise typer.BadParameter(f"{model!r} is a file, not a package directory: give the "
+                                 "directory holding model-package.json, or "
+                                 "hf://namespace/repo[@revision]", param_hint="MODEL")
+    hint = (f" (a Hub repo? give hf://{model.strip()})" if _HUB_LIKE.match(model.strip())
+            else "")
+    raise typer.BadParameter(f"{model!r} does not exist: give a package directory holding "
+                             f"model-package.json, or hf://namespace/repo[@revision]{hint}",
+                             param_hint="MODEL")
 
 
 def _signing(attest_key: str | None, attestation_out: str | None, report_out: str | None

@@ -234,7 +234,12 @@ def _write_and_publish(request: WriteRequest, target: str, *, delete_after_uploa
                        progress: LineProgress | None, outputs: ReportFiles, json_out: bool,
                        quiet: bool, attest_key: str | None = None) -> None:
     from meshcert.cli.publish_cmd import EXIT_CODES as PUBLISH_EXIT
-    from meshcert.cli.publish_cmd import attest_signer, print_result, quiet_hub_logs
+    from meshcert.cli.publish_cmd import (
+        attest_signer,
+        hub_bars_only_on_a_terminal,
+        print_result,
+        quiet_hub_logs,
+    )
     from meshcert.publish.request import PublishRequest
     from meshcert.publish.write_and_publish import write_and_publish
     publish = PublishRequest(package_dir=request.out_dir, target=target, private=private,
@@ -246,6 +251,7 @@ def _write_and_publish(request: WriteRequest, target: str, *, delete_after_uploa
             typer.echo(message, err=True)
 
     quiet_hub_logs()
+    hub_bars_only_on_a_terminal(quiet or json_out)
     with _write_errors("no manifest was published (--resume continues)",
                        "no manifest was published"):
         outcome = write_and_publish(request, publish, delete_after_upload=delete_after_upload,
@@ -259,6 +265,8 @@ def _write_and_publish(request: WriteRequest, target: str, *, delete_after_uploa
 
         if report is not None:
             write_or_drop(sys.stdout, report.to_json())
+        if result.status != "published":
+            typer.echo(f"{result.status}: {result.message}", err=True)
     elif not quiet:
         print_result(result)
         if report is not None:

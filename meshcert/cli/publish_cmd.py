@@ -4,6 +4,7 @@ usage error (nothing uploaded), 3 incomplete (a re-run resumes)."""
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -24,6 +25,19 @@ def quiet_hub_logs() -> None:
     from huggingface_hub.utils import logging as hub_logging
 
     hub_logging.set_verbosity_error()
+
+
+def hub_bars_only_on_a_terminal(quiet: bool) -> None:
+    """huggingface_hub draws a tqdm bar per upload, redrawn with cursor escapes: on a terminal
+    that is progress, in a CI log or a pipe it is ~130 lines of noise. Off there (and with
+    --quiet), through the library's public switch; the publisher's own lines (one per commit
+    and per artifact uploaded) say what was sent."""
+    from meshcert.cli.terminal import plain_stream
+
+    if quiet or plain_stream(sys.stderr):
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
 
 
 def publish(
@@ -72,6 +86,7 @@ def publish(
             typer.echo(message, err=True)
 
     quiet_hub_logs()
+    hub_bars_only_on_a_terminal(quiet)
     result = publish_package(request, progress=progress)
     print_result(result)
     raise typer.Exit(EXIT_CODES[result.status])

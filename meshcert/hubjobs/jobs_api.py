@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from meshcert.core.hub.access import identify
 from meshcert.core.hub.errors import HubError, Redactor, from_exception
 from meshcert.core.hub.retry import Sleep, call_with_retries, default_sleep
 from meshcert.core.hub.settings import HubSettings
@@ -92,6 +93,7 @@ class HubJobs:
         self._namespace = namespace
         self._redact = Redactor([token])
         self._sleep = sleep
+        self._whoami: dict[str, Any] | None = None  # set by identify()
 
     def _call(self, action: str, call: Any) -> Any:
         return call_with_retries(
@@ -99,13 +101,26 @@ class HubJobs:
                                                       redact=self._redact.scrub),
             settings=self._settings, sleep=self._sleep)
 
+    def identify(self) -> dict[str, Any]:
+        """Who the token is, asked before any work with a bounded retry budget; AccessRefused
+        (meshcert.core.hub.access) without a usable token or when the Hub cannot be reached."""
+        from meshcert.core.hub.access import find_token
+
+        token = find_token(self._token)
+        self._whoami = identify(self._api, token, endpoint=self._settings.endpoint,
+                                redact=self._redact.scrub, sleep=self._sleep)
+        return self._whoami
+
     def whoami(self) -> dict[str, Any] | None:
-        """Who the token is (None without a token)."""
+        """Who the token is (None without a token); asked once."""
         from huggingface_hub import get_token
 
+        if self._whoami is not None:
+            return self._whoami
         if not (self._token or get_token()):
             return None
         answer: dict[str, Any] = self._call("whoami", self._api.whoami)
+        self._whoami = answer
         return answer
 
     def dataset_readable(self, repo_id: str) -> bool:
@@ -158,7 +173,7 @@ class HubJobs:
     def list(self, labels: dict[str, str] | None = None) -> list[JobState]:
         # huggingface_hub 2.4's list_jobs asks the module-level `whoami` (the default endpoint,
         # not this client's) for a missing namespace: ask this client instead
-        namespace = self._namespace or str(self._call("whoami", self._api.whoami)["name"])
+        namespace = self._namespace or str((self.whoami() or {}).get("name"))
         infos = self._call("listing jobs", lambda: list(self._api.list_jobs(
             labels=labels or None, namespace=namespace)))
         states = [_state(info) for info in infos]  # filtered here too: never trust a filter

@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from meshcert.core.hub.access import may_write
 from meshcert.core.version import __version__
 from meshcert.hubjobs.commands import (
     GENERATION_DEFAULTS,
@@ -113,25 +114,6 @@ class PackageJobPlan:
             "attest": self.attest,
             "job_id": self.job_id,
         }
-
-
-def may_write(whoami: dict[str, Any], namespace: str) -> bool:
-    """Whether the token `whoami` describes may create and push repos in `namespace`."""
-    access = ((whoami.get("auth") or {}).get("accessToken") or {})
-    role = access.get("role")
-    if role == "fineGrained":
-        for scope in (access.get("fineGrained") or {}).get("scoped") or []:
-            entity = scope.get("entity") or {}
-            if entity.get("name") == namespace and "repo.write" in (scope.get("permissions")
-                                                                     or []):
-                return True
-        return False
-    if role != "write":
-        return False
-    if whoami.get("name") == namespace:
-        return True
-    return any(o.get("name") == namespace and o.get("roleInOrg") in ("write", "admin")
-               for o in whoami.get("orgs") or [])
 
 
 def check_names(target: str, model_id: str | None) -> None:
@@ -255,7 +237,7 @@ def write_command(plan: PackageJobPlan) -> list[str]:
     args = ["package", "write", f"{SOURCE_MOUNT}/{plan.primary}", "--out-dir", WORK,
             "--model-id", plan.model_id, "--source-repo", plan.repo, "--source-revision",
             plan.commit, "--source-file", plan.primary, "--format", plan.fmt,
-            "--publish", plan.target, "--delete-after-upload", "--quiet"]
+            "--publish", plan.target, "--delete-after-upload"]  # its progress: the logs
     for projector in plan.projectors:
         args += ["--projector", f"{SOURCE_MOUNT}/{projector}"]
     if plan.catalog is not None:

@@ -34,6 +34,12 @@ def encode(report_json: bytes, tag: str) -> list[str]:
     return lines
 
 
+def is_channel_line(line: str) -> bool:
+    """Whether a log line carries a piece of a report (a chunk or the end line), which a
+    person following the logs has no use for: the launcher decodes it instead."""
+    return PREFIX in line
+
+
 def decode(lines: Iterable[str], tag: str) -> bytes:
     """The report JSON a job with `tag` printed; ChannelError when it is not all there."""
     chunks: dict[int, str] = {}

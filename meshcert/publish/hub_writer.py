@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeVar
 
+from meshcert.core.hub.access import check_write, find_token, identify
 from meshcert.core.hub.errors import TRANSPORT_ERRORS, HubError, Redactor, from_exception
 from meshcert.core.hub.retry import Sleep, call_with_retries, default_sleep
 from meshcert.core.hub.settings import HubSettings
@@ -84,17 +85,29 @@ def _cause(exc: BaseException) -> BaseException:
     return exc
 
 
+def _stored_token() -> str | None:
+    """huggingface_hub's own token, None when there is none or it cannot be read (the
+    access check says why)."""
+    from huggingface_hub import get_token
+
+    try:
+        return get_token()
+    except Exception:  # an unreadable token file: check_access refuses with the reason
+        return None
+
+
 class HubWriter:
     """Writes to one Hub (endpoint) with one token (None: huggingface_hub's own lookup)."""
 
     def __init__(self, *, endpoint: str, token: str | None = None,
                  settings: HubSettings = PUBLISH_SETTINGS, sleep: Sleep = default_sleep
                  ) -> None:
-        from huggingface_hub import HfApi, get_token
+        from huggingface_hub import HfApi
 
         self.endpoint = endpoint
+        self._token = token
         self._api: HfApi = HfApi(endpoint=endpoint, token=token)
-        self._redact = Redactor([token or get_token()])
+        self._redact = Redactor([token or _stored_token()])
         self._settings = settings
         self._sleep = sleep
 
@@ -126,6 +139,20 @@ class HubWriter:
             if stopped:
                 raise stopped[0] from None
             raise
+
+    def check_access(self, repo_id: str, *, pull_request: bool = False,
+                     repo_type: RepoType = "model") -> str:
+        """Before any work: a token, a Hub that answers, and the right to write `repo_id` (or
+        to create it; with `pull_request`, to read it). AccessRefused (meshcert.core.hub.access)
+        otherwise, after a few seconds at most. The token's user name."""
+        token = find_token(self._token)
+        self._redact = Redactor([token])
+        whoami = identify(self._api, token, endpoint=self.endpoint, redact=self.redact,
+                          sleep=self._sleep)
+        check_write(self._api, token, whoami, repo_id, endpoint=self.endpoint,
+                    redact=self.redact, repo_type=repo_type, pull_request=pull_request,
+                    sleep=self._sleep)
+        return str(whoami.get("name"))
 
     # --- reads ----------------------------------------------------------------------------
     def user(self) -> str:

@@ -36,6 +36,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from meshcert.core.hub.access import AccessRefused
 from meshcert.core.hub.errors import RETRYABLE_STATUS, HubError
 from meshcert.core.hub.settings import HubSettings
 from meshcert.publish import catalog as catalog_entry
@@ -113,14 +114,18 @@ def publish_package(request: PublishRequest, *, writer: HubWriter | None = None,
     if problem is not None:
         result.message = problem
         return result
+    hub = writer or HubWriter(endpoint=HubSettings.from_env().endpoint, token=request.token)
     try:
+        check_access(request, hub, say)
         files, manifest_raw, manifest = _certified(request, result, say)
+    except AccessRefused as exc:
+        result.message = f"{exc.message}: nothing certified or uploaded"
+        return result
     except Refused as exc:
         result.message = str(exc)
         return result
     card = render_card(manifest, manifest_sha256=hashlib.sha256(manifest_raw).hexdigest(),
                        target=request.target, experimental=request.experimental)
-    hub = writer or HubWriter(endpoint=HubSettings.from_env().endpoint, token=request.token)
     upload = Upload(request, hub, result, say)
     try:
         result.commit = upload.run(files, manifest_raw, card.encode(), manifest)
@@ -141,6 +146,14 @@ def publish_package(request: PublishRequest, *, writer: HubWriter | None = None,
     if request.catalog is not None:
         list_in_catalog(request, hub, result, manifest, say)
     return result
+
+
+def check_access(request: PublishRequest, hub: HubWriter, say: Progress) -> None:
+    """AccessRefused unless the token may write the target (or open a pull request on it):
+    asked before the package is hashed or certified."""
+    say(f"checking the token and the right to write {request.target}")
+    user = hub.check_access(request.target, pull_request=request.create_pr)
+    say(f"token of {user!r} may write {request.target}")
 
 
 def hub_status(error: HubError) -> PublishStatus:
@@ -290,9 +303,13 @@ class Upload:
         old = remote.get(MANIFEST)
         deletions = [MANIFEST] if old is not None and (
             manifest_raw is None or not same_bytes(manifest_raw, old)) else []
-        self.say(f"{label}: uploading {len(todo)} file(s), {sum(f.size for f in todo)} bytes")
+        self.say(f"{label}: uploading {len(todo)} file(s), {sum(f.size for f in todo):,} "
+                 "bytes")
         self._commit([(f.path, f) for f in todo], deletions, f"{self.message} ({label})")
         self.result.uploaded += [f.path for f in todo]
+        for item in todo:
+            self.say(f"  uploaded {item.path} ({item.size:,} bytes)")
+        self.say(f"{label}: committed {self.result.commits[-1][:12]}")
 
     def _final(self, files: list[LocalFile], manifest_raw: bytes, card: bytes) -> None:
         remote = self.hub.listing(self.request.target, self.revision)
@@ -310,6 +327,7 @@ class Upload:
         self.say("committing the manifest and the model card"
                  + (f", removing {len(deletions)} stale file(s)" if deletions else ""))
         self._commit(additions, deletions, f"{self.message} (manifest and model card)")
+        self.say(f"manifest and model card: committed {self.result.commits[-1][:12]}")
 
 
 def certify_published(result: PublishResult, say: Progress, **request: Any) -> bool:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from meshcert.core.hub.access import AccessRefused
 from meshcert.core.hub.errors import HubError
 from meshcert.core.hub.settings import HubSettings
 from meshcert.publish.attestation import commit_attestation
@@ -33,6 +34,7 @@ from meshcert.publish.service import (
     Failed,
     Refused,
     certify_published,
+    check_access,
     hub_status,
     list_in_catalog,
     refusal_of_target,
@@ -77,6 +79,11 @@ def write_and_publish(write_request: WriteRequest, request: PublishRequest, *,
         result.message = problem
         return outcome
     hub = hub or HubWriter(endpoint=HubSettings.from_env().endpoint, token=request.token)
+    try:
+        check_access(request, hub, say)
+    except AccessRefused as exc:
+        result.message = f"{exc.message}: nothing written or uploaded"
+        return outcome
     publisher = StreamingPublisher(request, hub, result, delete_after_upload=delete_after_upload,
                                    room=ROOM, say=say)
     write_request.sink = publisher

@@ -92,10 +92,33 @@ def test_direct_gguf_is_rejected_with_a_report(tmp_path: Path) -> None:
     assert [f["code"] for f in report["findings"]] == ["direct_gguf_input"]
 
 
-def test_missing_directory_is_an_invalid_ref(tmp_path: Path) -> None:
-    result = certify(str(tmp_path / "nope"), "--package-only", "--json")
+def test_a_mistyped_path_is_a_usage_error_before_any_work(tmp_path: Path) -> None:
+    # issue 34: this was "certification: failed" (exit 1), as if a package had been judged
+    out = tmp_path / "cert.json"
+    result = certify(str(tmp_path / "nope"), "--package-only", "--report-out", str(out))
+    assert result.exit_code == 2
+    assert "does not exist: give a package directory" in result.stderr
+    assert not out.exists() and "certification" not in result.output
+
+
+def test_a_file_is_not_a_package_directory(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not a package")
+    result = certify(str(tmp_path / "notes.txt"), "--package-only", "--json")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "is a file, not a package directory" in result.stderr
+
+
+def test_a_repo_id_without_hf_scheme_is_pointed_at_hf(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = certify("meshllm/tiny@main", "--package-only")
+    assert result.exit_code == 2 and "give hf://meshllm/tiny@main" in result.stderr
+
+
+def test_a_directory_without_a_manifest_is_still_certified_as_failed(tmp_path: Path) -> None:
+    result = certify(str(tmp_path), "--package-only", "--json")
     assert result.exit_code == 1
-    assert json.loads(result.stdout)["findings"][0]["code"] == "invalid_package_ref"
+    assert json.loads(result.stdout)["findings"][0]["code"] == "missing_manifest"
 
 
 def test_runs_as_a_real_subprocess(packages: PackageFactory, tmp_path: Path) -> None:

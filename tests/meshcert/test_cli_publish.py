@@ -62,7 +62,7 @@ def test_a_package_that_does_not_certify_exits_2(hub: FakeHub, package: PackageI
     result = publish(str(package.root), "--target", "meshllm/tiny", "-q")
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("refused: ")
-    assert "nothing uploaded" in result.stderr and hub.records == []
+    assert "nothing uploaded" in result.stderr and hub.only_access_checks()
 
 
 def test_usage_errors_exit_2(hub: FakeHub, package: PackageInfo, tmp_path: Path) -> None:
@@ -73,16 +73,30 @@ def test_usage_errors_exit_2(hub: FakeHub, package: PackageInfo, tmp_path: Path)
 
 
 def test_a_hub_that_keeps_failing_exits_3_and_a_refusing_one_exits_1(
-        hub: FakeHub, package: PackageInfo, monkeypatch: pytest.MonkeyPatch) -> None:
+        hub: FakeHub, package: PackageInfo) -> None:
     hub.inject("commit", 503, times=None)
     incomplete = publish(str(package.root), "--target", "meshllm/tiny", "-q")
     assert incomplete.exit_code == 3, incomplete.output
     assert incomplete.stderr.startswith("incomplete: ")
     hub.clear_faults()
-    monkeypatch.setenv("HF_TOKEN", OTHER)
+    hub.inject("commit", 403, times=None)  # the Hub refuses the upload itself, for good
     failed = publish(str(package.root), "--target", "meshllm/tiny", "-q")
     assert failed.exit_code == 1, failed.output
-    assert OTHER not in failed.output and TOKEN not in incomplete.output
+    assert TOKEN not in failed.output and TOKEN not in incomplete.output
+
+
+def test_a_token_that_cannot_write_the_target_exits_2_before_certifying(
+        hub: FakeHub, package: PackageInfo, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 34: this was exit 1, after hashing and certifying the whole package
+    hub.commit("meshllm/tiny", {"README.md": b"# tiny\n"})  # there, and not bob's
+    hub.reset_counters()
+    monkeypatch.setenv("HF_TOKEN", OTHER)
+    refused = publish(str(package.root), "--target", "meshllm/tiny", "-q")
+    assert refused.exit_code == 2, refused.output
+    assert refused.stderr.startswith("refused: the write token of 'bob' cannot write to "
+                                     "meshllm/tiny (the Hub answered HTTP 403)")
+    assert "certifying" not in refused.stderr and hub.only_access_checks()
+    assert OTHER not in refused.output
 
 
 def test_the_command_publishes_over_lfs_with_hf_xet_installed_and_nothing_set(
@@ -114,3 +128,23 @@ def test_a_user_who_asks_for_xet_is_refused_before_anything_is_spent(
 def test_the_package_group_lists_publish() -> None:
     result = runner.invoke(app, ["package", "--help"])
     assert result.exit_code == 0 and "publish" in result.output
+
+
+def test_in_a_ci_log_the_hub_clients_bars_give_way_to_one_line_per_artifact_and_commit(
+        hub: FakeHub, package: PackageInfo) -> None:
+    """stderr a pipe, HF_HUB_DISABLE_PROGRESS_BARS unset (as in a CI job): huggingface_hub's
+    tqdm bars (~130 lines with cursor escapes on a real package) are switched off; meshcert's
+    own lines say what was sent."""
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run([sys.executable, "-m", "meshcert", "package", "publish",
+                           str(package.root), "--target", "meshllm/tiny",
+                           "--max-files-per-commit", "4"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b[" not in done.stderr and "\r" not in done.stderr and "it/s" not in done.stderr
+    lines = done.stderr.splitlines()
+    uploaded = sorted(line.split()[1] for line in lines if line.startswith("  uploaded "))
+    assert uploaded == sorted(str(p.relative_to(package.root)) for p in package.files.values())
+    assert [line.split(": ")[0] for line in lines if ": committed " in line] == [
+        "artifacts 1/2", "artifacts 2/2", "manifest and model card"]

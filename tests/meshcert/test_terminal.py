@@ -90,3 +90,17 @@ def test_output_piped_from_a_terminal_takes_the_terminal_s_width(columns: str | 
         os.close(follower)
     ours, rich_s = json.loads(out.stdout)
     assert ours == rich_s == (int(columns) if columns else 101)
+
+
+def test_phase_lines_are_plain_lines_on_a_stderr_that_is_no_terminal(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from meshcert.cli.console import RichProgress
+
+    progress = RichProgress()
+    progress.begin("materialize cert-stage-0", 100)  # no bar: stderr is captured, no TTY
+    progress.phase("materialize cert-stage-0 (layers 0..15): assembling")
+    progress.advance(100)
+    progress.end()
+    progress.phase("parity: loading the source model in llama.cpp")
+    assert capsys.readouterr().err == ("materialize cert-stage-0 (layers 0..15): assembling\n"
+                                       "parity: loading the source model in llama.cpp\n")

@@ -87,7 +87,7 @@ def test_a_package_that_does_not_certify_is_refused_before_any_upload(
     result = _publish(info.root)
     assert result.status == "refused" and "does not certify passed" in result.message
     assert result.local_report is not None and result.local_report.status == "failed"
-    assert hub.records == [] and TARGET not in hub.repos
+    assert hub.only_access_checks() and TARGET not in hub.repos
 
 
 def test_a_failure_mid_way_then_a_rerun_resumes_without_re_uploading(
@@ -162,13 +162,16 @@ def test_a_branch_and_a_private_repo(hub: FakeHub, tmp_path: Path) -> None:
     assert hub.paths_at(TARGET, "main") == {".gitattributes"}
 
 
-def test_a_target_the_token_cannot_write_fails_without_uploading(
+def test_a_target_the_token_cannot_write_is_refused_before_certifying(
         hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 34: was "failed" after certifying the whole package; now asked first
     monkeypatch.setenv("HF_TOKEN", OUTSIDER)
     result = _publish(_package(tmp_path).root)
-    assert result.status == "failed" and "403" in result.message
+    assert result.status == "refused"
+    assert "'bob' cannot create repos in 'meshllm'" in result.message
     assert OUTSIDER not in result.message
-    assert hub.count("lfs_upload") == 0
+    assert result.local_report is None  # nothing hashed or certified
+    assert hub.only_access_checks()
 
 
 # --- the catalog --------------------------------------------------------------------------
@@ -245,4 +248,4 @@ def test_catalog_needs_a_source_repo_before_anything_is_sent(hub: FakeHub,
     if result.local_report is not None and result.local_report.status != "passed":
         pytest.skip("a manifest without source repo no longer certifies")
     assert result.status == "refused" and "source_model.repo" in result.message
-    assert hub.records == []
+    assert hub.only_access_checks()

@@ -85,6 +85,7 @@ REPO_API: dict[tuple[str, str], Route] = {
     ("GET", "auth-check"): "auth_check", ("POST", "discussions"): "discussion_create",
     ("GET", "discussions"): "discussions",
 }
+ACCESS_CHECK_ROUTES = frozenset({"whoami", "auth_check"})
 READ_ROUTES = frozenset({"model_info", "dataset_info", "tree", "paths_info", "refs",
                          "resolve", "commits"})
 # the real Hub answers these (read) routes with the revision at this segment index
@@ -187,6 +188,11 @@ class FakeHub(HubStore):
 
     def count(self, route: str | None = None) -> int:
         return len(self.requests(route))
+
+    def only_access_checks(self) -> bool:
+        """Whether every request so far only asked who the token is and what it may write
+        (the checks a publish or a job makes before any work), and changed nothing."""
+        return {r.route for r in self.requests()} <= ACCESS_CHECK_ROUTES
 
     def bytes_sent(self, route: str | None = None) -> int:
         return sum(r.body_bytes for r in self.requests(route))

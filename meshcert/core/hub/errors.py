@@ -40,6 +40,10 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 
 
 TRANSPORT_ERRORS = _transport_errors()
+# OSErrors raised on this machine, not by the network: retrying cannot fix them
+LOCAL_ERRORS: tuple[type[BaseException], ...] = (
+    FileNotFoundError, FileExistsError, PermissionError, IsADirectoryError, NotADirectoryError)
+NO_TOKEN_MESSAGE = ("no Hugging Face token: set HF_TOKEN, or run `hf auth login`")
 
 
 class HubError(Exception):
@@ -166,10 +170,15 @@ def from_exception(exc: BaseException, *, action: str, redact: Redact) -> HubErr
             return from_status(401, headers, action=action, redact=redact, body=body)
         return from_status(status or 404, {**headers, "X-Error-Code": "RepoNotFound"},
                            action=action, redact=redact, body=body)
+    if isinstance(exc, hf.LocalTokenNotFoundError):  # an OSError, but nothing to retry
+        return HubError("hub_unauthorized", f"{action}: {NO_TOKEN_MESSAGE}")
     if isinstance(exc, hf.OfflineModeIsEnabled):
         return HubError(UNREACHABLE, f"{action}: HF_HUB_OFFLINE is set, the Hub cannot be asked")
     if isinstance(exc, hf.HfHubHTTPError) and status is not None:
         return from_status(status, headers, action=action, redact=redact, body=body)
+    if isinstance(exc, LOCAL_ERRORS):
+        return HubError(UNREACHABLE, f"{action}: {type(exc).__name__} on this machine: "
+                        f"{_short(str(exc), redact)}")
     if isinstance(exc, TRANSPORT_ERRORS):
         return HubError(UNREACHABLE, f"{action}: {type(exc).__name__}: {_short(str(exc), redact)}",
                         retryable=True)
