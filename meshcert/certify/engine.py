@@ -254,8 +254,9 @@ def _scope(view: PackageView) -> CertScope | None:
         return None  # whole package, or a scope the scope check reports as invalid
     label = (f"{request.stage_index}/{request.stage_count}"
              if request.stage_index is not None else None)
+    hashed = sorted(selection.hashed) if selection.hashed is not None else None
     return CertScope(layer_start=stage.layer_start, layer_end=stage.layer_end, stage=label,
-                     artifacts=sorted(selection.paths))
+                     artifacts=sorted(selection.paths), hashed_artifacts=hashed)
 
 
 def _digests(view: PackageView) -> dict[str, str]:

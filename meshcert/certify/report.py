@@ -101,6 +101,10 @@ class CertScope(_Model):
     layer_end: int = Field(description="Exclusive, like mesh-llm's stage ranges.")
     stage: str | None = Field(default=None, description="I/N when given as --stage.")
     artifacts: list[str] = Field(default_factory=list, description="Artifact paths verified.")
+    hashed_artifacts: list[str] | None = Field(
+        default=None, description="--hash-once: the artifacts of `artifacts` whose digest this "
+        "slice answers for (its share of the N-stage plan: each artifact is hashed by exactly "
+        "one slice; the others check its size and header). Absent: all of `artifacts`.")
 
 
 class SliceCoverage(_Model):

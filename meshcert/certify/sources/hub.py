@@ -274,7 +274,9 @@ def _read_publisher_files(view: PackageView, by_path: dict[str, RemoteFile],
 
 def _verify(view: PackageView, files: HubFiles, settings: HubSettings,
             progress: ProgressObserver) -> None:
-    sizes = {p: f.size for p, f in view.files.items() if f.kind == "file"}
+    selection = view.selection()  # with --hash-once, only the slice's share
+    sizes = {p: f.size for p, f in view.files.items()
+             if f.kind == "file" and selection.hashes(p)}
     try:
         results = stream_hashes(files, sizes, workers=settings.stream_workers,
                                 progress=progress)
