@@ -137,6 +137,8 @@ def merge_slices(slices: Sequence[Slice]) -> CertReport:
         "scope": None,
         "digests": dict(sorted(digests.items())),
         "hub_digests": dict(sorted(hub_digests.items())),
+        "git_blobs": dict(sorted({p: b for s in slices
+                                  for p, b in s.report.git_blobs.items()}.items())),
         "attestation": None,
         "merge": merge,
     })
