@@ -7,7 +7,10 @@
    (in a child process, every request answered `--latency-ms` late): certify hf:// (Hub-attested
    hashes, a header range read per artifact) vs `attest verify hf://` (the listing, the
    manifest and the attestation: 3 requests, no byte of any artifact). Goal: verify < 2% of
-   certify's time for hf://.
+   certify's time for hf://. Then a v2 package with all five publisher files (plain git on the
+   Hub): `attest verify hf://` requests with its attestation (gitBlob subjects, matched from the
+   listing) vs the same statement signed without gitBlob (as before it: each file downloaded).
+   Goal: <= 3 requests.
 2. A catalog of `--packages` attested packages, pinned at the commits that carry their
    attestations: plain `catalog certify` vs `catalog certify --trust FILE --trust-attested`,
    Hub requests per package counted by the fake Hub. Goal: <= 3 requests per attested package.
@@ -38,14 +41,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # remote_certify's Hub
 from remote_certify import HubProcess  # noqa: E402  (prepares the Hub environment first)
 
 from meshcert.attest.catalog_trust import CatalogTrust  # noqa: E402
-from meshcert.attest.keys import generate, load_private, load_public  # noqa: E402
+from meshcert.attest.keys import KeyPair, generate, load_private, load_public  # noqa: E402
 from meshcert.attest.package_state import ATTESTATION_PATH  # noqa: E402
 from meshcert.attest.sign import sign_report, write_attestation  # noqa: E402
 from meshcert.attest.trust import TrustPolicy  # noqa: E402
 from meshcert.attest.verify import verify_ref  # noqa: E402
 from meshcert.catalog.run import CatalogRequest, certify_catalog  # noqa: E402
 from meshcert.catalog.sources import LocalCatalog  # noqa: E402
-from tests.support.attestations import certify  # noqa: E402
+from tests.certify.publisher_packages import build_published, five_publisher_files  # noqa: E402
+from tests.support.attestations import certify, edit_statement  # noqa: E402
 from tests.support.catalog_packages import PackageShelf, package_ref, variant, write_entry
 from tests.support.hub_packages import build_package  # noqa: E402
 
@@ -103,6 +107,34 @@ def verify_vs_certify(work: Path, hub: HubProcess, layers: int, rounds: int,
             ("hf://", hf_certify, hf_verify, certify_requests, verify_requests)]
 
 
+def publisher_requests(work: Path, hub: HubProcess, policy: TrustPolicy, key: KeyPair
+                       ) -> tuple[int, int]:
+    """`attest verify hf://` requests of a package with five publisher files: (its attestation
+    with gitBlob subjects, the same statement signed without gitBlob)."""
+    root = build_published(work / "publisher", five_publisher_files()).root
+    repo = "bench/publisher"
+    first = hub.publish_dir(repo, root)
+    att = work / "publisher.intoto.jsonl"
+    sign_to(f"hf://{repo}@{first}", key.private_path, att)
+    old = work / "publisher-old.intoto.jsonl"
+    shutil.copy(att, old)
+
+    def drop_git_blobs(statement: dict[str, Any]) -> None:
+        for subject in statement["subject"]:
+            subject["digest"].pop("gitBlob", None)
+
+    edit_statement(old, drop_git_blobs, key)
+    counts = []
+    for name, attestation in (("new", att), ("old", old)):
+        later = hub.publish_dir(repo, with_attestation(root, attestation,
+                                                       work / f"publisher-{name}"))
+        hub.reset_counters()
+        verdict = verify_ref(f"hf://{repo}@{later}", None, policy)
+        assert verdict.valid, verdict.findings
+        counts.append(hub.count())
+    return counts[0], counts[1]
+
+
 def catalog_rows(work: Path, hub: HubProcess, packages: int, policy: TrustPolicy, key: Path
                  ) -> tuple[int, int, int]:
     shelf = PackageShelf(work / "shelf")
@@ -144,6 +176,7 @@ def main() -> None:
             policy = TrustPolicy.of_keys([load_public(pair.key_id)])
             rows = verify_vs_certify(work, hub, args.layers, args.rounds, policy,
                                      pair.private_path)
+            with_blobs, without_blobs = publisher_requests(work, hub, policy, pair)
             plain, trusted, attested = catalog_rows(work, hub, args.packages, policy,
                                                     pair.private_path)
     finally:
@@ -156,6 +189,8 @@ def main() -> None:
         requests = f"{cert_req} -> {verify_req}" if cert_req else "-"
         print(f"{name:<8}{certify_s:>10.3f}s{verify_s:>10.3f}s{verify_s / certify_s:>15.1%}"
               f"{requests:>18}")
+    print(f"   five publisher files (plain git): attest verify hf:// {with_blobs} requests "
+          f"(gitBlob subjects); {without_blobs} with an attestation without gitBlob")
     print(f"2. a catalog of {args.packages} attested packages (pinned at the attestation's "
           "commit)")
     print(f"{'mode':<34}{'requests':>10}{'per package':>13}")

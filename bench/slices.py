@@ -1,9 +1,11 @@
-"""Slices: N nodes each certifying their own stage hash each byte once (plus the shared parts every
-stage loads), and N slice runs started together vs one whole-package run, side by side.
+"""Slices: the bytes N slices hash together against the package's bytes (each slice hashing what
+its stage loads, the shared parts N times; and with `--hash-once`, each byte once), and N slice
+runs started together vs one whole-package run, side by side.
 
 Builds a v1 and a v2 package from one source GGUF (a generated llama, or --source), then for each
-N: certifies every `--stage I/N` in process and adds up the bytes each slice hashed (the digests
-it reports) against the package's bytes; and times one whole run vs the N slice runs launched at
+N: certifies every `--stage I/N` in process, without and with --hash-once (what the HF Jobs plan
+runs), and adds up the bytes each slice hashed (the digests it reports) against the package's
+bytes; and times one whole run vs the N slice runs launched at
 once, each in its own warm worker process (imports excluded, page cache warm, median of rounds,
 interleaved). On a real mesh the N runs are on N machines; here they share
 this machine's cores and disk, so the wall-time ratio shows where this machine saturates.
@@ -37,12 +39,12 @@ def package_bytes(pkg: SplitPackage) -> int:
     return sum(p.stat().st_size for p in pkg.files.values())
 
 
-def hashed_bytes(pkg: SplitPackage, n: int) -> tuple[int, int, str]:
+def hashed_bytes(pkg: SplitPackage, n: int, hash_once: bool) -> tuple[int, int, str]:
     """(bytes hashed by all N slices together, bytes of the largest slice, merged status)."""
     total, largest, parts = 0, 0, []
     for i in range(n):
         report = certify_package(CertRequest(model=str(pkg.root), options=CertOptions(
-            scope=parse_stage(f"{i}/{n}"))))
+            scope=parse_stage(f"{i}/{n}", hash_once=hash_once))))
         mine = sum(pkg.files[p].stat().st_size for p in report.digests)
         total, largest = total + mine, max(largest, mine)
         parts.append(Slice(f"{i}/{n}", report))
@@ -83,11 +85,12 @@ def main() -> None:
         for fmt, pkg in pkgs.items():
             size = package_bytes(pkg)
             print(f"\n{fmt}: {len(pkg.files)} artifacts, {size / 1e6:.1f} MB")
-            print("  N  hashed by all slices  vs package  largest slice  merged")
+            print("  N  plan          hashed by all slices  vs package  largest slice  merged")
             for n in args.counts:
-                total, largest, status = hashed_bytes(pkg, n)
-                print(f"  {n:<2} {total / 1e6:>12.1f} MB  {total / size:>9.3f}x  "
-                      f"{largest / size:>12.1%}  {status}")
+                for label, once in (("what it loads", False), ("--hash-once", True)):
+                    total, largest, status = hashed_bytes(pkg, n, once)
+                    print(f"  {n:<2} {label:<13} {total / 1e6:>12.1f} MB  {total / size:>9.3f}x"
+                          f"  {largest / size:>12.1%}  {status}")
         pkg = pkgs["v2"]
         print(f"\nwall time, v2, whole run vs N slice runs at once in warm worker processes "
               f"(median of {args.rounds}):")

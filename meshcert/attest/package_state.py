@@ -3,7 +3,10 @@ and each file's SHA-256 (local: the bytes; hf://: the Hub's LFS SHA-256 at the r
 
 An hf:// package costs a constant number of requests, whatever its size: one
 `model_info(files_metadata)` (commit and listing), the manifest, and (when it is to be read from
-the repo) the attestation file. No GGUF header and no artifact byte is read.
+the repo) the attestation file. No GGUF header and no artifact byte is read. A plain-git file
+(a v2 publisher file: no LFS SHA-256 in the listing) is matched by the git blob id the listing
+gives when every statement of the attestation carries a `gitBlob` digest for it; otherwise
+(attestations made before meshcert wrote `gitBlob`) it is downloaded to hash it.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 
-from meshcert.attest.dsse import MAX_FILE_BYTES
-from meshcert.attest.statement import MANIFEST_NAME
+from meshcert.attest.dsse import MAX_FILE_BYTES, EnvelopeError, parse_lines
+from meshcert.attest.statement import MANIFEST_NAME, StatementError, parse_statement
 from meshcert.certify.manifest_parse import MAX_MANIFEST_BYTES, parse_manifest
 from meshcert.core.findings import Finding, finding
 
@@ -31,6 +34,8 @@ class PackageState:
     commit: str | None = None  # hf:// only: the resolved commit
     declared: list[str] = field(default_factory=list)  # artifact paths the manifest declares
     digests: dict[str, str] = field(default_factory=dict)  # path -> sha256 (manifest included)
+    # plain-git files matched without a download: path -> the listing's git blob id
+    git_blobs: dict[str, str] = field(default_factory=dict)
     absent: dict[str, str] = field(default_factory=dict)  # path -> why it has no digest
     problems: list[Finding] = field(default_factory=list)  # the package could not be read
     manifest_raw: bytes | None = None
@@ -99,9 +104,31 @@ def local_state(root: str, wanted: Callable[[list[str]], list[str]] | None = Non
     return state
 
 
+def git_blob_subjects(attestation: bytes | None) -> set[str]:
+    """The subjects that every statement of the attestation file gives a `gitBlob` digest
+    (read, not verified: this only decides which plain-git files need no download; the
+    verification compares what was signed). Empty when the file does not parse."""
+    if attestation is None:
+        return set()
+    try:
+        envelopes = parse_lines(attestation, ATTESTATION_PATH).envelopes
+    except EnvelopeError:
+        return set()
+    common: set[str] | None = None
+    for envelope in envelopes:
+        try:
+            names = set(parse_statement(envelope.payload).git_blobs)
+        except StatementError:
+            continue
+        common = names if common is None else common & names
+    return common or set()
+
+
 def hub_state(repo: str, revision: str | None, *, read_attestation: bool,
-              gate: object | None = None) -> PackageState:
-    """The package at hf://repo@revision from the Hub's listing: LFS SHA-256 per artifact."""
+              gate: object | None = None, attestation: bytes | None = None) -> PackageState:
+    """The package at hf://repo@revision from the Hub's listing: LFS SHA-256 per artifact, and
+    a plain-git file's git blob id when the attestation (`attestation`, or the one read from
+    the repo) matches it by `gitBlob`."""
     from meshcert.catalog.sources import hub_redactor
     from meshcert.certify.sources.hub import listed_content_problem
     from meshcert.core.hub.api import HubApi
@@ -134,29 +161,33 @@ def hub_state(repo: str, revision: str | None, *, read_attestation: bool,
             state.problems.append(finding("missing_manifest", f"{ref} has no {MANIFEST_NAME} at "
                                           f"{resolved.commit}", path=MANIFEST_NAME))
             return state
-        attestation = by_path.get(ATTESTATION_PATH)
-        state.attestation_listed = attestation is not None
+        listed = by_path.get(ATTESTATION_PATH)
+        state.attestation_listed = listed is not None
         pending = None
-        if read_attestation and attestation is not None:  # read beside the manifest
+        if read_attestation and listed is not None:  # read beside the manifest
             pending = side.submit(files.read_all, ATTESTATION_PATH, MAX_FILE_BYTES,
-                                  check=partial(listed_content_problem, attestation))
+                                  check=partial(listed_content_problem, listed))
         raw = files.read_all(MANIFEST_NAME, MAX_MANIFEST_BYTES,
                              check=partial(listed_content_problem, manifest))
         state.digests[MANIFEST_NAME] = hashlib.sha256(raw).hexdigest()
         state.manifest_raw = raw
         state.declared, state.problems = declared_artifacts(raw)
+        if pending is not None:
+            state.attestation = pending.result()
+        by_blob = git_blob_subjects(attestation if attestation is not None
+                                    else state.attestation)
         for path in state.declared:
             entry = by_path.get(path)
             if entry is None:
                 state.absent[path] = f"not in the listing at {resolved.commit}"
             elif entry.lfs_sha256 is not None:
                 state.digests[path] = entry.lfs_sha256
-            else:  # a plain git file: its SHA-256 is not in the listing, so it is read
+            elif path in by_blob and entry.blob_id:  # plain git, matched by its listed blob id
+                state.git_blobs[path] = entry.blob_id.lower()
+            else:  # plain git, attested without gitBlob: its SHA-256 is read
                 data = files.read_all(path, MAX_MANIFEST_BYTES,
                                       check=partial(listed_content_problem, entry))
                 state.digests[path] = hashlib.sha256(data).hexdigest()
-        if pending is not None:
-            state.attestation = pending.result()
     except HubError as err:
         state.problems.append(err.to_finding())
     finally:

@@ -2,14 +2,17 @@
 certification report, and read back (pure: no I/O).
 
 Subjects are the digests certification verified (`digests`: hashed here; `hub_digests`: the
-Hub's LFS SHA-256 at the resolved commit), never the manifest's own claims.
+Hub's LFS SHA-256 at the resolved commit), never the manifest's own claims. A file certification
+read whole (a v2 publisher file, kept as plain git on the Hub) also carries its git blob id as
+in-toto's `gitBlob` digest, which the Hub lists for plain-git files: a verifier matches it from
+the listing instead of downloading the file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from meshcert.core.version import MESH_LLM_VERSION
@@ -38,9 +41,11 @@ class Subject:
     name: str
     sha256: str
     annotations: tuple[tuple[str, object], ...] = ()
+    git_blob: str | None = None  # in-toto's gitBlob digest: git's blob SHA-1 of the bytes
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "digest": {"sha256": self.sha256}}
+        digest = {"sha256": self.sha256} | ({"gitBlob": self.git_blob} if self.git_blob else {})
+        out: dict[str, Any] = {"name": self.name, "digest": digest}
         if self.annotations:
             out["annotations"] = dict(self.annotations)
         return out
@@ -67,6 +72,7 @@ class Statement:
     time_verified: str | None
     report: dict[str, Any]  # the urn:meshcert:attestation:report extension
     raw: dict[str, Any]
+    git_blobs: dict[str, str] = field(default_factory=dict)  # name -> gitBlob, when given
 
 
 def unattestable_reason(report: CertReport) -> str | None:
@@ -104,7 +110,7 @@ def subjects_of(report: CertReport) -> list[Subject]:
     for path in report.declared_artifacts:
         digest = _verified_digest(report, path)
         if digest is not None:
-            subjects.append(Subject(path, digest))
+            subjects.append(Subject(path, digest, git_blob=report.git_blobs.get(path)))
     return subjects
 
 
@@ -180,6 +186,7 @@ def parse_statement(payload: bytes) -> Statement:
     if not isinstance(raw_subjects, list):
         raise StatementError("$.subject is not a list")
     subjects: dict[str, str] = {}
+    git_blobs: dict[str, str] = {}
     for i, item in enumerate(raw_subjects):
         name = item.get("name") if isinstance(item, dict) else None
         digest = item.get("digest") if isinstance(item, dict) else None
@@ -187,6 +194,9 @@ def parse_statement(payload: bytes) -> Statement:
         if not isinstance(name, str) or not isinstance(sha, str):
             raise StatementError(f"$.subject[{i}] has no name and digest.sha256")
         subjects[name] = sha.lower()
+        blob = digest.get("gitBlob") if isinstance(digest, dict) else None
+        if isinstance(blob, str):
+            git_blobs[name] = blob.lower()
     result = predicate.get("verificationResult")
     if not isinstance(result, str):
         raise StatementError("$.predicate.verificationResult is missing")
@@ -199,4 +209,5 @@ def parse_statement(payload: bytes) -> Statement:
                      resource_uri=uri if isinstance(uri, str) else None,
                      verifier_id=verifier_id if isinstance(verifier_id, str) else None,
                      time_verified=time_verified if isinstance(time_verified, str) else None,
-                     report=extension if isinstance(extension, dict) else {}, raw=data)
+                     report=extension if isinstance(extension, dict) else {}, raw=data,
+                     git_blobs=git_blobs)

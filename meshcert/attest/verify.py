@@ -87,6 +87,8 @@ def _subjects(statement: Statement, state: PackageState, name: str) -> list[Find
         if attested is None:
             found.append(finding(codes.SUBJECT_MISSING, f"{name}: {path} is declared by the "
                                  "manifest but is not a subject of the attestation", path=path))
+        elif now is None and path in state.git_blobs:  # plain git, matched by its blob id
+            found.extend(_git_blob_subject(statement, state, name, path))
         elif now is None:
             why = state.absent.get(path, "no digest")
             found.append(finding(codes.SUBJECT_MISMATCH, f"{name}: subject {path} is attested "
@@ -97,6 +99,17 @@ def _subjects(statement: Statement, state: PackageState, name: str) -> list[Find
                                  f"{now[:16]}... now, the attestation says {attested[:16]}...",
                                  path=path))
     return found
+
+
+def _git_blob_subject(statement: Statement, state: PackageState, name: str, path: str
+                      ) -> list[Finding]:
+    """A plain-git file the package state knows by the listing's git blob id only."""
+    attested, now = statement.git_blobs.get(path), state.git_blobs[path]
+    if attested == now:
+        return []
+    says = f"gitBlob {attested[:16]}..." if attested else "no gitBlob"
+    return [finding(codes.SUBJECT_MISMATCH, f"{name}: {path} has git blob id {now[:16]}... now, "
+                    f"the attestation says {says}", path=path)]
 
 
 def _resource(statement: Statement, state: PackageState, name: str) -> list[Finding]:
@@ -247,8 +260,10 @@ def verify_ref(package: str, attestation: str | None, policy: TrustPolicy) -> Ve
         name = attestation or os.path.join(root, *ATTESTATION_PATH.split("/"))
         data = read_local_attestation(name)
         return verify_file(data, name, local_state(root), policy)
-    state = hub_state(ref.repo or "", ref.revision, read_attestation=attestation is None)
+    given = read_local_attestation(attestation) if attestation is not None else None
+    state = hub_state(ref.repo or "", ref.revision, read_attestation=attestation is None,
+                      attestation=given)
     if attestation is None:
         name = f"hf://{ref.repo}@{state.commit or ref.revision}/{ATTESTATION_PATH}"
         return verify_file(state.attestation, name, state, policy)
-    return verify_file(read_local_attestation(attestation), attestation, state, policy)
+    return verify_file(given, attestation, state, policy)

@@ -31,6 +31,7 @@ from meshcert.certify.report import (
 from meshcert.certify.stages import StageRange, certification_ranges, plan_stages, stage_parts
 from meshcert.certify.view import PackageView
 from meshcert.core.findings import Finding, finding
+from meshcert.core.git_blob import git_blob_id
 
 # Codes that mean "could not tell", not "the package is bad": they make a result incomplete.
 INCOMPLETE_CODES = frozenset({"internal_error", "hub_unreachable", "check_not_run",
@@ -249,6 +250,7 @@ def build_report(
         stage_plan=plan, transfer=transfer, runtime_abi=view.options.runtime_abi,
         package_format=view.package_format, package_id=_package_id(view),
         scope=_scope(view), digests=_digests(view), hub_digests=_hub_digests(view),
+        git_blobs=_git_blobs(view),
         node_defaults=node_defaults(view.manifest), mesh_llm=mesh_llm_support(view),
         source_model=source_model(view),
         declared_artifacts=list(dict.fromkeys(
@@ -263,8 +265,9 @@ def _scope(view: PackageView) -> CertScope | None:
         return None  # whole package, or a scope the scope check reports as invalid
     label = (f"{request.stage_index}/{request.stage_count}"
              if request.stage_index is not None else None)
+    hashed = sorted(selection.hashed) if selection.hashed is not None else None
     return CertScope(layer_start=stage.layer_start, layer_end=stage.layer_end, stage=label,
-                     artifacts=sorted(selection.paths))
+                     artifacts=sorted(selection.paths), hashed_artifacts=hashed)
 
 
 def _digests(view: PackageView) -> dict[str, str]:
@@ -278,6 +281,19 @@ def _hub_digests(view: PackageView) -> dict[str, str]:
     checks compared the manifest with), for signing the result (meshcert.attest)."""
     return {path: fact.lfs_sha256 for path, fact in sorted(view.files.items())
             if fact.sha256 is None and fact.lfs_sha256 is not None}
+
+
+def _git_blobs(view: PackageView) -> dict[str, str]:
+    """The git blob id of each artifact read whole (publisher files) whose bytes hash to the
+    digest the run verified for it, for the attestation's `gitBlob` subject digests."""
+    out: dict[str, str] = {}
+    for path, small in view.publisher_files.items():
+        fact = view.files.get(path)
+        verified = (fact.sha256 or fact.lfs_sha256) if fact is not None else None
+        if small.data is not None and verified is not None \
+                and hashlib.sha256(small.data).hexdigest() == verified.lower():
+            out[path] = git_blob_id(small.data)
+    return dict(sorted(out.items()))
 
 
 def _package_id(view: PackageView) -> str | None:

@@ -6,6 +6,9 @@ the same manifest-wide verdicts, that digests of artifacts two slices both hashe
 which artifacts nobody verified. The merged report is `passed` only when every slice passed and
 every declared artifact was verified by some slice; `incomplete` when coverage is missing (or a
 slice was incomplete); `failed` when a slice failed or the slices disagree.
+
+A `--hash-once` slice verifies (hashes) only its share of the N-stage plan: an artifact that
+slices only checked (size, header) and none hashed is `coverage_missing`, like one no slice read.
 """
 
 from __future__ import annotations
@@ -67,8 +70,17 @@ class Slice:
 
     @property
     def artifacts(self) -> list[str]:
+        """The artifacts the slice checked (size, header, and with its share, the digest)."""
         scope = self.report.scope
         return scope.artifacts if scope is not None else self.report.declared_artifacts
+
+    @property
+    def hashed(self) -> list[str]:
+        """The artifacts whose digest the slice verified: with --hash-once its share only."""
+        scope = self.report.scope
+        if scope is not None and scope.hashed_artifacts is not None:
+            return scope.hashed_artifacts
+        return self.artifacts
 
 
 def merge_slices(slices: Sequence[Slice]) -> CertReport:
@@ -79,12 +91,15 @@ def merge_slices(slices: Sequence[Slice]) -> CertReport:
     own = [*_identity(slices), *_verdicts(slices), *_digest_conflicts(slices),
            *_slice_statuses(slices)]
     declared = ref.declared_artifacts
-    verified = {p for s in slices for p in s.artifacts}
+    verified = {p for s in slices for p in s.hashed}
+    checked = {p for s in slices for p in s.artifacts}
     missing_artifacts = [p for p in declared if p not in verified]
     missing_layers = _uncovered_layers(slices, ref.layer_count or 0)
     if missing_artifacts or missing_layers:
         own.append(finding("coverage_missing", _coverage_message(
-            missing_layers, missing_artifacts, len(declared)), path=MANIFEST_NAME))
+            missing_layers, [p for p in missing_artifacts if p not in checked],
+            [p for p in missing_artifacts if p in checked], len(declared)),
+            path=MANIFEST_NAME))
     own = [f.model_copy(update={"check": MERGE_CHECK}) for f in own]
     findings = own + _union_findings(slices)
     gate = _gate(findings, slices)
@@ -98,7 +113,7 @@ def merge_slices(slices: Sequence[Slice]) -> CertReport:
         slices=[SliceCoverage(report=s.name, status=s.report.status, layer_start=s.layers[0],
                               layer_end=s.layers[1],
                               stage=s.report.scope.stage if s.report.scope else None,
-                              artifacts=len(s.artifacts)) for s in slices],
+                              artifacts=len(s.hashed)) for s in slices],
         verified_artifacts=len([p for p in declared if p in verified]),
         declared_artifacts=len(declared), unverified_layers=missing_layers,
         unverified_artifacts=missing_artifacts)
@@ -122,6 +137,8 @@ def merge_slices(slices: Sequence[Slice]) -> CertReport:
         "scope": None,
         "digests": dict(sorted(digests.items())),
         "hub_digests": dict(sorted(hub_digests.items())),
+        "git_blobs": dict(sorted({p: b for s in slices
+                                  for p, b in s.report.git_blobs.items()}.items())),
         "attestation": None,
         "merge": merge,
     })
@@ -232,15 +249,23 @@ def layer_ranges(layers: list[int]) -> str:
     return ", ".join(f"{a}..{b}" for a, b in spans)
 
 
-def _coverage_message(layers: list[int], artifacts: list[str], declared: int) -> str:
+def _coverage_message(layers: list[int], artifacts: list[str], unhashed: list[str],
+                      declared: int) -> str:
     parts = []
     if layers:
         parts.append(f"layers {layer_ranges(layers)} (--layers, half-open)")
     if artifacts:
-        shown = ", ".join(artifacts[:8]) + (f" and {len(artifacts) - 8} more"
-                                            if len(artifacts) > 8 else "")
-        parts.append(f"{len(artifacts)} of {declared} artifact(s): {shown}")
-    return "no slice verified " + "; ".join(parts)
+        parts.append(f"{len(artifacts)} of {declared} artifact(s): {_shown(artifacts)}")
+    text = "no slice verified " + "; ".join(parts) if parts else ""
+    if unhashed:
+        text += ("; " if text else "") + (
+            f"no slice hashed {len(unhashed)} of {declared} artifact(s) (--hash-once: the "
+            f"slices that load them checked only their size and header): {_shown(unhashed)}")
+    return text
+
+
+def _shown(paths: list[str]) -> str:
+    return ", ".join(paths[:8]) + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
 
 
 def _union_findings(slices: Sequence[Slice]) -> list[Finding]:

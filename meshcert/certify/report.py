@@ -124,6 +124,10 @@ class CertScope(_Model):
     layer_end: int = Field(description="Exclusive, like mesh-llm's stage ranges.")
     stage: str | None = Field(default=None, description="I/N when given as --stage.")
     artifacts: list[str] = Field(default_factory=list, description="Artifact paths verified.")
+    hashed_artifacts: list[str] | None = Field(
+        default=None, description="--hash-once: the artifacts of `artifacts` whose digest this "
+        "slice answers for (its share of the N-stage plan: each artifact is hashed by exactly "
+        "one slice; the others check its size and header). Absent: all of `artifacts`.")
 
 
 class SliceCoverage(_Model):
@@ -267,6 +271,12 @@ class CertReport(_Model):
     hub_digests: dict[str, str] = Field(
         default_factory=dict, description="The Hub's LFS SHA-256 at the resolved commit of each "
         "artifact this run did not hash itself (hf:// with Hub-attested hashes): path -> hex.")
+    git_blobs: dict[str, str] = Field(
+        default_factory=dict, description="git's blob id (SHA-1 of `blob <length>\\0` + the "
+        "bytes) of each artifact read whole whose bytes hash to its verified digest (v2 "
+        "publisher files): path -> hex. An attestation's subject carries it as in-toto's "
+        "`gitBlob` digest, so a plain-git file on the Hub is matched from the listing without "
+        "downloading it.")
     merge: MergeInfo | None = Field(
         default=None, description="Set on a report merged from slices (`report merge`).")
     hf_jobs: list[HfJob] = Field(

@@ -6,6 +6,11 @@ range,
 output when B = L, v2's shared/common always). For certification, the stage that starts at
 layer 0 also takes every projector/sidecar and every artifact no stage loads (v2 roles `other`
 and `publisher`), so that the N slices of a plan together cover every declared artifact.
+
+With `--hash-once` (`--stage I/N` only), a slice hashes only its share of the plan
+(`meshcert.certify.stages.hashing_shares`): every artifact is hashed by exactly one of the N
+slices, and an artifact several stages load (shared/common) is still checked by each of them
+(size, GGUF header) but hashed by one; `report merge` takes its digest from that slice.
 """
 
 from __future__ import annotations
@@ -15,7 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from meshcert.certify.manifest_model import ArtifactEntry, layer_count
-from meshcert.certify.stages import StageRange, plan_stages, stage_count_exceeds, stage_parts
+from meshcert.certify.stages import (
+    StageRange,
+    hashing_shares,
+    plan_stages,
+    stage_count_exceeds,
+    stage_parts,
+)
 
 _LAYERS = re.compile(r"^\s*(\d+)\s*\.\.\s*(\d+)\s*$")
 _STAGE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -31,6 +42,7 @@ class ScopeRequest:
     layer_end: int | None = None
     stage_index: int | None = None
     stage_count: int | None = None
+    hash_once: bool = False  # --hash-once: hash only this stage's share of the plan
 
     @property
     def label(self) -> str:
@@ -50,7 +62,7 @@ def parse_layers(text: str) -> ScopeRequest:
     return ScopeRequest(layer_start=start, layer_end=end)
 
 
-def parse_stage(text: str) -> ScopeRequest:
+def parse_stage(text: str, *, hash_once: bool = False) -> ScopeRequest:
     """`I/N`: stage I (0..N-1) of the package tool's N-stage plan."""
     match = _STAGE.match(text)
     if not match:
@@ -58,7 +70,7 @@ def parse_stage(text: str) -> ScopeRequest:
     index, count = int(match[1]), int(match[2])
     if count <= 0 or index >= count:
         raise ValueError(f"{text!r}: I must be within 0..N-1 and N > 0")
-    return ScopeRequest(stage_index=index, stage_count=count)
+    return ScopeRequest(stage_index=index, stage_count=count, hash_once=hash_once)
 
 
 @dataclass(frozen=True)
@@ -69,9 +81,15 @@ class Selection:
     stage: StageRange | None = None
     paths: frozenset[str] | None = None
     problem: str | None = None  # why the scope could not be applied (then nothing is selected)
+    # --hash-once: the selected paths this slice hashes (None: every selected path)
+    hashed: frozenset[str] | None = None
 
     def includes(self, path: object) -> bool:
         return self.paths is None or (isinstance(path, str) and path in self.paths)
+
+    def hashes(self, path: object) -> bool:
+        """Whether this run hashes the artifact at `path` (when it hashes at all)."""
+        return self.includes(path) and (self.hashed is None or path in self.hashed)
 
     @classmethod
     def resolve(cls, request: ScopeRequest | None, manifest: dict[str, Any] | None,
@@ -89,7 +107,29 @@ class Selection:
         if stage.layer_start == 0:
             chosen += [e for e in entries if e.role in FIRST_STAGE_EXTRAS]
         paths = frozenset(e.path for e in chosen if isinstance(e.path, str))
-        return cls(request, stage, paths, None)
+        hashed = None
+        if request.hash_once and request.stage_index is not None and request.stage_count:
+            hashed = _hashed_by_stage(paths, entries, package_format, total,
+                                      request.stage_count, request.stage_index)
+        return cls(request, stage, paths, None, hashed)
+
+
+def stage_loads(entries: list[ArtifactEntry], package_format: str | None, total: int,
+                count: int) -> list[list[tuple[str, int | None]]]:
+    """(path, declared bytes) of the parts each stage of the `count`-stage plan loads."""
+    return [[(e.path, e.declared_size) for e in stage_parts(entries, package_format, st, total)
+             if isinstance(e.path, str)] for st in plan_stages(total, count)]
+
+
+def _hashed_by_stage(paths: frozenset[str], entries: list[ArtifactEntry],
+                     package_format: str | None, total: int, count: int, index: int
+                     ) -> frozenset[str]:
+    """--hash-once: of the stage's selected `paths`, its share of the loaded parts, plus the
+    extras no stage loads (projectors, publisher files: selected by the first stage only)."""
+    loads = stage_loads(entries, package_format, total, count)
+    share = set(hashing_shares(loads)[index])
+    loaded = {path for parts in loads for path, _ in parts}
+    return frozenset(p for p in paths if p in share or p not in loaded)
 
 
 def _stage_range(request: ScopeRequest, total: int) -> tuple[StageRange | None, str | None]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,3 +114,31 @@ def select_entries(entries: list[ArtifactEntry], stage: StageRange, layer_count:
         if chosen is not None:
             parts.append(chosen)
     return parts
+
+
+def hashing_shares(loads: Sequence[Sequence[tuple[str, int | None]]]) -> list[list[str]]:
+    """Each artifact to exactly one stage for hashing, from what each stage loads
+    (path, declared bytes): a path one stage loads goes to that stage; a path several stages
+    load (v2 shared/common, v1 metadata) goes to the one of them with the fewest bytes to hash
+    so far, the largest such path first, ties to the lowest stage. A function of the plan only,
+    so the launcher (from the plan) and each slice (from the manifest) get the same answer."""
+    loaders: dict[str, list[int]] = {}
+    sizes: dict[str, int] = {}
+    for index, parts in enumerate(loads):
+        for path, size in parts:
+            if index not in loaders.setdefault(path, []):
+                loaders[path].append(index)
+            sizes[path] = max(sizes.get(path, 0), size or 0)
+    shares: list[list[str]] = [[] for _ in loads]
+    totals = [0] * len(loads)
+    for path, owners in loaders.items():
+        if len(owners) == 1:
+            shares[owners[0]].append(path)
+            totals[owners[0]] += sizes[path]
+    shared = sorted((p for p, owners in loaders.items() if len(owners) > 1),
+                    key=lambda p: (-sizes[p], p))
+    for path in shared:
+        owner = min(loaders[path], key=lambda i: (totals[i], i))
+        shares[owner].append(path)
+        totals[owner] += sizes[path]
+    return shares

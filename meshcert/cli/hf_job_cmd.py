@@ -31,14 +31,19 @@ def describe_plan(plan: CertifyJobsPlan, *, dry_run: bool) -> str:
              f"hf://{plan.repo}@{plan.commit} in {len(plan.slices)} slice(s)"]
     for s in plan.slices:
         lines.append(f"  slice {s.label:<7} layers {s.layer_start}..{s.layer_end:<6} "
-                     f"{s.n_bytes / 1e9:8.2f} GB in {len(s.artifacts):3d} artifact(s), "
+                     f"hashes {s.n_bytes / 1e9:6.2f} GB in {len(s.hashed):3d} artifact(s), "
+                     f"checks {len(s.artifacts):3d} ({s.loaded_bytes / 1e9:.2f} GB loaded), "
                      f"timeout {_minutes(s.timeout_s)}")
+    hashed = sum(s.n_bytes for s in plan.slices)
+    loaded = sum(s.loaded_bytes for s in plan.slices)
     lines += [
+        f"  hashing: {hashed / 1e9:.2f} GB in all, each byte once (the stages load "
+        f"{loaded / 1e9:.2f} GB: a part several of them load is hashed by one)",
         f"  flavor {f.name}: {f.cpus} vCPU, {(f.ram_bytes or 0) / 1e9:.0f} GB RAM, "
         f"{(f.disk_bytes or 0) / 1e9:.0f} GB disk, ${f.unit_cost_usd:.6f} per "
         f"{f.unit_seconds} s (${f.usd_per_hour:.4f}/h)",
         f"  each job: mounts the repo read-only at the commit, pip-installs {plan.install}, "
-        f"hashes its slice; disk planned {plan.needs.disk_bytes / 1e9:.1f} GB",
+        f"hashes its share, checks its stage; disk planned {plan.needs.disk_bytes / 1e9:.1f} GB",
         f"  timeouts: bytes at {CERTIFY_BYTES_PER_S / 1e6:.0f} MB/s + {FIXED_S // 60} min "
         "start-up, rounded up to 5 min",
         f"  maximum cost: ${plan.max_cost_usd:.4f} (every job running to its timeout)",

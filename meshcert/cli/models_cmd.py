@@ -56,17 +56,21 @@ def load_evidence_verdicts(path: str) -> dict[str, str]:
     return {str(d.get("policy")): str(d.get("verdict")) for d in decisions if isinstance(d, dict)}
 
 
-def parse_scope(layers: str | None, stage: str | None) -> ScopeRequest | None:
+def parse_scope(layers: str | None, stage: str | None, hash_once: bool = False
+                ) -> ScopeRequest | None:
     """--layers A..B or --stage I/N (not both) -> the slice to certify."""
     from meshcert.certify.scope import parse_layers, parse_stage
 
     if layers is not None and stage is not None:
         raise typer.BadParameter("give --layers or --stage, not both",
                                  param_hint="--layers / --stage")
+    if hash_once and stage is None:
+        raise typer.BadParameter("needs --stage I/N (the share of the N-stage plan)",
+                                 param_hint="--hash-once")
     try:
         if layers is not None:
             return parse_layers(layers)
-        return parse_stage(stage) if stage is not None else None
+        return parse_stage(stage, hash_once=hash_once) if stage is not None else None
     except ValueError as exc:
         raise typer.BadParameter(str(exc),
                                  param_hint="--layers" if layers else "--stage") from None
@@ -119,6 +123,11 @@ def certify(
     stage: Annotated[str | None, typer.Option(
         "--stage", metavar="I/N", help="Certify only stage I of the package tool's N-stage "
         "plan (I from 0); merge the slices with `meshcert report merge`.")] = None,
+    hash_once: Annotated[bool, typer.Option(
+        "--hash-once", help="With --stage I/N: hash only this stage's share of the N-stage "
+        "plan, so the N slices hash each artifact once (a part several stages load, such as "
+        "shared/common.gguf, is hashed by one of them; the others check its size and header). "
+        "Merge all N slices with `meshcert report merge`.")] = False,
     source: Annotated[str | None, typer.Option(
         help="Source GGUF (or first shard) to compare tensors with.")] = None,
     evidence: Annotated[str | None, typer.Option(
@@ -215,6 +224,7 @@ def certify(
         for flag, given in (("--api-base", api_base is not None), ("--source", source),
                             ("--parity", parity), ("--materialize", materialize),
                             ("--layers", layers), ("--stage", stage),
+                            ("--hash-once", hash_once),
                             ("--mounted-from", mounted_from), ("--trust", trust),
                             ("--attestation", attestation),
                             ("--min-mesh-llm", min_mesh_llm is not None)):
@@ -232,7 +242,7 @@ def certify(
                         ("--flavor", flavor != "auto"), ("--install", install is not None)):
         if given:
             raise typer.BadParameter(f"{flag} only applies with --hf-job", param_hint=flag)
-    scope = parse_scope(layers, stage)
+    scope = parse_scope(layers, stage, hash_once)
     if scope is not None and source is not None:
         raise typer.BadParameter("--source compares every tensor of the whole package; it "
                                  "cannot be combined with --layers/--stage",

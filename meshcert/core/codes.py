@@ -403,7 +403,9 @@ CODES |= _rows("slices", E, {
     "slice_not_merged": "Give every slice a meshcert cert.json with a scope or a whole-package "
     "report; this file cannot be merged.",
     "coverage_missing": "Certify the missing layers (--layers A..B or the missing --stage I/N) "
-    "and merge again; the merged result stays incomplete until every artifact is verified.",
+    "and merge again; the merged result stays incomplete until every artifact is verified. An "
+    "artifact no slice hashed: merge --hash-once slices of one N-stage plan, or re-certify a "
+    "slice that loads it without --hash-once.",
 })
 
 # --- Load as a node would (--materialize, --parity) ------------------------------------------

@@ -7,6 +7,9 @@ into one report.
    nothing is submitted. The plan says per slice which layers and bytes, the flavor (the
    cheapest CPU flavor of `list_jobs_hardware()` that fits, or the one asked for), the timeout
    (bytes at `costs.CERTIFY_BYTES_PER_S` plus start-up) and the maximum cost of all N jobs.
+   Each byte is hashed once (`--hash-once`): an artifact several stages load (shared/common)
+   is hashed by one slice (`meshcert.certify.stages.hashing_shares`) and only checked (size,
+   header) by the others, so a slice's bytes are its share, and they add up to the package's.
 2. With `confirm`, the N jobs run; the launcher waits for each to end, reads its slice report
    back from its logs (`report_channel`) and merges them (`meshcert.certify.merge`). A job that ends
    without a readable report is `hf_job_failed` naming the slice and job: the merged result is
@@ -24,6 +27,7 @@ from typing import Any
 from meshcert.certify.engine import INCOMPLETE_CODES
 from meshcert.certify.merge import Slice, merge_slices
 from meshcert.certify.report import CertReport, Gate, HfJob, combine_statuses
+from meshcert.certify.stages import hashing_shares
 from meshcert.core.findings import Finding, finding
 from meshcert.core.hub.errors import HubError
 from meshcert.core.version import __version__
@@ -44,9 +48,11 @@ class SlicePlan:
     count: int
     layer_start: int
     layer_end: int
-    artifacts: list[str]
-    n_bytes: int
+    artifacts: list[str]  # what the stage's node loads: the slice checks each of them
+    n_bytes: int  # the bytes of its share: what it hashes
     timeout_s: int
+    hashed: list[str] = field(default_factory=list)  # its share of the plan
+    loaded_bytes: int = 0  # the bytes of `artifacts`
 
     @property
     def label(self) -> str:
@@ -73,12 +79,15 @@ class CertifyJobsPlan:
             "unit_seconds": self.flavor.unit_seconds,
             "disk_bytes_needed": self.needs.disk_bytes,
             "timeout_seconds": max(s.timeout_s for s in self.slices),
+            "hashed_bytes": sum(s.n_bytes for s in self.slices),
+            "loaded_bytes": sum(s.loaded_bytes for s in self.slices),
             "max_cost_usd": self.max_cost_usd,
             "rate_bytes_per_s": CERTIFY_BYTES_PER_S, "fixed_seconds": FIXED_S,
             "install": self.install,
             "slices": [{"slice": s.label, "layer_start": s.layer_start,
                         "layer_end": s.layer_end, "bytes": s.n_bytes,
-                        "artifacts": len(s.artifacts), "timeout_seconds": s.timeout_s}
+                        "loaded_bytes": s.loaded_bytes, "artifacts": len(s.artifacts),
+                        "hashed_artifacts": len(s.hashed), "timeout_seconds": s.timeout_s}
                        for s in self.slices],
             "job_ids": list(self.job_ids),
         }
@@ -100,14 +109,19 @@ def plan_certify_jobs(preflight: CertReport, flavors: list[Flavor], *, flavor_na
         raise PlanRefused("the package has no stage plan (its manifest has no usable "
                           "layer_count)")
     count = len(preflight.stage_plan)
+    shares = hashing_shares([[(p.path, p.artifact_bytes) for p in stage.parts]
+                             for stage in preflight.stage_plan])
     slices = []
     for i, stage in enumerate(preflight.stage_plan):
-        n_bytes = sum(p.artifact_bytes or 0 for p in stage.parts)
+        sizes = {p.path: p.artifact_bytes or 0 for p in stage.parts}
+        n_bytes = sum(sizes[path] for path in shares[i])
         slices.append(SlicePlan(i, count, stage.layer_start, stage.layer_end,
                                 [p.path for p in stage.parts], n_bytes,
-                                timeout_for(n_bytes, CERTIFY_BYTES_PER_S)))
-    # the mount fetches lazily and may keep what it read: plan disk for the largest slice
-    needs = Needs(disk_bytes=max(s.n_bytes for s in slices) + SCRATCH_BYTES,
+                                timeout_for(n_bytes, CERTIFY_BYTES_PER_S), hashed=shares[i],
+                                loaded_bytes=sum(sizes.values())))
+    # the mount fetches lazily and may keep what it read (headers of the parts it only checks):
+    # plan disk for the largest stage's loaded bytes
+    needs = Needs(disk_bytes=max(s.loaded_bytes for s in slices) + SCRATCH_BYTES,
                   ram_bytes=RAM_BYTES, cpus=CPUS)
     try:
         flavor = pick_flavor(flavors, flavor_name, needs, "a slice")

@@ -65,10 +65,11 @@ def job_script(install: str, meshcert_args: list[str], tag: str) -> list[str]:
 def certify_slice_command(repo: str, commit: str, index: int, count: int, *, install: str,
                           runtime_abi: str | None = None) -> list[str]:
     """Certify stage `index` of `count` of the package mounted at /package (the repo at
-    `commit`), hashing every byte of the slice, and print its report to the logs."""
+    `commit`), hashing every byte of its share of the plan (--hash-once: the N slices hash
+    each byte once), and print its report to the logs."""
     args = ["models", "certify", PACKAGE_MOUNT, "--package-only", "--stage",
-            f"{index}/{count}", "--verify-sha256", "--mounted-from", f"hf://{repo}@{commit}",
-            "--quiet"]
+            f"{index}/{count}", "--hash-once", "--verify-sha256", "--mounted-from",
+            f"hf://{repo}@{commit}", "--quiet"]
     if runtime_abi:
         args += ["--runtime-abi", runtime_abi]
     return job_script(install, [*args, "--report-out"], slice_tag(index, count))

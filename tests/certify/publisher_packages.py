@@ -71,3 +71,15 @@ def build_published(base: Path, files: dict[str, bytes] | None = None, *,
     return add_publisher_files(
         pkg, files if files is not None else {"config.json": json_bytes(TINY_CONFIG)},
         defaults=defaults if defaults is not None else compute_default(), edit=edit)
+
+
+def five_publisher_files() -> dict[str, bytes]:
+    """All five publisher files mesh-llm knows (§2.2), agreeing with the tiny carrier."""
+    return {
+        "config.json": json_bytes(TINY_CONFIG),
+        "generation_config.json": json_bytes({"bos_token_id": 1, "eos_token_id": 2,
+                                              "temperature": 0.6, "top_p": 0.95}),
+        "tokenizer_config.json": json_bytes({"model_max_length": 256, "bos_token": "<s>"}),
+        "chat_template.jinja": b"{% for m in messages %}{{ m['content'] }}{% endfor %}\n",
+        "hf_quant_config.json": json_bytes({"producer": {"name": "modelopt"}}),
+    }

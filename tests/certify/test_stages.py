@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from meshcert.certify.stages import certification_ranges, plan_stages
+from meshcert.certify.stages import certification_ranges, hashing_shares, plan_stages
 from tests.conftest import PackageFactory, certify_dir
 
 
@@ -68,3 +68,23 @@ def test_one_stage_per_layer_is_still_a_plan(packages: PackageFactory) -> None:
     report = certify_dir(info.root, stages=4)
     assert "stage_count_exceeds_layer_count" not in {f.code for f in report.findings}
     assert len(report.stage_plan) == 4
+
+
+def test_hashing_shares_give_each_path_to_one_stage_balancing_the_shared_ones() -> None:
+    # by hand: three stages; "common" (60) is loaded by all three, "meta" (1) by all three,
+    # "emb" (50) only by stage 0 and "out" (10) only by stage 2. The single-owner parts go to
+    # their stage first (totals 50+10, 20, 20+10), then the shared ones, largest first, to the
+    # loader with the fewest bytes so far (ties: the lowest stage): common -> stage 1 (20),
+    # then meta -> stage 2 (30 < 60 and 80)
+    loads = [[("meta", 1), ("common", 60), ("emb", 50), ("l0", 10)],
+             [("meta", 1), ("common", 60), ("l1", 20)],
+             [("meta", 1), ("common", 60), ("l2", 20), ("out", 10)]]
+    shares = hashing_shares(loads)
+    assert shares == [["emb", "l0"], ["l1", "common"], ["l2", "out", "meta"]]
+    every = [p for share in shares for p in share]
+    assert sorted(every) == sorted({p for parts in loads for p, _ in parts})  # each exactly once
+    assert hashing_shares(loads) == shares  # the launcher and each slice get the same answer
+
+
+def test_hashing_shares_count_a_missing_size_as_zero_bytes() -> None:
+    assert hashing_shares([[("a", None), ("s", None)], [("s", 5)]]) == [["a", "s"], []]

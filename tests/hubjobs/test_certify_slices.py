@@ -90,9 +90,12 @@ def test_four_jobs_merge_to_the_verdict_of_a_local_certification(
     assert merged.merge is not None
     assert merged.merge.verified_artifacts == merged.merge.declared_artifacts
     assert merged.digests == local.digests
+    # --hash-once: shared/common.gguf is loaded by every slice but hashed by one of them
+    assert sum(s.artifacts for s in merged.merge.slices) == merged.merge.declared_artifacts
     assert [(j.slice, j.stage, j.report) for j in merged.hf_jobs] == [
         (f"{i}/4", "COMPLETED", True) for i in range(4)]
     job = next(iter(hub.jobs.jobs.values()))
+    assert "--hash-once" in json.dumps(job.info())  # each job hashes its share only
     assert TOKEN not in json.dumps(job.info())  # the token went as a secret only
     assert [v["mountPath"] for v in job.info()["volumes"]] == ["/package"]
 

@@ -18,12 +18,13 @@ runner = CliRunner()
 N = 3
 
 
-def _certify_slices(root: Path, out: Path) -> list[str]:
+def _certify_slices(root: Path, out: Path, *extra: str) -> list[str]:
     paths = []
     for i in range(N):
         target = out / f"stage-{i}.json"
         result = runner.invoke(app, ["models", "certify", str(root), "--package-only",
-                                     "--stage", f"{i}/{N}", "--report-out", str(target), "-q"])
+                                     "--stage", f"{i}/{N}", *extra, "--report-out", str(target),
+                                     "-q"])
         assert result.exit_code == 0, result.output
         paths.append(str(target))
     return paths
@@ -72,7 +73,29 @@ def test_merge_refuses_what_is_not_a_cert_report(tmp_path: Path) -> None:
 
 def test_certify_rejects_a_malformed_or_double_scope(tmp_path: Path) -> None:
     for args in (["--stage", "3/3"], ["--layers", "4..2"],
-                 ["--stage", "0/2", "--layers", "0..1"], ["--stage", "0/2", "--source", "s.gguf"]):
+                 ["--stage", "0/2", "--layers", "0..1"], ["--stage", "0/2", "--source", "s.gguf"],
+                 ["--hash-once"], ["--layers", "0..1", "--hash-once"]):
         result = runner.invoke(app, ["models", "certify", str(tmp_path), "--package-only",
                                      *args])
         assert result.exit_code == 2, (args, result.output)
+
+
+def test_hash_once_slices_merge_and_a_slice_that_hashed_too_little_exits_incomplete(
+        tmp_path: Path) -> None:
+    pkg = build(tmp_path, "v2")
+    paths = _certify_slices(pkg.root, tmp_path, "--hash-once")
+    result = runner.invoke(app, ["report", "merge", *paths])
+    assert result.exit_code == 0, result.output
+    assert "PASSED: 3 slice(s), 7/7 artifacts verified" in result.output
+    # a slice report whose share leaves shared/common.gguf out (written by hand: one plan's
+    # slices always cover it) -> merged, it is an artifact no slice hashed
+    owner = next(p for p in paths
+                 if "shared/common.gguf" in json.loads(Path(p).read_text())["digests"])
+    report = json.loads(Path(owner).read_text())
+    report["scope"]["hashed_artifacts"].remove("shared/common.gguf")
+    del report["digests"]["shared/common.gguf"]
+    Path(owner).write_text(json.dumps(report))
+    result = runner.invoke(app, ["report", "merge", *paths])
+    assert result.exit_code == 3, result.output
+    assert "coverage_missing: no slice hashed 1 of 7 artifact(s)" in result.output
+    assert "shared/common.gguf" in result.output

@@ -43,6 +43,7 @@ from meshcert.core.gguf.tensor_digests import (
     digest_metadata_tensors,
     metadata_role_tensors,
 )
+from meshcert.core.git_blob import git_blob_id
 from meshcert.core.hub.api import HubApi
 from meshcert.core.hub.errors import HubError, Redactor
 from meshcert.core.hub.files import HubFiles, new_client
@@ -190,13 +191,9 @@ def listed_content_problem(entry: RemoteFile, data: bytes) -> str | None:
     if entry.lfs_sha256 is not None:
         if hashlib.sha256(data).hexdigest() != entry.lfs_sha256:
             return "the content does not match the Hub's LFS sha256"
-    elif entry.blob_id and _git_blob_id(data) != entry.blob_id.lower():
+    elif entry.blob_id and git_blob_id(data) != entry.blob_id.lower():
         return "the content does not match the Hub's git blob id"
     return None
-
-
-def _git_blob_id(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def header_paths(view: PackageView) -> list[str]:
@@ -275,7 +272,9 @@ def _read_publisher_files(view: PackageView, by_path: dict[str, RemoteFile],
 
 def _verify(view: PackageView, files: HubFiles, settings: HubSettings,
             progress: ProgressObserver) -> None:
-    sizes = {p: f.size for p, f in view.files.items() if f.kind == "file"}
+    selection = view.selection()  # with --hash-once, only the slice's share
+    sizes = {p: f.size for p, f in view.files.items()
+             if f.kind == "file" and selection.hashes(p)}
     try:
         results = stream_hashes(files, sizes, workers=settings.stream_workers,
                                 progress=progress)

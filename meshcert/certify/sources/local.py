@@ -167,11 +167,12 @@ def _file_facts(view: PackageView, root: str) -> dict[str, FileFact]:
 
 def _hashed(view: PackageView, root: str, progress: ProgressObserver,
             verify_cache: str | None) -> dict[str, FileFact]:
-    """`view.files` with the SHA-256 of every regular file (a new dict: the worker threads
-    may be reading the old one)."""
+    """`view.files` with the SHA-256 of every regular file the run hashes (all of them, or with
+    --hash-once the slice's share): a new dict, as the worker threads may be reading the old one."""
     facts = dict(view.files)
+    selection = view.selection()
     regular = {rel: os.path.join(root, *rel.split("/"))
-               for rel, fact in facts.items() if fact.kind == "file"}
+               for rel, fact in facts.items() if fact.kind == "file" and selection.hashes(rel)}
     cache = VerifyCache(verify_cache) if verify_cache else None
     try:
         results = hash_files(regular.values(), progress=progress, cache=cache)
