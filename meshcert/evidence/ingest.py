@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from meshcert.core.atomic import write_atomic
 from meshcert.evidence.columns import COLUMNS, DEFAULT_VARIANT
 from meshcert.evidence.gc_pause import gc_paused
-from meshcert.evidence.parsers import PARSERS, detect
+from meshcert.evidence.parsers import PARSERS, detect, unrecognised_message
 from meshcert.evidence.parsers import evidence_json as ej
 from meshcert.evidence.parsers.base import (
     DUPLICATE,
@@ -239,9 +239,7 @@ class _Ingester:
         parser = PARSERS.get(fmt)
         parsed = parser(text, name) if parser else ParsedFile(UNKNOWN)
         if parser is None:
-            parsed.problem(name, None, text[:120], "unrecognised format: not test-backend-ops "
-                           "console/sql, ggml_test lines, llama-bench markdown/json/jsonl/csv/sql, "
-                           "llama-perplexity output or meshcert evidence JSON", UNKNOWN_LINE)
+            parsed.problem(name, None, text[:120], unrecognised_message(), UNKNOWN_LINE)
         elif not parsed.row_count and not parsed.problems:
             parsed.problem(name, None, "", f"no evidence rows found in this {parsed.format} "
                            "file", UNKNOWN_LINE)
