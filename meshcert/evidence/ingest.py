@@ -110,9 +110,12 @@ def variant_for(path: str, label: str | None = None) -> str:
     <v>; any other file is a repeated run of the default variant."""
     if label:
         return label
-    pure = PurePath(path.replace("\\", "/"))
-    if pure.parent.name in SWEEP_DIRS:
-        name = pure.name
+    slashed = path.replace("\\", "/")
+    if "//" in slashed or "./" in slashed:      # PurePath's normalisation (rare; slower)
+        slashed = PurePath(slashed).as_posix()
+    parts = slashed.rstrip("/").rsplit("/", 2)
+    if len(parts) >= 2 and parts[-2] in SWEEP_DIRS:
+        name = parts[-1]
         for suffix in _SUFFIXES:
             if name.endswith(suffix) and len(name) > len(suffix):
                 return name[: -len(suffix)]
@@ -121,7 +124,7 @@ def variant_for(path: str, label: str | None = None) -> str:
 
 
 def run_id_for(path: str, sha256: str) -> str:
-    return f"{PurePath(path.replace(chr(92), '/')).name}@{sha256[:12]}"
+    return f"{path.replace(chr(92), '/').rstrip('/').rsplit('/', 1)[-1]}@{sha256[:12]}"
 
 
 def _sha256(data: bytes) -> str:
@@ -301,7 +304,8 @@ def ingest_files(paths: Iterable[str | os.PathLike[str]], label: str | None = No
         for path in paths:
             name = os.fspath(path)
             try:
-                data = Path(name).read_bytes()
+                with open(name, "rb") as handle:
+                    data = handle.read()
             except OSError as exc:
                 ingester.problems.append(IngestProblem(name, None, "", f"cannot read: "
                                                        f"{exc.strerror or exc}", UNREADABLE))

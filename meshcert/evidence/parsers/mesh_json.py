@@ -208,6 +208,25 @@ def setup_params(setup: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     return format_params(clean), clean
 
 
+_PARAMS: dict[tuple[tuple[str, Any], ...], tuple[str, dict[str, Any]]] = {}
+_PARAMS_MAX = 1024
+
+
+def setup_params_cached(setup: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """setup_params of a setup whose values are all hashable, remembered (runs of one setup
+    repeat it); the dict is shared by every row of it, as within a file: never mutate."""
+    try:
+        key = tuple(setup.items())
+        known = _PARAMS.get(key)
+    except TypeError:           # an unhashable value: computed each time
+        return setup_params(setup)
+    if known is None:
+        if len(_PARAMS) >= _PARAMS_MAX:
+            _PARAMS.clear()
+        known = _PARAMS[key] = setup_params(setup)
+    return known
+
+
 def model_identity(identity: Any) -> Setup:
     """`model_identity` as setup keys: `model_id` plus the optional source fields (another
     `source_revision` is another model)."""
@@ -307,17 +326,19 @@ class MetricRows:
         v = number(value)
         if v is None:
             return False
-        wrong = None if declared is None and 0 <= v < math.inf and unit_of(field) != "ratio" \
+        implied = unit_of(field)
+        wrong = None if declared is None and 0 <= v < math.inf and implied != "ratio" \
             else unit_contradiction(field, v, declared)
         line = self.line if self.lines is None else self.lines.line(where)
         if wrong is not None:
             self.out.problem(self.source, line, f"{where} = {value!r}",
                              f"{wrong} (at {where})", MALFORMED)
             return False
-        info = {"unit": unit or unit_of(field), "pointer": where, **self.flags, **(extra or {})}
-        self.out.rows.append(Row(line, self.fmt, self.kind, build_commit=self.build,
-                                 op=self.op, params=self.params, param_dict=self.param_dict,
-                                 sample=sample, metric=field, value=v, extra=info))
+        info = {"unit": unit or implied, "pointer": where, **self.flags, **(extra or {})}
+        # positional: the hot path of every mesh-llm format (Row's field order is its contract)
+        self.out.rows.append(Row(line, self.fmt, self.kind, None, None, self.build, self.op,
+                                 self.params, self.param_dict, None, None, sample, None, None,
+                                 None, None, field, v, None, info))
         return True
 
     def add_all(self, obj: Any, base: str, *, skip: Iterable[str] = (),
@@ -326,7 +347,34 @@ class MetricRows:
         if not isinstance(obj, dict):
             return 0
         unit = obj.get("unit")
-        declared = unit if isinstance(unit, str) else None   # a unit the fields must match
+        if isinstance(unit, str) or self.lines is not None and not self.lines.one_line:
+            return self._add_each(obj, base, skip, sample, unit if isinstance(unit, str)
+                                  else None)
+        # the common case, inlined: finite non-negative numbers of a one-line document
+        rows, flags = self.out.rows, self.flags
+        fmt, kind, build, op = self.fmt, self.kind, self.build, self.op
+        params, pdict, line = self.params, self.param_dict, self.line
+        added = 0
+        for k, v in obj.items():
+            t = type(v)
+            if (t is not float and t is not int) or k in skip:
+                if t is not str and t is not dict and t is not list and k not in skip:
+                    added += self.add(k, v, base + pointer(k), sample=sample)
+                continue
+            implied = unit_of(k)
+            if not 0 <= v < math.inf or implied == "ratio":
+                added += self.add(k, v, base + pointer(k), sample=sample)
+                continue
+            where = base + "/" + k if "/" not in k and "~" not in k else base + pointer(k)
+            info = {"unit": implied, "pointer": where, **flags} if flags \
+                else {"unit": implied, "pointer": where}
+            rows.append(Row(line, fmt, kind, None, None, build, op, params, pdict, None, None,
+                            sample, None, None, None, None, k, float(v), None, info))
+            added += 1
+        return added
+
+    def _add_each(self, obj: dict[str, Any], base: str, skip: Iterable[str],
+                  sample: int | None, declared: str | None) -> int:
         added = 0
         for k, v in obj.items():
             if k not in skip and type(v) is not str:

@@ -5,6 +5,7 @@ file is decoded once for detection and parsing together."""
 
 from __future__ import annotations
 
+from contextlib import suppress
 from functools import cached_property
 from typing import Any
 
@@ -21,10 +22,9 @@ class Probe:
         self.head = self.text[:HEAD]
         self.start = self.head.lstrip()[:1]
         self.body = self.head           # what body rules search: the head, then the whole text
-
-    @property
-    def json_like(self) -> bool:
-        return self.start in ("{", "[")
+        self.json_like = self.start in ("{", "[")
+        self._doc: Any = None
+        self._decoded = False
 
     @cached_property
     def upper(self) -> str:
@@ -38,15 +38,16 @@ class Probe:
                 return {c.strip().strip('"') for c in first.split(",")} if "," in first else set()
         return set()
 
-    @cached_property
+    @property
     def doc(self) -> Any:
-        """The decoded JSON document (NaN / Infinity refused), or NOT_JSON."""
-        if not self.json_like:
-            return NOT_JSON
-        try:
-            return loads_once(self.text)
-        except ValueError:
-            return NOT_JSON
+        """The decoded JSON document (NaN / Infinity refused), or NOT_JSON (decoded once)."""
+        if not self._decoded:
+            self._decoded = True
+            self._doc = NOT_JSON
+            if self.json_like:
+                with suppress(ValueError):
+                    self._doc = loads_once(self.text)
+        return self._doc
 
     def has(self, *keys: str) -> bool:
         """Every `"key"` in the head (for JSON that does not decode: truncated, JSONL)."""

@@ -104,11 +104,14 @@ class EvidenceFormat:
 # parser can say what is wrong with it.
 
 def _shape(decoded: Callable[[Any], bool], *marker_sets: tuple[str, ...],
-           start: str = "") -> Test:
+           start: str = "", top: frozenset[str] = frozenset()) -> Test:
+    """`top`: an object without any of these keys is not this format (a cheap first look)."""
     def test(probe: Probe) -> bool:
         if not probe.json_like or (start and probe.start != start):
             return False
         doc = probe.doc
+        if type(doc) is dict and top and top.isdisjoint(doc):
+            return False
         if doc is not NOT_JSON:
             return decoded(doc)
         return any(probe.has(*markers) for markers in marker_sets)
@@ -117,6 +120,16 @@ def _shape(decoded: Callable[[Any], bool], *marker_sets: tuple[str, ...],
 
 def _keys(doc: Any, *keys: str) -> bool:
     return isinstance(doc, dict) and all(k in doc for k in keys)
+
+
+def _has(*keys: str) -> Callable[[Any], bool]:
+    """A test: the document is an object holding every one of `keys`."""
+    wanted = frozenset(keys)
+    return lambda doc: type(doc) is dict and wanted <= doc.keys()
+
+
+def _either(*tests: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda doc: any(test(doc) for test in tests)
 
 
 def _dicts(doc: Any, key: str) -> list[dict[str, Any]]:
@@ -157,8 +170,8 @@ def _is_run(doc: Any) -> bool:
 
 
 def _mesh(order: int, says: str, decoded: Callable[[Any], bool],
-          *markers: tuple[str, ...], start: str = "") -> Rule:
-    return Rule(order, says, _shape(decoded, *markers, start=start))
+          *markers: tuple[str, ...], start: str = "", top: tuple[str, ...] = ()) -> Rule:
+    return Rule(order, says, _shape(decoded, *markers, start=start, top=frozenset(top)))
 
 
 # --- text tests
@@ -276,7 +289,8 @@ FORMATS: tuple[EvidenceFormat, ...] = (
     EvidenceFormat(
         PERF_HISTORY, "performance history JSONL (spec 8)",
         (_mesh(20, "rows with `cohort_key` and `source_sha`",
-               lambda d: _keys(d, "cohort_key", "source_sha"), ("cohort_key", "source_sha")),),
+               _has("cohort_key", "source_sha"), ("cohort_key", "source_sha"),
+               top=("cohort_key",)),),
         perf_history.parse,
         (Example("a row", '{"schema_version":1,"source_sha":"9f3c...","cohort_key":"5be1...",'
                  '"output_tokens_per_second":402.8,"ttft_ms_mean":187.0,"complete":true}'),),
@@ -290,7 +304,7 @@ FORMATS: tuple[EvidenceFormat, ...] = (
         (_mesh(21, "`comparison.paired_delta_percent` or `comparison.qualified`; or `cells` "
                "with `comparison_admitted` or an `adaptive_matrix_*` / `mixed_matrix_*` status",
                _is_ab, ("paired_delta_percent",), ("cells", "comparison_admitted"),
-               ("cells", "qualified")),),
+               ("cells", "qualified"), top=("comparison", "cells")),),
         ab_comparison.parse,
         (Example("a paired delta", '"output_tokens_per_second": {"round_deltas": [4.8, 5.1, '
                  '5.4], "median": 5.1, "ci95": [4.8, 5.4]}'),),
@@ -304,7 +318,8 @@ FORMATS: tuple[EvidenceFormat, ...] = (
     EvidenceFormat(
         COMPETITIVE, "competitive benchmark report.json (spec 7)",
         (_mesh(22, "an object with `report_complete`, `requested_cells` or `rows[].cell`",
-               _is_competitive, ("report_complete",), ("requested_cells",)),),
+               _is_competitive, ("report_complete",), ("requested_cells",),
+               top=("report_complete", "requested_cells", "rows")),),
         competitive.parse_report,
         (Example("a cell", '{"cell": {"platform": "h100", "model": "qwen3-8b", "workload": '
                  '"synthetic", "arm": "mesh", "concurrency": 1, "output_tokens": 256}, '
@@ -326,9 +341,8 @@ FORMATS: tuple[EvidenceFormat, ...] = (
     EvidenceFormat(
         SKIPPY_FOCUSED, "skippy-bench focused-runtime-report.json (spec 2)",
         (_mesh(24, "`scenario` with `stage_count`, or with `mode` and `outputs`",
-               lambda d: _keys(d, "scenario", "stage_count")
-               or _keys(d, "scenario", "mode", "outputs"),
-               ("scenario", "stage_count"), ("scenario", "mode", "outputs")),),
+               _either(_has("scenario", "stage_count"), _has("scenario", "mode", "outputs")),
+               ("scenario", "stage_count"), ("scenario", "mode", "outputs"), top=("scenario",)),),
         skippy_focused.parse,
         (Example("its start", '{"schema_version": 1, "scenario": "first-token", "mode": '
                  '"executed", "stage_count": 2, "summary": {"ttft_ms_p50": 88, ...}}'),),
@@ -338,8 +352,9 @@ FORMATS: tuple[EvidenceFormat, ...] = (
     EvidenceFormat(
         SPEC_BENCH, "llama-spec-bench `--json` / DFlash stderr (spec 5)",
         (_mesh(25, "`speculative_window` or `target_model_path`",
-               lambda d: _keys(d, "speculative_window") or _keys(d, "target_model_path"),
-               ("speculative_window",), ("target_model_path",)),
+               _either(_has("speculative_window"), _has("target_model_path")),
+               ("speculative_window",), ("target_model_path",),
+               top=("speculative_window", "target_model_path")),
          Rule(41, "not JSON, with `attached dflash` (a DFlash stderr log)",
               lambda p: not p.json_like and "attached dflash" in p.head)),
         spec_bench.parse,
@@ -352,8 +367,8 @@ FORMATS: tuple[EvidenceFormat, ...] = (
         refused="`mismatched_prompts` > 0"),
     EvidenceFormat(
         METRICS_SERVER, "metrics-server report.json / emit-fixture (spec 6)",
-        (_mesh(26, "`telemetry_loss`", lambda d: _keys(d, "telemetry_loss"),
-               ("telemetry_loss",)),
+        (_mesh(26, "`telemetry_loss`", _has("telemetry_loss"),
+               ("telemetry_loss",), top=("telemetry_loss",)),
          Rule(40, "`emitted fixture span for run_id=` (emit-fixture: refused)",
               lambda p: "emitted fixture span for run_id=" in p.head[:20000])),
         metrics_server.parse,
@@ -366,7 +381,8 @@ FORMATS: tuple[EvidenceFormat, ...] = (
     EvidenceFormat(
         SKIPPY_EVAL, "skippy-bench `eval run` run.json / raw/speed-bench.json (spec 4)",
         (_mesh(27, "`eval_id`; or `completed_samples`, or `results[]` with a `category` and "
-               "speed-bench fields", _is_eval, ("eval_id",), ("completed_samples",)),),
+               "speed-bench fields", _is_eval, ("eval_id",), ("completed_samples",),
+               top=("eval_id", "completed_samples", "results")),),
         skippy_eval.parse,
         (Example("raw/speed-bench.json", '{"completed_samples": 38, "failed_samples": 2, '
                  '"results": [{"category": "overall", "avg_pred_t_s": 51.25, "avg_latency": '
@@ -383,8 +399,8 @@ FORMATS: tuple[EvidenceFormat, ...] = (
     EvidenceFormat(
         TOKEN_LENGTHS, "skippy-bench token-lengths summary (spec 10)",
         (_mesh(28, "`exceeds_context` and `row_count`",
-               lambda d: _keys(d, "exceeds_context", "row_count"),
-               ("exceeds_context", "row_count")),),
+               _has("exceeds_context", "row_count"),
+               ("exceeds_context", "row_count"), top=("exceeds_context",)),),
         token_lengths.parse,
         (Example("a summary", '{"row_count": 40, "fits_context": 40, "exceeds_context": 0, '
                  '"prompt_tokens_p95": 1630}'),),
@@ -396,8 +412,8 @@ FORMATS: tuple[EvidenceFormat, ...] = (
     EvidenceFormat(
         SKIPPY_LOCAL, "skippy-bench local-single / local-split-compare (spec 3)",
         (_mesh(29, "`text_response`; or `matches` with `split`",
-               lambda d: _keys(d, "text_response") or _keys(d, "matches", "split"),
-               ("text_response",), ("matches", "split")),),
+               _either(_has("text_response"), _has("matches", "split")),
+               ("text_response",), ("matches", "split"), top=("text_response", "matches")),),
         skippy_local.parse,
         (Example("local-split-compare", '{"mode": "local-split-compare", "matches": true, '
                  '"baseline": {...}, "split": {"boundary": {"payload_bytes": 8192}}}'),),
@@ -407,7 +423,8 @@ FORMATS: tuple[EvidenceFormat, ...] = (
     EvidenceFormat(
         SKIPPY_RUN, "skippy-bench `run` driver-result.json (spec 1)",
         (_mesh(30, "`prompt_count` with `summary`, or `results[]` with `ttft_ms`", _is_run,
-               ("prompt_count", "summary"), ("results", "ttft_ms")),),
+               ("prompt_count", "summary"), ("results", "ttft_ms"),
+               top=("prompt_count", "results")),),
         skippy_run.parse,
         (Example("its start", '{"prompt_count":2,"max_new_tokens":32,"summary":{"ttft_ms_p50":'
                  '88,"ttft_ms_mean":91.5,"generated_tokens_per_second":41.7}}'),),
