@@ -13,7 +13,8 @@ Two inputs, generated in a temporary folder (shaped as ../shared/spec/bench-form
 
 Each measurement runs in its own child process, which reports its wall time and its peak
 resident memory (ru_maxrss); the history is also read at a quarter of its size, to show the
-memory does not grow with the file. Prints the ratios (goal: meshcert <= 2x the bare loop).
+memory does not grow with the file (its bytes a row are printed). Prints the ratios (goal:
+meshcert <= 2x the bare loop). The machine may be shared: run it twice and compare ratios.
 
     python bench/ingest_mesh_formats.py
     python bench/ingest_mesh_formats.py --history-rows 200000 --runs 2000
@@ -146,12 +147,18 @@ def main(argv: list[str] | None = None) -> int:
             sizes[name] = (path, write_history(path, rows), rows)
         print(f"{'input':<34} {'bare s':>8} {'meshcert s':>11} {'ratio':>6} "
               f"{'bare MB':>8} {'meshcert MB':>12}")
+        peaks = []
         for path, size, rows in sizes.values():
             bare, ours = _measure("history-bare", path), _measure("history-meshcert", path)
+            peaks.append((rows, ours["maxrss_mb"]))
             label = f"history {rows:,} rows ({size / 1e6:.0f} MB)"
             print(f"{label:<34} {bare['seconds']:>8.2f} {ours['seconds']:>11.2f} "
                   f"{ours['seconds'] / bare['seconds']:>5.2f}x {bare['maxrss_mb']:>8.0f} "
                   f"{ours['maxrss_mb']:>12.0f}")
+        (rows_q, mb_q), (rows_f, mb_f) = peaks
+        print(f"history memory growth: {(mb_f - mb_q) * 2**20 / max(1, rows_f - rows_q):.1f} "
+              f"bytes a row ({mb_q:.0f} MB at {rows_q:,} rows, {mb_f:.0f} MB at {rows_f:,}; "
+              "goal: flat, the rows spill to a temporary file)")
         paths = write_runs(root / "runs", args.runs)
         listing = root / "runs.txt"
         listing.write_text("\n".join(map(str, paths)))

@@ -11,7 +11,14 @@ from meshcert.evidence.parsers.registry import RULES
 def detect(text: str, name: str = "") -> str:
     """One of the format names in `meshcert.evidence.parsers.base` (UNKNOWN when nothing fits)."""
     probe = Probe(text, name)
+    keys = None
     for rule, fmt in RULES:
+        if rule.top is not None and probe.json_like:
+            if keys is None:
+                doc = probe.doc
+                keys = doc.keys() if type(doc) is dict else ()
+            if keys and rule.top.isdisjoint(keys):
+                continue            # the cheap first look: none of its top-level keys
         if rule.scope != "name" and rule.test(probe):
             return fmt
     if len(probe.text) > len(probe.head):

@@ -301,6 +301,9 @@ def _walk(text: str, pos: int, where: str, out: dict[str, int]) -> int:
         pos = _WHITESPACE.match(text, pos + 1).end()  # type: ignore[union-attr]  # after ','
 
 
+_new_row = tuple.__new__     # Row from a full tuple of its fields: no per-field call
+
+
 class MetricRows:
     """Collects one row per numeric field of one setup."""
 
@@ -368,8 +371,9 @@ class MetricRows:
             where = base + "/" + k if "/" not in k and "~" not in k else base + pointer(k)
             info = {"unit": implied, "pointer": where, **flags} if flags \
                 else {"unit": implied, "pointer": where}
-            rows.append(Row(line, fmt, kind, None, None, build, op, params, pdict, None, None,
-                            sample, None, None, None, None, k, float(v), None, info))
+            rows.append(_new_row(Row, (line, fmt, kind, None, None, build, op, params, pdict,
+                                       None, None, sample, None, None, None, None, k, float(v),
+                                       None, info)))
             added += 1
         return added
 

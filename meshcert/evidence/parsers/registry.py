@@ -74,6 +74,7 @@ class Rule:
     says: str
     test: Test
     scope: Literal["content", "body", "name"] = "content"
+    top: frozenset[str] | None = None   # a JSON object with none of these keys: not it
 
 
 @dataclass(frozen=True)
@@ -104,14 +105,11 @@ class EvidenceFormat:
 # parser can say what is wrong with it.
 
 def _shape(decoded: Callable[[Any], bool], *marker_sets: tuple[str, ...],
-           start: str = "", top: frozenset[str] = frozenset()) -> Test:
-    """`top`: an object without any of these keys is not this format (a cheap first look)."""
+           start: str = "") -> Test:
     def test(probe: Probe) -> bool:
         if not probe.json_like or (start and probe.start != start):
             return False
         doc = probe.doc
-        if type(doc) is dict and top and top.isdisjoint(doc):
-            return False
         if doc is not NOT_JSON:
             return decoded(doc)
         return any(probe.has(*markers) for markers in marker_sets)
@@ -171,7 +169,8 @@ def _is_run(doc: Any) -> bool:
 
 def _mesh(order: int, says: str, decoded: Callable[[Any], bool],
           *markers: tuple[str, ...], start: str = "", top: tuple[str, ...] = ()) -> Rule:
-    return Rule(order, says, _shape(decoded, *markers, start=start, top=frozenset(top)))
+    return Rule(order, says, _shape(decoded, *markers, start=start),
+                top=frozenset(top) if top else None)
 
 
 # --- text tests

@@ -60,14 +60,14 @@ def sibling_setup(source: str) -> tuple[Setup, list[int], list[str]]:
     The siblings are read every time; a plan and configs with bytes already seen (runs of one
     deployment repeat them) are not decoded again."""
     folder = os.path.dirname(source)
+    prefix = folder + os.sep if folder else ""
     try:
-        names = os.listdir(os.path.join(folder, "configs"))
+        names = os.listdir(prefix + "configs")
     except OSError:
         names = []
-    configs = sorted(os.path.join(folder, "configs", n) for n in names
-                     if n.startswith("stage-") and n.endswith(".json"))
-    key = (_read(os.path.join(folder, "deployment-plan.json")),
-           tuple(_read(p) for p in configs))
+    configs = [prefix + "configs" + os.sep + n for n in sorted(names)
+               if n.startswith("stage-") and n.endswith(".json")]
+    key = (_read(prefix + "deployment-plan.json"), tuple(_read(p) for p in configs))
     known = _SETUPS.get(key)
     if known is None:
         if len(_SETUPS) >= _SETUPS_MAX:
