@@ -44,6 +44,7 @@ from meshcert.evidence.parsers.base import (
     ParsedFile,
     excerpt,
 )
+from meshcert.evidence.parsers.mesh_json import forget_decoded
 from meshcert.evidence.rows import EvidenceRows, ParsedParts, Part, Piece, StoredColumns
 
 if TYPE_CHECKING:
@@ -240,7 +241,10 @@ class _Ingester:
         if fmt == EVIDENCE_JSON:
             return ej.parse(text, name, COLUMNS)
         parser = PARSERS.get(fmt)
-        parsed = parser(text, name) if parser else ParsedFile(UNKNOWN)
+        try:
+            parsed = parser(text, name) if parser else ParsedFile(UNKNOWN)
+        finally:
+            forget_decoded()    # detection's decode is the parser's: never kept past it
         if parser is None:
             parsed.problem(name, None, text[:120], unrecognised_message(), UNKNOWN_LINE)
         elif not parsed.row_count and not parsed.problems:

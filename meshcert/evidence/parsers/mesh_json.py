@@ -71,6 +71,11 @@ def loads_once(text: str) -> Any:
     return doc
 
 
+def forget_decoded() -> None:
+    """Drop the remembered document (a parser that never called `load` left it)."""
+    _MEMO.value = None
+
+
 def load(text: str, source: str, out: ParsedFile, what: str) -> Any | None:
     """The decoded document, or None with a problem naming the line (truncated, bad JSON,
     NaN/Infinity)."""
