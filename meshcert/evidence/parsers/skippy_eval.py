@@ -45,16 +45,19 @@ def parse(text: str, source: str) -> ParsedFile:
                    f"eval run with {flag}={str(doc.get(flag)).lower()}")
             return out
     setup = {k: doc.get(k) for k in _KEY}
+    lines = JsonLines(text)
     telemetry = obj(doc, "telemetry")
     if telemetry.get("status") == "unavailable":
-        out.problem(source, 1, f"telemetry.status=unavailable {telemetry.get('detail') or ''}",
+        out.problem(source, lines.line("/telemetry/status"),
+                    f"telemetry.status=unavailable {telemetry.get('detail') or ''}",
                     "telemetry unavailable: the eval's spans were not recorded (flagged; its "
                     "metrics are kept)", FLAGGED)
     if not isinstance(doc.get("metrics"), dict):
-        out.problem(source, 1, "metrics=null", "eval run without metrics", "incomplete")
+        out.problem(source, lines.line("/metrics"), "metrics=null", "eval run without metrics",
+                    "incomplete")
         return out
-    MetricRows(out, source, SKIPPY_EVAL, f"skippy-bench eval {doc.get('eval_id')}",
-               setup).add_all(doc["metrics"], pointer("metrics"))
+    MetricRows(out, source, SKIPPY_EVAL, f"skippy-bench eval {doc.get('eval_id')}", setup,
+               lines=lines).add_all(doc["metrics"], pointer("metrics"))
     return out
 
 

@@ -18,6 +18,9 @@ def test_run_metrics_kept_and_lost_telemetry_flagged() -> None:
     assert [p.kind for p in result.problems] == ["flagged"]
     assert "telemetry unavailable" in result.problems[0].reason
     assert "model=qwen3-8b" in result.table.iloc[0]["params"]
+    lines = result.table.set_index("metric")["source_line"]
+    assert (lines["completion_tok_s"], lines["draft_accept_rate"]) == (4, 5)  # their own lines
+    assert result.problems[0].line == 6         # telemetry.status
 
 
 def test_dry_run_is_refused() -> None:
