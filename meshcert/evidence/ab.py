@@ -3,7 +3,8 @@
 Per metric of `paired_delta_percent` (new vs old, %): the round deltas' median is bootstrapped
 (seeded, `stats`); its two-sided p of "no change" joins one Holm family with every other metric
 of every comparison in the report. `promote` when the Holm-adjusted p is below 0.05 and the
-interval is wholly on the better side (tok/s up; ttft, prefill, makespan down), `reject` when
+interval is wholly on the better side (tok/s up; ttft, prefill, makespan down; a metric
+the rule does not list goes by its unit: tok/s up, ms down), `reject` when
 wholly on the worse side, `inconclusive` when it straddles 0. Without round deltas (or fewer
 than `min_rounds`) the producer's ci95 decides, unadjusted, and the reason says so. A
 comparison follows its primary metric; any metric wholly worse rejects it.
@@ -17,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from meshcert.evidence.defaults import DEFAULT_SEED
+from meshcert.evidence.parsers.mesh_json import unit_of
 from meshcert.evidence.report import ABDecision, ABMetricDecision, ABVerdict
-from meshcert.evidence.rules import AB_RULE, ABRule
+from meshcert.evidence.rules import AB_RULE, ABRule, Direction
 from meshcert.evidence.stats import comparison_seed, holm
 
 ALPHA = 0.05
@@ -36,6 +38,16 @@ def _side(low: float, high: float, better: str | None) -> ABVerdict:
         return "inconclusive"
     up = low > 0
     return "promote" if up == (better == "higher") else "reject"
+
+
+def direction(metric: str, rule: ABRule = AB_RULE) -> Direction | None:
+    """Which way is better for a metric: the rule's table, else what its unit says (tok/s up;
+    a duration in ms down); None when neither knows (never decided)."""
+    known = rule.directions.get(metric)
+    if known is not None:
+        return known
+    unit = unit_of(metric)
+    return "higher" if unit == "tok/s" else "lower" if unit == "ms" else None
 
 
 def decide_ab(records: Iterable[Mapping[str, Any]], rule: ABRule = AB_RULE) -> list[ABDecision]:
@@ -62,7 +74,7 @@ def decide_ab(records: Iterable[Mapping[str, Any]], rule: ABRule = AB_RULE) -> l
         for rec in recs:
             metric = str(rec.get("metric"))
             extra = rec.get("extra") or {}
-            better = rule.directions.get(metric)
+            better = direction(metric, rule)
             name = f"{file}|{params}|{metric}"
             ci = extra.get("ci95")
             d = ABMetricDecision(metric=metric, better=better, median=float(rec["value"]),

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+import tempfile
 from array import array
 from collections import deque
 from collections.abc import Iterable, Mapping
@@ -68,10 +69,15 @@ def epoch(created: str) -> float:
     return value
 
 
+SPILL_ROWS = 8192       # a cohort's rows in memory before they go to the spill file
+
+
 @dataclass
 class Series:
-    """One cohort's rows, compact: parallel arrays of numbers (about 40 bytes a row); the
-    text of the latest PLOT_POINTS rows only."""
+    """One cohort's rows, compact: parallel arrays of numbers (41 bytes a row); the text of
+    the latest PLOT_POINTS rows only. Past SPILL_ROWS the arrays go to the history's spill file
+    (a temporary file) in blocks, so reading holds a bounded number of rows whatever the file
+    size; `columns` reads one cohort's rows back when it is classified."""
 
     cohort_key: str
     setup: dict[str, str]
@@ -83,6 +89,8 @@ class Series:
     values: dict[str, array[float]] = field(default_factory=dict)
     recent: deque[tuple[int, str, str]] = field(
         default_factory=lambda: deque(maxlen=2 * PLOT_POINTS))
+    blocks: list[tuple[int, int]] = field(default_factory=list)    # (offset, rows) spilled
+    spilled: int = 0
 
     def add(self, point: HistoryPoint, metrics: Iterable[str]) -> None:
         line, _, sha, created, complete, throughput, ttft = point
@@ -99,12 +107,54 @@ class Series:
                 column = values[name] = array("d")
             column.append(math.nan if value is None else value)
 
+    @property
+    def rows(self) -> int:
+        return self.spilled + len(self.lines)
+
+    def _arrays(self) -> list[array[Any]]:
+        return [self.lines, self.shas, self.created, self.complete,
+                *(self.values[name] for name in sorted(self.values))]
+
+    def spill(self, handle: IO[bytes]) -> None:
+        """Append the rows in memory to the spill file as one block; keep none of them."""
+        n = len(self.lines)
+        if n == 0:
+            return
+        handle.seek(0, os.SEEK_END)
+        self.blocks.append((handle.tell(), n))
+        for column in self._arrays():
+            column.tofile(handle)
+            del column[:]
+        self.spilled += n
+
+    def columns(self, handle: IO[bytes] | None) -> dict[str, np.ndarray]:
+        """Every row of the cohort (spilled blocks, then those in memory) as numpy columns:
+        `lines`, `shas`, `created`, `complete` and one per metric."""
+        names = ["lines", "shas", "created", "complete", *sorted(self.values)]
+        kinds = [np.int64, np.int64, np.float64, np.int8] + [np.float64] * len(self.values)
+        parts: list[list[np.ndarray]] = [[] for _ in names]
+        for offset, n in self.blocks:
+            assert handle is not None       # blocks exist only with a spill file
+            handle.seek(offset)
+            for part, kind in zip(parts, kinds, strict=True):
+                part.append(np.fromfile(handle, dtype=kind, count=n))
+        for part, column, kind in zip(parts, self._arrays(), kinds, strict=True):
+            part.append(np.frombuffer(column, dtype=kind) if len(column) else
+                        np.empty(0, dtype=kind))
+        return {name: np.concatenate(part) for name, part in zip(names, parts, strict=True)}
+
 
 @dataclass
 class History:
     series: dict[str, Series] = field(default_factory=dict)
     problems: list[IngestProblem] = field(default_factory=list)
     rows: int = 0
+    spill: IO[bytes] | None = None      # a temporary file, made when a cohort first spills
+
+    def spill_file(self) -> IO[bytes]:
+        if self.spill is None:
+            self.spill = tempfile.TemporaryFile(prefix="meshcert-history-")  # noqa: SIM115 (lives with the History; deleted on close)
+        return self.spill
 
 
 def _setup(cohort: Mapping[str, Any]) -> dict[str, str]:
@@ -143,6 +193,8 @@ def read_history(source: str | os.PathLike[str] | IO[bytes], name: str | None = 
             series = history.series[point.cohort_key] = Series(point.cohort_key,
                                                                _setup(doc["cohort"]), label)
         series.add(point, metrics)
+        if len(series.lines) >= SPILL_ROWS:
+            series.spill(history.spill_file())
         history.rows += 1
     return history
 
@@ -192,21 +244,22 @@ def _metric_verdict(rule: HistoryMetricRule, current: float, base: np.ndarray,
 
 def classify(series: Series, history: History, rule: HistoryRule = HISTORY_RULE
              ) -> HistoryVerdict:
-    n = len(series.lines)
-    created = np.frombuffer(series.created, dtype=np.float64)
+    cols = series.columns(history.spill)
+    lines, shas, complete = cols["lines"], cols["shas"], cols["complete"]
+    n = len(lines)
+    created = cols["created"]
     when = np.where(np.isnan(created), -np.inf, created)
-    order = [int(i) for i in np.lexsort((np.frombuffer(series.lines, dtype=np.int64), when))]
-    cur = order[-1]
-    cur_sha = series.shas[cur]
-    earlier = [i for i in order[:-1] if series.complete[i] and series.shas[i] != cur_sha]
+    order = np.lexsort((lines, when))
+    cur = int(order[-1])
+    prior = order[:-1]
+    earlier = prior[(complete[prior] != 0) & (shas[prior] != shas[cur])]
     metrics: list[HistoryMetricVerdict] = []
     for m in rule.metrics:
-        values = np.frombuffer(series.values[m.metric], dtype=np.float64) \
-            if m.metric in series.values else np.empty(0)
+        values = cols[m.metric] if m.metric in series.values else np.empty(0)
         current = float(values[cur]) if values.size else float("nan")
         base = values[earlier] if values.size else np.empty(0)
         metrics.append(_metric_verdict(m, current, base, series.cohort_key))
-    if not series.complete[cur]:
+    if not complete[cur]:
         cls = "correctness-failure"
     elif len(earlier) < rule.min_baseline:
         cls = "insufficient-baseline"
@@ -216,14 +269,14 @@ def classify(series: Series, history: History, rule: HistoryRule = HISTORY_RULE
         cls = "pass"
     text = {line: (sha, when_text) for line, sha, when_text in series.recent}
     points = [HistoryPointOut(
-        line=series.lines[i], source_sha=text.get(series.lines[i], ("?", ""))[0],
-        created_utc=text.get(series.lines[i], ("?", ""))[1], complete=bool(series.complete[i]),
-        values={name: (None if math.isnan(vals[i]) else float(vals[i]))
-                for name, vals in series.values.items()}) for i in order[-PLOT_POINTS:]]
-    sha_text, created_text = text.get(series.lines[cur], ("?", ""))
+        line=int(lines[i]), source_sha=text.get(int(lines[i]), ("?", ""))[0],
+        created_utc=text.get(int(lines[i]), ("?", ""))[1], complete=bool(complete[i]),
+        values={name: (None if math.isnan(cols[name][i]) else float(cols[name][i]))
+                for name in series.values}) for i in map(int, order[-PLOT_POINTS:])]
+    sha_text, created_text = text.get(int(lines[cur]), ("?", ""))
     return HistoryVerdict(
         cohort_key=series.cohort_key, setup=series.setup, file=series.file,
-        line=series.lines[cur], source_sha=sha_text,
+        line=int(lines[cur]), source_sha=sha_text,
         created_utc=created_text, history_class=cls,  # type: ignore[arg-type]
         baseline_n=len(earlier), rows=n, metrics=metrics, points=points)
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from meshcert.core.atomic import write_atomic
 from meshcert.evidence.columns import COLUMNS, DEFAULT_VARIANT
 from meshcert.evidence.gc_pause import gc_paused
-from meshcert.evidence.parsers import PARSERS, detect
+from meshcert.evidence.parsers import PARSERS, detect, unrecognised_message
 from meshcert.evidence.parsers import evidence_json as ej
 from meshcert.evidence.parsers.base import (
     DUPLICATE,
@@ -44,6 +44,7 @@ from meshcert.evidence.parsers.base import (
     ParsedFile,
     excerpt,
 )
+from meshcert.evidence.parsers.mesh_json import forget_decoded
 from meshcert.evidence.rows import EvidenceRows, ParsedParts, Part, Piece, StoredColumns
 
 if TYPE_CHECKING:
@@ -110,9 +111,12 @@ def variant_for(path: str, label: str | None = None) -> str:
     <v>; any other file is a repeated run of the default variant."""
     if label:
         return label
-    pure = PurePath(path.replace("\\", "/"))
-    if pure.parent.name in SWEEP_DIRS:
-        name = pure.name
+    slashed = path.replace("\\", "/")
+    if "//" in slashed or "./" in slashed:      # PurePath's normalisation (rare; slower)
+        slashed = PurePath(slashed).as_posix()
+    parts = slashed.rstrip("/").rsplit("/", 2)
+    if len(parts) >= 2 and parts[-2] in SWEEP_DIRS:
+        name = parts[-1]
         for suffix in _SUFFIXES:
             if name.endswith(suffix) and len(name) > len(suffix):
                 return name[: -len(suffix)]
@@ -121,7 +125,7 @@ def variant_for(path: str, label: str | None = None) -> str:
 
 
 def run_id_for(path: str, sha256: str) -> str:
-    return f"{PurePath(path.replace(chr(92), '/')).name}@{sha256[:12]}"
+    return f"{path.replace(chr(92), '/').rstrip('/').rsplit('/', 1)[-1]}@{sha256[:12]}"
 
 
 def _sha256(data: bytes) -> str:
@@ -237,11 +241,12 @@ class _Ingester:
         if fmt == EVIDENCE_JSON:
             return ej.parse(text, name, COLUMNS)
         parser = PARSERS.get(fmt)
-        parsed = parser(text, name) if parser else ParsedFile(UNKNOWN)
+        try:
+            parsed = parser(text, name) if parser else ParsedFile(UNKNOWN)
+        finally:
+            forget_decoded()    # detection's decode is the parser's: never kept past it
         if parser is None:
-            parsed.problem(name, None, text[:120], "unrecognised format: not test-backend-ops "
-                           "console/sql, ggml_test lines, llama-bench markdown/json/jsonl/csv/sql, "
-                           "llama-perplexity output or meshcert evidence JSON", UNKNOWN_LINE)
+            parsed.problem(name, None, text[:120], unrecognised_message(), UNKNOWN_LINE)
         elif not parsed.row_count and not parsed.problems:
             parsed.problem(name, None, "", f"no evidence rows found in this {parsed.format} "
                            "file", UNKNOWN_LINE)
@@ -303,7 +308,8 @@ def ingest_files(paths: Iterable[str | os.PathLike[str]], label: str | None = No
         for path in paths:
             name = os.fspath(path)
             try:
-                data = Path(name).read_bytes()
+                with open(name, "rb") as handle:
+                    data = handle.read()
             except OSError as exc:
                 ingester.problems.append(IngestProblem(name, None, "", f"cannot read: "
                                                        f"{exc.strerror or exc}", UNREADABLE))

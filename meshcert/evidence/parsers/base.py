@@ -52,6 +52,7 @@ UNKNOWN_LINE = "unknown"     # recognised family (e.g. `ggml_test:`), unknown me
 REJECTED = "rejected"        # a whole file we will not use (e.g. test-backend-ops csv)
 UNREADABLE = "unreadable"    # cannot read / decode the file
 DUPLICATE = "duplicate"      # same bytes as a file already ingested
+FLAGGED = "flagged"          # rows kept, but they carry a flag the spec names (e.g. a loss)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+import threading
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import suppress
 from functools import lru_cache
 from typing import Any
 
@@ -48,11 +51,36 @@ def loads_strict(text: str | bytes) -> Any:
     return _STRICT.decode(text)
 
 
+_MEMO = threading.local()     # (text, doc, error) of the last text detection decoded
+
+
+def loads_once(text: str) -> Any:
+    """loads_strict, remembered for the same str object until `load` takes it: detection
+    (`probe.Probe.doc`) and the parser share one decode of a file."""
+    memo = getattr(_MEMO, "value", None)
+    if memo is not None and memo[0] is text:
+        if memo[2] is not None:
+            raise memo[2]
+        return memo[1]
+    try:
+        doc = loads_strict(text)
+    except ValueError as exc:
+        _MEMO.value = (text, None, exc)
+        raise
+    _MEMO.value = (text, doc, None)
+    return doc
+
+
+def forget_decoded() -> None:
+    """Drop the remembered document (a parser that never called `load` left it)."""
+    _MEMO.value = None
+
+
 def load(text: str, source: str, out: ParsedFile, what: str) -> Any | None:
     """The decoded document, or None with a problem naming the line (truncated, bad JSON,
     NaN/Infinity)."""
     try:
-        return loads_strict(text)
+        return loads_once(text)
     except NonFinite as exc:
         found = _NONFINITE_TOKEN.search(text)
         line = text.count("\n", 0, found.start()) + 1 if found else None
@@ -64,6 +92,8 @@ def load(text: str, source: str, out: ParsedFile, what: str) -> Any | None:
         out.problem(source, exc.lineno, text[max(0, exc.pos - 60):exc.pos + 60],
                     f"{what}: {'truncated JSON' if truncated else 'bad JSON'}: {exc.msg} "
                     f"(line {exc.lineno} column {exc.colno})", REJECTED)
+    finally:
+        _MEMO.value = None      # taken: never hold a document past its parse
     return None
 
 
@@ -183,6 +213,25 @@ def setup_params(setup: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     return format_params(clean), clean
 
 
+_PARAMS: dict[tuple[tuple[str, Any], ...], tuple[str, dict[str, Any]]] = {}
+_PARAMS_MAX = 1024
+
+
+def setup_params_cached(setup: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """setup_params of a setup whose values are all hashable, remembered (runs of one setup
+    repeat it); the dict is shared by every row of it, as within a file: never mutate."""
+    try:
+        key = tuple(setup.items())
+        known = _PARAMS.get(key)
+    except TypeError:           # an unhashable value: computed each time
+        return setup_params(setup)
+    if known is None:
+        if len(_PARAMS) >= _PARAMS_MAX:
+            _PARAMS.clear()
+        known = _PARAMS[key] = setup_params(setup)
+    return known
+
+
 def model_identity(identity: Any) -> Setup:
     """`model_identity` as setup keys: `model_id` plus the optional source fields (another
     `source_revision` is another model)."""
@@ -195,17 +244,88 @@ def model_identity(identity: Any) -> Setup:
     return {k: identity[k] for k in keys if isinstance(identity.get(k), str | int)}
 
 
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
+
+
+class JsonLines:
+    """The 1-based line of each value of a decoded JSON text, by its JSON pointer (so a row of a
+    pretty-printed file says `report.json:12`, not `:1`). Built on first use, one pass over the
+    text; a one-line text answers 1 without scanning."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.one_line = "\n" not in text.strip()
+        self._offsets: dict[str, int] | None = None
+        self._newlines: list[int] = []
+
+    def line(self, where: str) -> int:
+        if self.one_line:
+            return 1
+        if self._offsets is None:
+            self._offsets = {}
+            self._newlines = [m.start() for m in re.finditer("\n", self.text)]
+            with suppress(ValueError, IndexError, RecursionError):
+                _walk(self.text, 0, "", self._offsets)  # not JSON: the lines found so far stand
+        offset = self._offsets.get(where)
+        while offset is None and where:
+            where = where.rsplit("/", 1)[0]         # a derived pointer: its nearest parent
+            offset = self._offsets.get(where) if where else 0
+        return bisect_right(self._newlines, offset or 0) + 1
+
+
+def _walk(text: str, pos: int, where: str, out: dict[str, int]) -> int:
+    """Record the offset of the value at `pos` (and of everything inside it); its end."""
+    pos = _WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+    out[where] = pos
+    first = text[pos]
+    if first == '"':
+        return _scanstring(text, pos + 1)[1]
+    if first not in "{[":
+        found = _SCALAR.match(text, pos)
+        if found is None:
+            raise ValueError(f"no JSON value at offset {pos}")
+        return found.end()
+    close = "}" if first == "{" else "]"
+    pos = _WHITESPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+    if text[pos] == close:
+        return pos + 1
+    index = 0
+    while True:
+        if first == "{":
+            key, pos = _scanstring(text, pos + 1)
+            pos = _WHITESPACE.match(text, pos).end() + 1  # type: ignore[union-attr]  # ':'
+            pos = _walk(text, pos, where + pointer(key), out)
+        else:
+            pos = _walk(text, pos, f"{where}/{index}", out)
+            index += 1
+        pos = _WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+        if text[pos] == close:
+            return pos + 1
+        pos = _WHITESPACE.match(text, pos + 1).end()  # type: ignore[union-attr]  # after ','
+
+
+_new_row = tuple.__new__     # Row from a full tuple of its fields: no per-field call
+
+
 class MetricRows:
     """Collects one row per numeric field of one setup."""
 
     def __init__(self, out: ParsedFile, source: str, fmt: str, op: str,
                  setup: Setup | tuple[str, dict[str, Any]], line: int = 1,
-                 build: str | None = None, kind: str = METRIC) -> None:
-        """`setup`: the setup key, or its `setup_params` already made (shared by rows)."""
+                 build: str | None = None, kind: str = METRIC,
+                 lines: JsonLines | None = None) -> None:
+        """`setup`: the setup key, or its `setup_params` already made (shared by rows);
+        `lines`: where each value sits (else every row is on `line`)."""
         self.out, self.source, self.fmt, self.op, self.kind = out, source, fmt, op, kind
         self.params, self.param_dict = setup if isinstance(setup, tuple) \
             else setup_params(setup)
-        self.line, self.build = line, build
+        self.line, self.build, self.lines = line, build, lines
+        self.flags: dict[str, Any] = {}     # carried by every row (`extra`), e.g. a loss
+
+    def line_of(self, where: str) -> int:
+        return self.lines.line(where) if self.lines is not None else self.line
 
     def add(self, field: str, value: Any, where: str, *, sample: int | None = None,
             unit: str | None = None, declared: str | None = None,
@@ -214,16 +334,19 @@ class MetricRows:
         v = number(value)
         if v is None:
             return False
-        wrong = None if declared is None and 0 <= v < math.inf and unit_of(field) != "ratio" \
+        implied = unit_of(field)
+        wrong = None if declared is None and 0 <= v < math.inf and implied != "ratio" \
             else unit_contradiction(field, v, declared)
+        line = self.line if self.lines is None else self.lines.line(where)
         if wrong is not None:
-            self.out.problem(self.source, self.line, f"{where} = {value!r}",
+            self.out.problem(self.source, line, f"{where} = {value!r}",
                              f"{wrong} (at {where})", MALFORMED)
             return False
-        info = {"unit": unit or unit_of(field), "pointer": where, **(extra or {})}
-        self.out.rows.append(Row(self.line, self.fmt, self.kind, build_commit=self.build,
-                                 op=self.op, params=self.params, param_dict=self.param_dict,
-                                 sample=sample, metric=field, value=v, extra=info))
+        info = {"unit": unit or implied, "pointer": where, **self.flags, **(extra or {})}
+        # positional: the hot path of every mesh-llm format (Row's field order is its contract)
+        self.out.rows.append(Row(line, self.fmt, self.kind, None, None, self.build, self.op,
+                                 self.params, self.param_dict, None, None, sample, None, None,
+                                 None, None, field, v, None, info))
         return True
 
     def add_all(self, obj: Any, base: str, *, skip: Iterable[str] = (),
@@ -232,7 +355,35 @@ class MetricRows:
         if not isinstance(obj, dict):
             return 0
         unit = obj.get("unit")
-        declared = unit if isinstance(unit, str) else None   # a unit the fields must match
+        if isinstance(unit, str) or self.lines is not None and not self.lines.one_line:
+            return self._add_each(obj, base, skip, sample, unit if isinstance(unit, str)
+                                  else None)
+        # the common case, inlined: finite non-negative numbers of a one-line document
+        rows, flags = self.out.rows, self.flags
+        fmt, kind, build, op = self.fmt, self.kind, self.build, self.op
+        params, pdict, line = self.params, self.param_dict, self.line
+        added = 0
+        for k, v in obj.items():
+            t = type(v)
+            if (t is not float and t is not int) or k in skip:
+                if t is not str and t is not dict and t is not list and k not in skip:
+                    added += self.add(k, v, base + pointer(k), sample=sample)
+                continue
+            implied = unit_of(k)
+            if not 0 <= v < math.inf or implied == "ratio":
+                added += self.add(k, v, base + pointer(k), sample=sample)
+                continue
+            where = base + "/" + k if "/" not in k and "~" not in k else base + pointer(k)
+            info = {"unit": implied, "pointer": where, **flags} if flags \
+                else {"unit": implied, "pointer": where}
+            rows.append(_new_row(Row, (line, fmt, kind, None, None, build, op, params, pdict,
+                                       None, None, sample, None, None, None, None, k, float(v),
+                                       None, info)))
+            added += 1
+        return added
+
+    def _add_each(self, obj: dict[str, Any], base: str, skip: Iterable[str],
+                  sample: int | None, declared: str | None) -> int:
         added = 0
         for k, v in obj.items():
             if k not in skip and type(v) is not str:

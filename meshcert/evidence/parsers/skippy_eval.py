@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from meshcert.evidence.parsers.base import SKIPPY_EVAL, ParsedFile
+from meshcert.evidence.parsers.base import FLAGGED, SKIPPY_EVAL, ParsedFile
 from meshcert.evidence.parsers.mesh_json import (
+    JsonLines,
     MetricRows,
     items,
     load,
@@ -25,7 +26,6 @@ from meshcert.evidence.parsers.mesh_json import (
     refuse_debug,
 )
 
-FLAGGED = "flagged"
 _KEY = ("eval_id", "model", "endpoint_concurrency", "harness_commit")
 
 
@@ -35,7 +35,7 @@ def parse(text: str, source: str) -> ParsedFile:
     if not isinstance(doc, dict) or refuse_debug(text, source, out):
         return out
     if "completed_samples" in doc or "results" in doc and "eval_id" not in doc:
-        _speed_bench(doc, source, out)
+        _speed_bench(doc, text, source, out)
         return out
     for flag, bad in (("dry_run", doc.get("dry_run") is True),
                       ("success", doc.get("success") is False),
@@ -45,25 +45,32 @@ def parse(text: str, source: str) -> ParsedFile:
                    f"eval run with {flag}={str(doc.get(flag)).lower()}")
             return out
     setup = {k: doc.get(k) for k in _KEY}
+    lines = JsonLines(text)
     telemetry = obj(doc, "telemetry")
     if telemetry.get("status") == "unavailable":
-        out.problem(source, 1, f"telemetry.status=unavailable {telemetry.get('detail') or ''}",
+        out.problem(source, lines.line("/telemetry/status"),
+                    f"telemetry.status=unavailable {telemetry.get('detail') or ''}",
                     "telemetry unavailable: the eval's spans were not recorded (flagged; its "
                     "metrics are kept)", FLAGGED)
     if not isinstance(doc.get("metrics"), dict):
-        out.problem(source, 1, "metrics=null", "eval run without metrics", "incomplete")
+        out.problem(source, lines.line("/metrics"), "metrics=null", "eval run without metrics",
+                    "incomplete")
         return out
-    MetricRows(out, source, SKIPPY_EVAL, f"skippy-bench eval {doc.get('eval_id')}",
-               setup).add_all(doc["metrics"], pointer("metrics"))
+    MetricRows(out, source, SKIPPY_EVAL, f"skippy-bench eval {doc.get('eval_id')}", setup,
+               lines=lines).add_all(doc["metrics"], pointer("metrics"))
     return out
 
 
-def _speed_bench(doc: dict[str, Any], source: str, out: ParsedFile) -> None:
+def _speed_bench(doc: dict[str, Any], text: str, source: str, out: ParsedFile) -> None:
+    lines = JsonLines(text)
     rows = MetricRows(out, source, SKIPPY_EVAL, "skippy-bench eval speed-bench",
-                      {"eval_id": "speed-bench", "model": doc.get("model")})
+                      {"eval_id": "speed-bench", "model": doc.get("model")}, lines=lines)
     completed, failed = number(doc.get("completed_samples")), number(doc.get("failed_samples"))
-    if completed is not None:
-        rows.add("request_count", completed + (failed or 0), "/completed_samples")
+    if completed is not None and completed >= 0 and (failed or 0) >= 0:
+        rows.add("request_count", completed + (failed or 0), "/completed_samples",
+                 extra={"converted": "completed_samples + failed_samples"})
+    elif completed is not None:
+        rows.add("completed_samples", completed, "/completed_samples")   # negative: a problem
     rows.add("failed_count", failed, "/failed_samples")
     results = items(doc, "results")
     for field, target in (("draft_n", "draft_tokens"), ("draft_n_accepted",
@@ -71,13 +78,23 @@ def _speed_bench(doc: dict[str, Any], source: str, out: ParsedFile) -> None:
         values = [number(r.get(field)) for r in results if isinstance(r, dict)]
         found = [v for v in values if v is not None]
         if found:
-            rows.add(target, sum(found), f"/results/*/{field}")
-    overall = next((i for i, r in enumerate(results) if isinstance(r, dict)
-                    and r.get("category") == "overall"), None)
-    if overall is None:
+            rows.add(target, sum(found), f"/results/*/{field}",
+                     extra={"converted": f"sum of results[].{field}"})
+    overall = [i for i, r in enumerate(results) if isinstance(r, dict)
+               and r.get("category") == "overall"]
+    if len(overall) != 1:
+        where = pointer("results")
+        at = ", ".join(pointer("results", i) for i in overall)
+        out.problem(source, lines.line(where), f"{where}: {len(results)} result(s)" + (
+            f", overall at {at}" if at else ""),
+            "speed-bench raw file has " + ("no results[] row with category \"overall\""
+                                           if not overall else f"{len(overall)} rows with "
+                                           "category \"overall\"") +
+            ": prompt_tok_s, completion_tok_s, avg_latency_ms and accept_rate are not given",
+            "incomplete")
         return
-    row = results[overall]
-    base = pointer("results", overall)
+    row = results[overall[0]]
+    base = pointer("results", overall[0])
     rows.add("prompt_tok_s", row.get("avg_prompt_t_s"), base + "/avg_prompt_t_s")
     rows.add("completion_tok_s", row.get("avg_pred_t_s"), base + "/avg_pred_t_s")
     latency = number(row.get("avg_latency"))

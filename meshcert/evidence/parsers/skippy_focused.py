@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from meshcert.evidence.parsers.base import SKIPPY_FOCUSED, ParsedFile
 from meshcert.evidence.parsers.mesh_json import (
+    JsonLines,
     MetricRows,
     load,
     model_identity,
@@ -46,7 +47,8 @@ def parse(text: str, source: str) -> ParsedFile:
              "scenario": scenario, "max_new_tokens": doc.get("max_new_tokens",
                                                               summary.get("max_new_tokens")),
              "prompt_count": doc.get("prompt_count", summary.get("prompt_count"))}
-    rows = MetricRows(out, source, SKIPPY_FOCUSED, "skippy-bench focused-runtime", setup)
+    rows = MetricRows(out, source, SKIPPY_FOCUSED, "skippy-bench focused-runtime", setup,
+                      lines=JsonLines(text))
     rows.add_all(summary, pointer("summary"))
     rows.add_all(doc.get("latency_ms"), pointer("latency_ms"))
     rows.add_all(doc.get("token_counts"), pointer("token_counts"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from meshcert.evidence.parsers.base import SKIPPY_LOCAL, ParsedFile, Row
 from meshcert.evidence.parsers.mesh_json import (
     PARITY,
+    JsonLines,
     MetricRows,
     load,
     model_identity,
@@ -36,10 +37,12 @@ def parse(text: str, source: str) -> ParsedFile:
                             param_dict=pdict, passed=matches if isinstance(matches, bool)
                             else None, extra={"pointer": "/matches", "unit": "bool"}))
         split = obj(doc, "split")
-        rows = MetricRows(out, source, SKIPPY_LOCAL, f"skippy-bench {mode}", setup)
+        rows = MetricRows(out, source, SKIPPY_LOCAL, f"skippy-bench {mode}", setup,
+                          lines=JsonLines(text))
         rows.add_all(split.get("boundary"), pointer("split", "boundary"))
         return out
     setup["mode"] = "local-single"
-    rows = MetricRows(out, source, SKIPPY_LOCAL, "skippy-bench local-single", setup)
+    rows = MetricRows(out, source, SKIPPY_LOCAL, "skippy-bench local-single", setup,
+                      lines=JsonLines(text))
     rows.add_all(doc.get("report_counts"), pointer("report_counts"))
     return out

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from meshcert.evidence.parsers.base import SPEC_BENCH, ParsedFile
 from meshcert.evidence.parsers.mesh_json import (
+    JsonLines,
     MetricRows,
     load,
     number,
@@ -70,7 +71,8 @@ def parse(text: str, source: str) -> ParsedFile:
              "speculative_window": doc.get("speculative_window"),
              "ctx_size": doc.get("ctx_size"), "max_new_tokens": doc.get("max_new_tokens"),
              "cache_type_k": "f16", "cache_type_v": "f16"}
-    MetricRows(out, source, SPEC_BENCH, "llama-spec-bench", setup).add_all(
+    MetricRows(out, source, SPEC_BENCH, "llama-spec-bench", setup,
+               lines=JsonLines(text)).add_all(
         summary, pointer("summary"))
     return out
 

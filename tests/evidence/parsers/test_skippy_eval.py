@@ -1,7 +1,12 @@
-"""eval run.json and raw/speed-bench.json (spec section 4); fixtures derived by hand."""
+"""eval run.json and raw/speed-bench.json (spec section 4). No real mesh-llm file exists here:
+every fixture is derived by hand from the spec (tests/evidence/data/mesh/README.md)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from meshcert.evidence.ingest import ingest_files
 from tests.evidence.parsers.helpers import ingest, refusal, values
 
 
@@ -13,6 +18,9 @@ def test_run_metrics_kept_and_lost_telemetry_flagged() -> None:
     assert [p.kind for p in result.problems] == ["flagged"]
     assert "telemetry unavailable" in result.problems[0].reason
     assert "model=qwen3-8b" in result.table.iloc[0]["params"]
+    lines = result.table.set_index("metric")["source_line"]
+    assert (lines["completion_tok_s"], lines["draft_accept_rate"]) == (4, 5)  # their own lines
+    assert result.problems[0].line == 6         # telemetry.status
 
 
 def test_dry_run_is_refused() -> None:
@@ -26,3 +34,34 @@ def test_speed_bench_is_normalised_as_the_spec_says() -> None:
     assert got["draft_tokens"][0] == 150.0 and got["draft_accepted_tokens"][0] == 90.0
     assert got["prompt_tok_s"] == (820.5, "tok/s", "/results/1/avg_prompt_t_s")
     assert got["avg_latency_ms"] == (1830.0, "ms", "/results/1/avg_latency")
+
+
+def test_speed_bench_without_its_overall_row_says_what_is_missing() -> None:
+    result = ingest("speed-bench-no-overall.json")
+    assert set(values(result)) == {"request_count", "failed_count", "draft_tokens",
+                                   "draft_accepted_tokens"}
+    (problem,) = result.problems
+    assert (problem.line, problem.kind) == (2, "incomplete")
+    assert problem.reason.startswith('speed-bench raw file has no results[] row with category '
+                                     '"overall"')
+
+
+def test_a_large_raw_speed_bench_on_its_own_is_read(tmp_path: Path) -> None:
+    """raw/speed-bench.json as `eval run` leaves it: the per-sample results first (over 1 MB,
+    past the detection head), the counts last, pretty-printed."""
+    results = [{"category": "coding", "sample_id": i, "draft_n": 20, "draft_n_accepted": 12,
+                "prompt": "x" * 200} for i in range(6000)]
+    results.append({"category": "overall", "avg_prompt_t_s": 810.0, "avg_pred_t_s": 50.5,
+                    "avg_latency": 1.91, "accept_rate": 0.6})
+    raw = tmp_path / "raw" / "speed-bench.json"
+    raw.parent.mkdir()
+    raw.write_text(json.dumps({"model": "qwen3-8b", "results": results,
+                               "completed_samples": 5990, "failed_samples": 10}, indent=1))
+    result = ingest_files([raw])
+    got = values(result)
+    assert result.sources[0].format == "skippy-eval" and result.problems == []
+    assert got["request_count"][0] == 6000.0 and got["draft_tokens"][0] == 120000.0
+    assert got["avg_latency_ms"] == (1910.0, "ms", "/results/6000/avg_latency")
+    row = result.table.set_index("metric").loc["avg_latency_ms"]
+    lines = raw.read_text().split("\n")
+    assert row["source_line"] == lines.index('   "avg_latency": 1.91,') + 1
