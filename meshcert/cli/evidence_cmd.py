@@ -316,10 +316,11 @@ def print_report(report: EvidenceReport, written: list[Path],
                  echo: Callable[[str], None] = typer.echo) -> None:
     """Headline first, then the Phase E gate (a table when it applies, one line when not),
     the catalog decisions, the mesh-llm details, the package rule, the files written."""
+    from meshcert.evidence.headline import supported_decisions
+
     print_headline(report, echo)
     print_gate(report.gate, echo)
-    shown = [d for d in report.decisions if report.gate.applies or any(
-        r.status == "present" for c in d.comparisons for r in (*c.baseline, *c.candidate))]
+    shown = supported_decisions(report)
     if shown or (report.gate.applies and report.omitted_decisions):
         echo("decisions:")
     for d in shown:
@@ -476,6 +477,7 @@ def history(
 ) -> None:
     """The regression table per setup of a performance history."""
     from meshcert.core.atomic import write_atomic
+    from meshcert.evidence.history import metric_class
     from meshcert.evidence.history_report import HistoryError, history_files
     from meshcert.reports.evidence.history import render_history_html, render_history_markdown
 
@@ -498,17 +500,20 @@ def history(
                    f"{'MEDIAN':>10} {'CHANGE':>8} {'BASE':>4}  INTERVAL")
         for h in rep.history:
             for v in h.metrics:
+                own = metric_class(h, v)
                 cur = "-" if v.current is None else f"{v.current:g}"
                 med = "-" if v.baseline_median is None else f"{v.baseline_median:g}"
                 change = "-" if v.change is None else f"{v.change:+.1%}"
                 interval = ("-" if v.change_low is None else
                             f"[{v.change_low:+.1%}, {v.change_high or 0:+.1%}] "
                             f"{v.interval_says}")
-                typer.echo(f"{h.history_class:<24} {h.cohort_key[:12]:<14} {v.metric:<26} "
+                typer.echo(f"{own:<24} {h.cohort_key[:12]:<14} {v.metric:<26} "
                            f"{cur:>10} {med:>10} {change:>8} {h.baseline_n:>4}  {interval}")
     if out_dir is not None:
         for name, body in (("history.json", rep.model_dump_json(indent=2) + "\n"),
-                           ("history.html", render_history_html(rep.history)),
+                           ("history.html", render_history_html(
+                               rep.history, sources=rep.sources, problems=rep.problems,
+                               rows_read=rep.rows)),
                            ("history.md", render_history_markdown(rep.history))):
             try:
                 written = write_atomic(out_dir / name, body)

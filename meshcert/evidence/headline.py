@@ -59,12 +59,17 @@ def _gate_item(report: EvidenceReport) -> list[HeadlineItem]:
                          verdict=state, outcome=GATE_OUTCOME[state], reason=reason)]
 
 
+def supported_decisions(report: EvidenceReport) -> list[Decision]:
+    """The catalog decisions the evidence speaks to: all when the Phase E gate applies, else
+    those with a row present (mesh-llm evidence leaves the GLM decisions out)."""
+    return [d for d in report.decisions if report.gate.applies or _has_rows(d)]
+
+
 def _decision_items(report: EvidenceReport) -> list[HeadlineItem]:
-    applies = report.gate.applies
     return [HeadlineItem(kind="decision", subject=d.policy + (f" = {d.value}" if d.value else ""),
                          verdict=d.verdict, outcome=VERDICT_OUTCOME[d.verdict], reason=d.reason,
                          where=_first_source(d))
-            for d in report.decisions if applies or _has_rows(d)]
+            for d in supported_decisions(report)]
 
 
 def _first_source(d: Decision) -> str | None:
@@ -96,9 +101,10 @@ def _history_item(h: HistoryVerdict) -> HeadlineItem:
 
 
 def _promotion_item(p: PromotionCheck) -> HeadlineItem:
-    agree = "agrees with" if p.agree else "differs from"
+    same = "the same arm" if p.mesh_llm_winner == p.meshcert_candidate else "another arm"
     reason = (f"mesh-llm winner {p.mesh_llm_winner or 'none'}; meshcert candidate "
-              f"{p.meshcert_candidate or 'none'} ({agree} mesh-llm)")
+              f"{p.meshcert_candidate or 'none'} ({same}); "
+              f"{'agree' if p.agree else 'disagree'}")
     if p.notes:
         reason += ": " + "; ".join(p.notes)
     return HeadlineItem(kind="promotion", subject=f"promotion {p.platform}/{p.model}",
@@ -136,10 +142,9 @@ def overall_status(items: list[HeadlineItem]) -> OverallStatus:
 def _summary(items: list[HeadlineItem]) -> str:
     if not items:
         return "nothing decided: the evidence supports no decision"
-    counts: dict[str, int] = {}
-    for i in items:
-        counts[i.verdict] = counts.get(i.verdict, 0) + 1
-    return f"{len(items)} decision(s): " + ", ".join(f"{n} {v}" for v, n in counts.items())
+    counts = {o: sum(i.outcome == o for i in items) for o in ("failed", "undecided", "passed")}
+    return f"{len(items)} decision(s): " + ", ".join(f"{n} {o}" for o, n in counts.items()
+                                                      if n)
 
 
 def build_headline(report: EvidenceReport) -> Headline:

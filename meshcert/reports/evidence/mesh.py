@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from markupsafe import Markup, escape
 
+from meshcert.evidence.history import metric_class
 from meshcert.evidence.report import EvidenceReport
 from meshcert.reports.evidence.history import series_plot
 from meshcert.reports.mdutil import code, table, text
@@ -28,15 +29,10 @@ def _pair(values: list[float] | None, fmt: str) -> str:
 def _sections(report: EvidenceReport) -> list[tuple[str, list[str], list[list[str]]]]:
     """(title, header, rows) of each mesh section present."""
     out: list[tuple[str, list[str], list[list[str]]]] = []
-    if report.mesh_rows:
-        out.append(("mesh-llm measurements", ["format", "op", "setup", "metric", "n", "median",
-                                              "unit", "first source"],
-                    [[r.format, r.op, r.params, r.metric, str(r.n), f"{r.median:g}", r.unit,
-                      r.sources[0] if r.sources else ""] for r in report.mesh_rows[:MAX_ROWS]]))
     if report.history:
         out.append(("Performance history", ["cohort", "class", "metric", "current", "median",
                                             "change", "baseline", "interval", "row"],
-                    [[h.cohort_key[:12], h.history_class, m.metric, _num(m.current),
+                    [[h.cohort_key[:12], metric_class(h, m), m.metric, _num(m.current),
                       _num(m.baseline_median), _num(m.change, "{:+.1%}"), str(h.baseline_n),
                       f"{_interval(m.change_low, m.change_high)} {m.interval_says}",
                       f"{h.file}:{h.line}"] for h in report.history for m in h.metrics]))
@@ -64,6 +60,11 @@ def _sections(report: EvidenceReport) -> list[tuple[str, list[str], list[list[st
                     [[str(p.platform), str(p.model), str(p.mesh_llm_winner),
                       str(p.meshcert_candidate), p.meshcert_verdict, "yes" if p.agree else "no",
                       "; ".join(p.notes)] for p in report.promotion_checks]))
+    if report.mesh_rows:  # last: the details behind the decisions above
+        out.append(("mesh-llm measurements", ["format", "op", "setup", "metric", "n", "median",
+                                              "unit", "first source"],
+                    [[r.format, r.op, r.params, r.metric, str(r.n), f"{r.median:g}", r.unit,
+                      r.sources[0] if r.sources else ""] for r in report.mesh_rows[:MAX_ROWS]]))
     return out
 
 
@@ -89,7 +90,8 @@ def mesh_html(report: EvidenceReport) -> Markup:
                      f'<div class="table-wrap"><table><thead><tr>{head}</tr></thead>'
                      f"<tbody>{body}</tbody></table></div>")
         if title == "Performance history":
-            parts += [f"<figure>{series_plot(h, m)}</figure>" for h in report.history
+            parts += [f'<figure class="history-figure">{series_plot(h, m)}</figure>'
+                      for h in report.history
                       for m in h.metrics]
         parts.append("</section>")
     return Markup("".join(parts))
