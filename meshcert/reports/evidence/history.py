@@ -101,10 +101,7 @@ def series_plot(h: HistoryVerdict, v: HistoryMetricVerdict) -> Markup:
     for i, value in found:
         point = h.points[i]
         where = inside(value, lim)
-        if i == last:
-            tone = TONE[own]
-        else:
-            tone = "neutral" if point.complete else "none"
+        tone = TONE[own] if i == last else "neutral" if point.complete else "none"
         ring = colour("bad") if where is False else (SUBTLE if tone == "none" else "none")
         state = "outside" if where is False else "inside" if where else "no-band"
         excluded = "" if point.complete else " (incomplete: not in the baseline)"

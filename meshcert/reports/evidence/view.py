@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from meshcert.evidence.headline import headline_of, supported_decisions
 from meshcert.evidence.report import (
     Comparison,
     Decision,
@@ -23,7 +24,6 @@ from meshcert.evidence.report import (
     RowStats,
     SourceRef,
 )
-from meshcert.evidence.headline import headline_of, supported_decisions
 from meshcert.reports import fmt, svg
 from meshcert.reports.common import Fact, Stat
 from meshcert.reports.evidence.mesh import mesh_html
