@@ -335,7 +335,7 @@ def print_report(report: EvidenceReport, written: list[Path],
     if report.package_check is not None:
         pc = report.package_check
         echo(f"package rule: {pc.status} ({pc.package})")
-    for path in dict.fromkeys(written):
+    for path in {Path(p).resolve(): p for p in written}.values():  # each file once
         echo(f"wrote {path}")
 
 
@@ -430,8 +430,10 @@ def report(
         raise _fail([str(exc)]) from None
     _warn_problems(run.ingest)
     try:
-        written = [write_atomic(out_dir / "decisions.json", run.report.to_json()),
-                   write_atomic(out_dir / "summary.md", render_summary(run.report))]
+        written = [write_atomic(out_dir / "decisions.json", run.report.to_json())]
+        summary = out_dir / "summary.md"
+        if md is None or Path(md).resolve() != summary.resolve():  # --md there replaces it
+            written.append(write_atomic(summary, render_summary(run.report)))
         written += write_reports(run.report, html=html, md=md, junit=junit,
                                  sarif=sarif).values()
     except OSError as exc:
