@@ -481,7 +481,8 @@ def history(
     from meshcert.core.atomic import write_atomic
     from meshcert.evidence.history import metric_class
     from meshcert.evidence.history_report import HistoryError, history_files
-    from meshcert.reports.evidence.history import render_history_html, render_history_markdown
+    from meshcert.reports.evidence.history import render_history_markdown
+    from meshcert.reports.html import render_history_html
 
     try:
         run = history_files(sources)

@@ -214,17 +214,6 @@ def build_history_view(history: list[HistoryVerdict], *, title: str = "Performan
                        sources=list(sources or []))
 
 
-def render_history_html(history: list[HistoryVerdict], title: str = "Performance history", *,
-                        sources: list[str] | None = None, problems: list[str] | None = None,
-                        rows_read: int | None = None) -> str:
-    from meshcert.reports.html import render_page
-
-    view = build_history_view(history, title=title, sources=sources, problems=problems,
-                              rows_read=rows_read)
-    return render_page("history.html.j2", view=view, kind="history",
-                       kind_label="performance history report")
-
-
 def render_history_markdown(history: list[HistoryVerdict]) -> str:
     status = history_status(history)
     out = [f"## {status.upper()}: performance history", "",
