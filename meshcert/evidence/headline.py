@@ -50,8 +50,10 @@ def _gate_item(report: EvidenceReport) -> list[HeadlineItem]:
     state = gate.state
     if state == "passed":
         reason = f"{len(gate.required_rows)} required rows present, every hard gate passed"
-    elif gate.errors:
-        reason = "; ".join(e.removeprefix("error: ") for e in gate.errors)
+    elif gate.errors:  # the failed gates first: they decide; missing rows follow
+        failed = [c.error for c in gate.checks if c.status == "failed" and c.error]
+        rest = [e for e in gate.errors if e not in failed]
+        reason = "; ".join(e.removeprefix("error: ") for e in failed + rest)
     else:
         reason = f"{len(gate.missing_rows)} of {len(gate.required_rows)} required rows missing"
     mode = "enforced" if gate.enforced else "advisory"
