@@ -261,7 +261,9 @@ def print_gate(gate: GateResult, echo: Callable[[str], None] = typer.echo) -> No
     "The Phase E MoE gate of glm52-phase-e-moe-report.sh: required rows, the routed FFN decode "
     "estimate and the hard gates. Advisory (exit 0) unless --require-gates or "
     "GLM52_PHASE_E_REQUIRE_GATES is non-zero: then any failure exits 2 with `error: ...` lines "
-    "on stderr. GLM52_PHASE_E_* variables set the sweep, sanity probe and thresholds."))
+    "on stderr. GLM52_PHASE_E_* variables set the sweep, sanity probe and thresholds. Without "
+    "a Phase E row (and without --phase-e / --require-gates) the gate is not applicable. An "
+    "input that cannot be read or recognised exits 2 naming FILE:LINE."))
 def gate(
     files: FilesArg,
     require_gates: RequireOpt = False,
@@ -357,8 +359,10 @@ def print_mesh_decisions(report: EvidenceReport,
 
 
 @app.command("report", help=(
-    "Gate + decisions: write decisions.json (the EvidenceReport) and summary.md. Exit 2 when "
-    "the gate is enforced and fails, or when --package breaks the q2_K routed-down rule."))
+    "Gate + decisions: write decisions.json (the EvidenceReport) and summary.md, led by the "
+    "headline (each decision the evidence supports and one overall verdict). Exit 2 when "
+    "the gate is enforced and fails, when --package breaks the q2_K routed-down rule, or when "
+    "an input cannot be read or recognised (FILE:LINE named)."))
 def report(
     files: FilesArg,
     out_dir: Annotated[Path, typer.Option("--out-dir", help="Folder for decisions.json and "
@@ -558,7 +562,8 @@ class _Progress:
     "--out-dir, then ingest (label = variant), gate and report as `evidence report`. Variants "
     "differ by environment (--env NAME:KEY=VALUE), extra arguments (--args NAME:ARGS) or a "
     "whole command (--command NAME:CMD). --check CMD (e.g. test-backend-ops test mode) runs "
-    "once per variant first, for parity evidence. Put the command last, after `--`."))
+    "once per variant first, for parity evidence. Put the command last, after `--`. Exits 1 "
+    "when no timed run produced a row (each run and the end of its output are printed)."))
 def run(
     command: Annotated[list[str], typer.Argument(
         help="The fixture command and its arguments (after `--`).", show_default=False)],
