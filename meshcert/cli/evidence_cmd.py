@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # the evidence engine (pandas, numpy) loads inside the comman
     from meshcert.evidence.ingest import IngestResult
     from meshcert.evidence.report import EvidenceReport, GateResult
     from meshcert.evidence.rules import EnvVar, Rules
-    from meshcert.evidence.run import RunRecord
+    from meshcert.evidence.run import RunEvidence, RunRecord
     from meshcert.evidence.run.plan import PlannedRun
     from meshcert.evidence.settings import EvidenceSettings
 
@@ -70,12 +70,22 @@ def ingest(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
 ) -> None:
     """Parse benchmark logs into one evidence table; report rows per file and every problem
-    with file:line. Problems never fail the command (exit 0); usage errors exit 2."""
+    with file:line. Exit 0 when some file gave rows (problems are listed, they do not fail);
+    1 when no file gave a row (nothing is written); usage errors exit 2."""
     from meshcert.evidence.ingest import ingest_files, write_evidence_json
 
     if label is not None and not label.strip():
         raise typer.BadParameter("must not be blank", param_hint="--label")
     result = ingest_files(files, label=label)
+    if result.row_count == 0:
+        if json_out:
+            typer.echo(json.dumps(ingest_summary(result, None), indent=2, ensure_ascii=False))
+        elif not quiet:
+            print_ingest_summary(result, None)
+        typer.echo(f"error: no evidence rows in any of the {len(files)} file(s) (each one's "
+                   "problem is listed above)" + (f"; {out} not written" if out else ""),
+                   err=True)
+        raise typer.Exit(Exit.FAILED)
     if out is not None:
         try:
             write_evidence_json(result, out, label=label)
@@ -140,6 +150,10 @@ FilesArg = Annotated[list[Path], typer.Argument(
     exists=True, dir_okay=False, readable=True, show_default=False)]
 RequireOpt = Annotated[bool, typer.Option(
     "--require-gates", help=f"Exit 2 on any gate failure (as {REQUIRE_GATES}=1).")]
+PhaseEOpt = Annotated[bool, typer.Option(
+    "--phase-e", help="Apply the GLM-5.2 Phase E MoE gate even when the evidence holds no "
+    "Phase E row (it always applies with --require-gates; otherwise it is 'not applicable' "
+    "and out of the headline).")]
 LabelOpt = Annotated[str | None, typer.Option(
     "--label", help="Variant label for every row (default: from sweep file names).")]
 BackendOpt = Annotated[str | None, typer.Option(
@@ -162,6 +176,16 @@ def _decisions(decisions: Path | None, catalog_alias: Path | None) -> Path | Non
     typer.echo("warning: --catalog is deprecated on the evidence commands; use --decisions "
                "FILE", err=True)
     return catalog_alias
+
+
+def _refuse(lines: list[str]) -> typer.Exit:
+    """Inputs that cannot be read or recognised: nothing was evaluated (exit 2)."""
+    for line in lines:
+        typer.echo(f"error: {line}", err=True)
+    typer.echo("error: refused: an input above cannot be read or is not a recognised evidence "
+               "format (`meshcert evidence ingest --help` lists them); nothing was evaluated",
+               err=True)
+    return typer.Exit(Exit.USAGE)
 
 
 def _fail(lines: list[str]) -> typer.Exit:
@@ -209,6 +233,9 @@ def print_gate(gate: GateResult, echo: Callable[[str], None] = typer.echo) -> No
     """The gate table: required rows, the estimate, then one line per gate."""
     from meshcert.evidence.summary import gate_threshold, gate_value
 
+    if not gate.applies:
+        echo(f"Phase E MoE gate: {gate.applicability}")
+        return
     mode = "enforced" if gate.enforced else "advisory"
     echo(f"Phase E MoE gate: {'passed' if gate.passed else 'FAILED'} ({mode}; kernel sweep "
          f"{'on' if gate.kernel_sweep else 'off'})")
@@ -234,10 +261,13 @@ def print_gate(gate: GateResult, echo: Callable[[str], None] = typer.echo) -> No
     "The Phase E MoE gate of glm52-phase-e-moe-report.sh: required rows, the routed FFN decode "
     "estimate and the hard gates. Advisory (exit 0) unless --require-gates or "
     "GLM52_PHASE_E_REQUIRE_GATES is non-zero: then any failure exits 2 with `error: ...` lines "
-    "on stderr. GLM52_PHASE_E_* variables set the sweep, sanity probe and thresholds."))
+    "on stderr. GLM52_PHASE_E_* variables set the sweep, sanity probe and thresholds. Without "
+    "a Phase E row (and without --phase-e / --require-gates) the gate is not applicable. An "
+    "input that cannot be read or recognised exits 2 naming FILE:LINE."))
 def gate(
     files: FilesArg,
     require_gates: RequireOpt = False,
+    phase_e: PhaseEOpt = False,
     label: LabelOpt = None,
     backend: BackendOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the gate result as "
@@ -248,11 +278,14 @@ def gate(
     GLM52_PHASE_E_REQUIRE_GATES is non-zero: then any failure exits 2 with `error: ...` lines
     on stderr. GLM52_PHASE_E_* variables set the sweep, sanity probe and thresholds."""
     from meshcert.evidence.matching import BackendError
-    from meshcert.evidence.service import gate_files
+    from meshcert.evidence.service import UnusableInputError, gate_files
 
     settings = _settings(require_gates)
     try:
-        run = gate_files(files, settings=settings, label=label, backend=backend)
+        run = gate_files(files, settings=settings, label=label, backend=backend,
+                         phase_e=phase_e)
+    except UnusableInputError as exc:
+        raise _refuse(exc.lines) from None
     except BackendError as exc:
         raise _fail([str(exc)]) from None
     _warn_problems(run.ingest)
@@ -264,22 +297,47 @@ def gate(
         raise _fail(run.gate.errors)
 
 
+OUTCOME_MARKS = {"passed": "ok", "failed": "FAILED", "undecided": "undecided"}
+REASON_WIDTH = 110
+
+
+def print_headline(report: EvidenceReport, echo: Callable[[str], None] = typer.echo) -> None:
+    """The verdict line and the decisions the evidence supports, each with its verdict."""
+    from meshcert.evidence.headline import headline_of
+
+    head = headline_of(report)
+    echo(f"verdict: {head.status.upper()} ({head.summary})")
+    for item in head.items:
+        reason = item.reason if len(item.reason) <= REASON_WIDTH else \
+            item.reason[:REASON_WIDTH - 3] + "..."
+        echo(f"  {OUTCOME_MARKS[item.outcome]:<10} {item.subject:<34} {item.verdict:<24} "
+             f"{reason}")
+
+
 def print_report(report: EvidenceReport, written: list[Path],
                  echo: Callable[[str], None] = typer.echo) -> None:
+    """Headline first, then the Phase E gate (a table when it applies, one line when not),
+    the catalog decisions, the mesh-llm details, the package rule, the files written."""
+    from meshcert.evidence.headline import supported_decisions
+
+    print_headline(report, echo)
     print_gate(report.gate, echo)
-    echo("decisions:")
-    for d in report.decisions:
+    shown = supported_decisions(report)
+    if shown or (report.gate.applies and report.omitted_decisions):
+        echo("decisions:")
+    for d in shown:
         speedups = "; ".join(f"{c.speedup:.3f}x" if c.speedup is not None else "-"
                              for c in d.comparisons)
         flag = "  [review]" if d.review_required else ""
         echo(f"  {d.policy:<28} {d.verdict:<20} {speedups}{flag}")
-    for o in report.omitted_decisions:
-        echo(f"  {o.policy:<28} (not decided: {o.reason})")
+    if report.gate.applies:
+        for o in report.omitted_decisions:
+            echo(f"  {o.policy:<28} (not decided: {o.reason})")
     print_mesh_decisions(report, echo)
     if report.package_check is not None:
         pc = report.package_check
         echo(f"package rule: {pc.status} ({pc.package})")
-    for path in written:
+    for path in {Path(p).resolve(): p for p in written}.values():  # each file once
         echo(f"wrote {path}")
 
 
@@ -301,8 +359,10 @@ def print_mesh_decisions(report: EvidenceReport,
 
 
 @app.command("report", help=(
-    "Gate + decisions: write decisions.json (the EvidenceReport) and summary.md. Exit 2 when "
-    "the gate is enforced and fails, or when --package breaks the q2_K routed-down rule."))
+    "Gate + decisions: write decisions.json (the EvidenceReport) and summary.md, led by the "
+    "headline (each decision the evidence supports and one overall verdict). Exit 2 when "
+    "the gate is enforced and fails, when --package breaks the q2_K routed-down rule, or when "
+    "an input cannot be read or recognised (FILE:LINE named)."))
 def report(
     files: FilesArg,
     out_dir: Annotated[Path, typer.Option("--out-dir", help="Folder for decisions.json and "
@@ -314,6 +374,7 @@ def report(
         "--source-gguf", help="Source GGUF giving the original tensor types for --package.",
         exists=True, dir_okay=False)] = None,
     require_gates: RequireOpt = False,
+    phase_e: PhaseEOpt = False,
     label: LabelOpt = None,
     backend: BackendOpt = None,
     max_ppl_increase: Annotated[float | None, typer.Option(
@@ -352,7 +413,7 @@ def report(
     from meshcert.evidence.decisions import DecisionOptions
     from meshcert.evidence.matching import BackendError
     from meshcert.evidence.package_rules import PackageLoadError
-    from meshcert.evidence.service import report_files
+    from meshcert.evidence.service import UnusableInputError, report_files
     from meshcert.evidence.summary import render_summary
     from meshcert.reports.outputs import write_reports
 
@@ -366,13 +427,17 @@ def report(
         run = report_files(files, settings=settings, label=label, backend=backend,
                            decisions=options, package=package,
                            source_gguf=str(source_gguf) if source_gguf else None,
-                           rules=rules)
+                           rules=rules, phase_e=phase_e)
+    except UnusableInputError as exc:
+        raise _refuse(exc.lines) from None
     except (BackendError, PackageLoadError) as exc:
         raise _fail([str(exc)]) from None
     _warn_problems(run.ingest)
     try:
-        written = [write_atomic(out_dir / "decisions.json", run.report.to_json()),
-                   write_atomic(out_dir / "summary.md", render_summary(run.report))]
+        written = [write_atomic(out_dir / "decisions.json", run.report.to_json())]
+        summary = out_dir / "summary.md"
+        if md is None or Path(md).resolve() != summary.resolve():  # --md there replaces it
+            written.append(write_atomic(summary, render_summary(run.report)))
         written += write_reports(run.report, html=html, md=md, junit=junit,
                                  sarif=sarif).values()
     except OSError as exc:
@@ -418,8 +483,10 @@ def history(
 ) -> None:
     """The regression table per setup of a performance history."""
     from meshcert.core.atomic import write_atomic
+    from meshcert.evidence.history import metric_class
     from meshcert.evidence.history_report import HistoryError, history_files
-    from meshcert.reports.evidence.history import render_history_html, render_history_markdown
+    from meshcert.reports.evidence.history import render_history_markdown
+    from meshcert.reports.html import render_history_html
 
     try:
         run = history_files(sources)
@@ -440,17 +507,20 @@ def history(
                    f"{'MEDIAN':>10} {'CHANGE':>8} {'BASE':>4}  INTERVAL")
         for h in rep.history:
             for v in h.metrics:
+                own = metric_class(h, v)
                 cur = "-" if v.current is None else f"{v.current:g}"
                 med = "-" if v.baseline_median is None else f"{v.baseline_median:g}"
                 change = "-" if v.change is None else f"{v.change:+.1%}"
                 interval = ("-" if v.change_low is None else
                             f"[{v.change_low:+.1%}, {v.change_high or 0:+.1%}] "
                             f"{v.interval_says}")
-                typer.echo(f"{h.history_class:<24} {h.cohort_key[:12]:<14} {v.metric:<26} "
+                typer.echo(f"{own:<24} {h.cohort_key[:12]:<14} {v.metric:<26} "
                            f"{cur:>10} {med:>10} {change:>8} {h.baseline_n:>4}  {interval}")
     if out_dir is not None:
         for name, body in (("history.json", rep.model_dump_json(indent=2) + "\n"),
-                           ("history.html", render_history_html(rep.history)),
+                           ("history.html", render_history_html(
+                               rep.history, sources=rep.sources, problems=rep.problems,
+                               rows_read=rep.rows)),
                            ("history.md", render_history_markdown(rep.history))):
             try:
                 written = write_atomic(out_dir / name, body)
@@ -492,7 +562,8 @@ class _Progress:
     "--out-dir, then ingest (label = variant), gate and report as `evidence report`. Variants "
     "differ by environment (--env NAME:KEY=VALUE), extra arguments (--args NAME:ARGS) or a "
     "whole command (--command NAME:CMD). --check CMD (e.g. test-backend-ops test mode) runs "
-    "once per variant first, for parity evidence. Put the command last, after `--`."))
+    "once per variant first, for parity evidence. Put the command last, after `--`. Exits 1 "
+    "when no timed run produced a row (each run and the end of its output are printed)."))
 def run(
     command: Annotated[list[str], typer.Argument(
         help="The fixture command and its arguments (after `--`).", show_default=False)],
@@ -523,6 +594,7 @@ def run(
         "--stream", help="What ingest reads: auto (stdout when it is a machine format such as "
         "llama-bench -o json, else both streams merged), merged, stdout or stderr.")] = "auto",
     require_gates: RequireOpt = False,
+    phase_e: PhaseEOpt = False,
     backend: BackendOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print runs and decisions as "
                                            "JSON.")] = False,
@@ -559,7 +631,7 @@ def run(
     session = run_plan(plan, out_dir, observer=None if quiet or json_out else _Progress())
     try:
         evidence = evidence_from_runs(session, settings=settings, backend=backend,
-                                      rules=rules)
+                                      rules=rules, phase_e=phase_e)
     except BackendError as exc:
         raise _fail([str(exc)]) from None
     try:
@@ -576,6 +648,9 @@ def run(
                    f"interleaved)")
         print_report(evidence.report, [out_dir / "runs.json", *evidence.written.values(),
                                        *rendered.values()])
+    if not evidence.nothing_measured:
+        for item in evidence.unmeasured:
+            typer.echo(f"warning: {item.describe()}", err=True)
     if session.interrupted:
         typer.echo("error: interrupted; the runs so far are recorded in "
                    f"{out_dir / 'runs.json'}", err=True)
@@ -585,3 +660,18 @@ def run(
     errors = list(evidence.report.gate.errors) if evidence.report.gate.enforced else []
     if errors:
         raise _fail(errors)
+    if evidence.nothing_measured:
+        raise _nothing_measured(evidence)
+
+
+def _nothing_measured(evidence: RunEvidence) -> typer.Exit:
+    """No timed run gave a row: say which runs, what they printed, the usual cause (exit 1)."""
+    for item in evidence.unmeasured:
+        typer.echo(f"error: {item.describe()}; it printed:", err=True)
+        for line in item.tail or ("(nothing)",):
+            typer.echo(f"    {line}", err=True)
+    typer.echo("error: nothing measured: no timed run produced a row. The usual cause is a "
+               "filter that matches no case (test-backend-ops -o/-p: -p is a regular "
+               "expression, so escape [ and ] as \\[ \\] inside --args quotes); the full "
+               "output of each run is in its log.", err=True)
+    return typer.Exit(Exit.FAILED)

@@ -12,6 +12,7 @@ from typing import Any
 
 from meshcert.evidence.decisions import DecisionOptions, decide_all
 from meshcert.evidence.gates import evaluate_gate
+from meshcert.evidence.headline import build_headline
 from meshcert.evidence.matching import Evidence, RowMatch
 from meshcert.evidence.mesh_decisions import mesh_evidence
 from meshcert.evidence.report import (
@@ -59,6 +60,7 @@ class BuildOptions:
     decisions: DecisionOptions = field(default_factory=DecisionOptions)
     generated_at: str | None = None
     tool_version: str = "0.0.0"
+    phase_e: bool = False  # apply the Phase E gate even without Phase E rows (--phase-e)
 
 
 def problem_text(problem: Any) -> str:
@@ -157,7 +159,7 @@ def build_report(table: Any, *, settings: EvidenceSettings, options: BuildOption
     """Everything a reviewer needs, from the ingested table (see `meshcert/evidence/table.py`)."""
     options = options or BuildOptions()
     ev = Evidence.build(table, rules, options.backend)
-    gate = evaluate_gate(ev, settings)
+    gate = evaluate_gate(ev, settings, force=options.phase_e)
     decisions, omitted = decide_all(ev, settings, options.decisions)
     required = set(gate.required_rows)
     components = [_component(ev.match_label(r.label), r.label in required) for r in rules.rows]
@@ -173,7 +175,7 @@ def build_report(table: Any, *, settings: EvidenceSettings, options: BuildOption
     if package_check is not None and package_check.status == "failed":
         notes.append("the package breaks the q2_K routed-down rule: " +
                      "; ".join(package_check.messages))
-    return EvidenceReport(
+    report = EvidenceReport(
         tool=ToolInfo(version=options.tool_version), generated_at=options.generated_at,
         settings=settings_values(settings),
         quality_limits=QualityLimits(baseline=quality.baseline, candidate=quality.candidate,
@@ -187,3 +189,5 @@ def build_report(table: Any, *, settings: EvidenceSettings, options: BuildOption
         rows=_row_stats(ev), components=components, estimate=gate.estimate,
         estimate_message=gate.estimate_message, gate=gate, decisions=decisions,
         omitted_decisions=omitted, package_check=package_check, notes=notes, **mesh)
+    report.headline = build_headline(report)
+    return report

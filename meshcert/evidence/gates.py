@@ -8,6 +8,12 @@ median of the samples stands in for it). Unlike the script, which stopped at the
 every gate whose rows are present is evaluated, so one run lists every problem: the
 `error: missing Phase E MoE gate rows: ...` line comes first, then one `error: ...` line per
 failed gate in catalog order. The exit code is the same (2 on any failure when enforced).
+
+The gate applies when the evidence holds a row it reads (a required row, a row of a hard gate or
+of the estimate, a dispatch check's run) or when it is asked for (GLM52_PHASE_E_REQUIRE_GATES
+non-zero, or `force`, the CLI's --phase-e). Otherwise it is "not applicable": every check is
+skipped with that reason, no row counts as missing, and it is out of the report's headline
+(mesh-llm evidence, a Phase D run, a user catalog's rows are not judged by the GLM MoE gate).
 """
 
 from __future__ import annotations
@@ -131,8 +137,62 @@ def _present(ev: Evidence, label: str) -> bool:
     return ev.match_label(label).present
 
 
-def evaluate_gate(ev: Evidence, settings: EvidenceSettings) -> GateResult:
+NOT_APPLICABLE = ("not applicable: the evidence holds no Phase E row (set "
+                  "GLM52_PHASE_E_REQUIRE_GATES=1 or pass --phase-e to require the gate)")
+
+
+def phase_e_labels(ev: Evidence) -> tuple[str, ...]:
+    """Every row label the Phase E gate reads: required (sweep included), gated, estimated."""
+    cat = ev.rules
+    labels = list(cat.required(kernel_sweep=True))
+    for g in cat.gates:
+        labels += [lbl for lbl, _ in (*g.numerator, *g.denominator)]
+    labels += [lbl for lbl, _ in cat.estimate_terms]
+    labels.append(cat.shared_expert_row)
+    return tuple(dict.fromkeys(labels))
+
+
+def applicability(ev: Evidence, settings: EvidenceSettings, force: bool = False) -> str | None:
+    """Why the Phase E gate applies (None: it does not)."""
+    if settings.require_gates:
+        return "required (GLM52_PHASE_E_REQUIRE_GATES / --require-gates)"
+    if force:
+        return "asked for (--phase-e)"
+    found = [ev.rules.title(lbl) for lbl in phase_e_labels(ev)
+             if _known(ev, lbl) and _present(ev, lbl)]
+    if found:
+        more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+        return "the evidence holds Phase E rows: " + ", ".join(found[:3]) + more
+    return None
+
+
+def _known(ev: Evidence, label: str) -> bool:
+    return (any(r.label == label for r in ev.rules.rows)
+            or any(d.label == label for d in ev.rules.dispatch_checks))
+
+
+def _not_applicable(ev: Evidence, settings: EvidenceSettings) -> GateResult:
+    cat = ev.rules
+    checks = [GateCheck(name=g.name, title=g.title, kind=g.kind, status="skipped",
+                        message=NOT_APPLICABLE, comparator=g.comparator, unit=g.unit,
+                        threshold_env=g.threshold_env,
+                        rows=list(dict.fromkeys(lbl for lbl, _ in g.numerator + g.denominator)))
+              for g in cat.gates]
+    checks += [GateCheck(name=d.label, title=d.title, kind="dispatch", status="skipped",
+                         unit="check", rows=[d.label], message=NOT_APPLICABLE)
+               for d in cat.dispatch_checks]
+    return GateResult(
+        applies=False, applicability=NOT_APPLICABLE, passed=False, enforced=False,
+        kernel_sweep=settings.kernel_sweep, sanity=settings.sanity,
+        required_rows=list(cat.required(settings.kernel_sweep)), checks=checks,
+        estimate=None, estimate_message=ESTIMATE_MISSING_MESSAGE)
+
+
+def evaluate_gate(ev: Evidence, settings: EvidenceSettings, *, force: bool = False) -> GateResult:
     """Required rows, the estimate and every hard gate (see the module docstring)."""
+    why = applicability(ev, settings, force)
+    if why is None:
+        return _not_applicable(ev, settings)
     cat = ev.rules
     required = list(cat.required(settings.kernel_sweep))
     missing = [label for label in required if not _present(ev, label)]
@@ -144,7 +204,7 @@ def evaluate_gate(ev: Evidence, settings: EvidenceSettings) -> GateResult:
     errors += [c.error for c in checks if c.status == "failed" and c.error]
     estimate = compute_estimate(ev)
     return GateResult(
-        passed=not errors, enforced=settings.require_gates,
+        applies=True, applicability=why, passed=not errors, enforced=settings.require_gates,
         kernel_sweep=settings.kernel_sweep, sanity=settings.sanity, required_rows=required,
         missing_rows=[MissingRow(label=lbl, title=cat.title(lbl), pattern=_pattern(ev, lbl))
                       for lbl in missing],

@@ -26,13 +26,14 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import numpy as np
 
 from meshcert.evidence.parsers.base import IngestProblem
 from meshcert.evidence.parsers.perf_history import TTFT, HistoryPoint, read_points
 from meshcert.evidence.report import (
+    HistoryClass,
     HistoryMetricVerdict,
     HistoryPointOut,
     HistoryVerdict,
@@ -311,3 +312,24 @@ def history_from_records(records: Iterable[Mapping[str, Any]],
                                 values.get(metrics[0]), values.get(TTFT)), metrics)
         history.rows += 1
     return history
+
+
+def metric_class(h: HistoryVerdict, v: HistoryMetricVerdict) -> HistoryClass:
+    """One metric's own class: a setup's correctness-failure or insufficient-baseline holds for
+    every metric of it; otherwise `performance-regression` only for the metric that regressed
+    (a setup regressed by its TTFT does not make its throughput a regression)."""
+    if h.history_class in ("correctness-failure", "insufficient-baseline"):
+        return h.history_class
+    return "performance-regression" if v.regressed else "pass"
+
+
+def history_status(history: Iterable[HistoryVerdict]) -> Literal["passed", "failed",
+                                                                  "incomplete"]:
+    """failed when a setup regressed or failed; incomplete when one lacks a baseline or there
+    is none; else passed."""
+    classes = [h.history_class for h in history]
+    if any(c in ("correctness-failure", "performance-regression") for c in classes):
+        return "failed"
+    if not classes or "insufficient-baseline" in classes:
+        return "incomplete"
+    return "passed"

@@ -191,8 +191,16 @@ class MissingRow(_Model):
     pattern: str
 
 
+GateState = Literal["passed", "failed", "incomplete", "not-applicable"]
+
+
 class GateResult(_Model):
-    passed: bool = Field(description="No missing required row and no failed gate.")
+    applies: bool = Field(default=True, description="The evidence holds a row the gate reads, "
+                          "or the gate was asked for (GLM52_PHASE_E_REQUIRE_GATES, "
+                          "--phase-e). When false every check is skipped and the gate is out of "
+                          "the headline.")
+    applicability: str = Field(default="", description="Why the gate applies, or why not.")
+    passed: bool = Field(description="Applies, no missing required row and no failed gate.")
     enforced: bool = Field(description="GLM52_PHASE_E_REQUIRE_GATES / --require-gates: a "
                                        "failure exits 2.")
     kernel_sweep: bool
@@ -204,6 +212,18 @@ class GateResult(_Model):
                               description="`error: ...` lines, missing rows first.")
     estimate: Estimate | None = None
     estimate_message: str | None = None
+
+    @property
+    def state(self) -> GateState:
+        """passed; failed when a hard gate failed; incomplete when only rows are missing;
+        not-applicable."""
+        if not self.applies:
+            return "not-applicable"
+        if self.passed:
+            return "passed"
+        if any(c.status == "failed" for c in self.checks):
+            return "failed"
+        return "incomplete"
 
 
 class RowRef(_Model):
@@ -453,6 +473,37 @@ class PromotionCheck(_Model):
     notes: list[str] = Field(default_factory=list)
 
 
+OverallStatus = Literal["passed", "failed", "incomplete"]
+Outcome = Literal["passed", "failed", "undecided"]
+HeadlineKind = Literal["phase-e-gate", "decision", "ab", "kv-dtype", "history", "promotion",
+                       "package"]
+
+
+class HeadlineItem(_Model):
+    """One decision the evidence supports, with its own verdict."""
+
+    kind: HeadlineKind
+    subject: str = Field(description="What was decided, e.g. `A/B v0.78.0 -> v0.79.0`.")
+    verdict: str = Field(description="The decision's own verdict (promote, reject, pass, "
+                         "performance-regression, failed, ...).")
+    outcome: Outcome = Field(description="passed: decided, nothing against; failed: the "
+                             "evidence says no (reject, regression, failed gate or rule); "
+                             "undecided: not enough evidence to say.")
+    reason: str = ""
+    where: str | None = Field(default=None, description="file:line of the evidence, if one.")
+
+
+class Headline(_Model):
+    """What the evidence decides: every format (console, decisions.json, HTML, Markdown,
+    JUnit, SARIF) states this `status`."""
+
+    status: OverallStatus = Field(description="failed when an item failed; else incomplete "
+                                  "when one is undecided or there is none; else passed.")
+    summary: str
+    phase_e: str = Field(description="`applies: <why>` or `not applicable: <why>`.")
+    items: list[HeadlineItem] = Field(default_factory=list)
+
+
 class EvidenceReport(_Model):
     schema_version: Literal[1, 2] = SCHEMA_VERSION
     tool: ToolInfo
@@ -475,6 +526,8 @@ class EvidenceReport(_Model):
     ab_decisions: list[ABDecision] = Field(default_factory=list)
     kv_dtype_decisions: list[KvDtypeDecision] = Field(default_factory=list)
     promotion_checks: list[PromotionCheck] = Field(default_factory=list)
+    headline: Headline | None = Field(default=None, description="The decisions the evidence "
+                                      "supports and the overall verdict (always written).")
 
     def to_json(self) -> str:
         return self.model_dump_json(indent=2) + "\n"

@@ -1,8 +1,8 @@
 """Evidence use cases: files -> IngestResult -> EvidenceReport (plus the package rule).
 
 No printing, no exiting: the CLI and the demo call these and decide what to show. Errors a
-user can fix are raised as `EvidenceError` subclasses (SettingsError, BackendError,
-PackageLoadError) with a message fit for `error: ...`.
+user can fix are raised as errors (SettingsError, BackendError, PackageLoadError,
+UnusableInputError) with a message fit for `error: ...`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,48 @@ from meshcert.evidence.rules import RULES, Rules
 from meshcert.evidence.settings import EvidenceSettings, load_settings
 
 
+class UnusableInputError(ValueError):
+    """An input file gate/report cannot read or recognise: refused before any work (exit 2).
+    `lines` are `file:line: reason`, one per bad file."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("; ".join(lines))
+        self.lines = lines
+
+
+def unusable_inputs(paths: Iterable[str | os.PathLike[str]], result: IngestResult) -> list[str]:
+    """`file:line: reason` for each given file that could not be read (unreadable, binary, a
+    truncated or foreign evidence JSON) or whose format is not recognised. A file that was
+    recognised and refused for what it says (schema-smoke, `dry_run`, ...) is a problem of the
+    report, not an unusable input."""
+    from meshcert.evidence.parsers.base import REJECTED, UNKNOWN, UNREADABLE
+
+    given = [os.fspath(p) for p in paths]
+    parsed = {s.file: s for s in result.sources}
+    out: list[str] = []
+    for name in given:
+        source = parsed.get(name)
+        if source is not None and source.format == UNKNOWN:
+            mine = [p for p in result.problems if p.file == name]
+            reason = mine[0].reason if mine else "unrecognised format"
+            out.append(f"{name}:{mine[0].line if mine and mine[0].line else 1}: {reason}")
+            continue
+        if source is not None:
+            continue
+        # not parsed as a log: unreadable, or an evidence JSON that could not be merged
+        bad = [p for p in result.problems
+               if p.file == name and p.kind in (UNREADABLE, REJECTED)]
+        if bad:
+            out.append(f"{name}:{bad[0].line or 1}: {bad[0].reason}")
+    return out
+
+
+def _refuse_unusable(paths: list[str | os.PathLike[str]], result: IngestResult) -> None:
+    lines = unusable_inputs(paths, result)
+    if lines:
+        raise UnusableInputError(lines)
+
+
 @dataclass
 class GateRun:
     ingest: IngestResult
@@ -38,10 +80,14 @@ class ReportRun:
 
 
 def gate_files(paths: Iterable[str | os.PathLike[str]], *, settings: EvidenceSettings,
-               label: str | None = None, backend: str | None = None) -> GateRun:
+               label: str | None = None, backend: str | None = None,
+               phase_e: bool = False) -> GateRun:
+    """Raises UnusableInputError when a file cannot be read or recognised."""
+    paths = list(paths)
     result = ingest_files(paths, label=label)
+    _refuse_unusable(paths, result)
     ev = Evidence.build(result.table, RULES, backend)
-    return GateRun(result, ev, evaluate_gate(ev, settings))
+    return GateRun(result, ev, evaluate_gate(ev, settings, force=phase_e))
 
 
 def check_package(package: str, source_gguf: str | None = None) -> PackageCheck:
@@ -56,13 +102,17 @@ def check_package(package: str, source_gguf: str | None = None) -> PackageCheck:
 def report_files(paths: Iterable[str | os.PathLike[str]], *, settings: EvidenceSettings,
                  label: str | None = None, backend: str | None = None,
                  decisions: DecisionOptions | None = None, package: str | None = None,
-                 source_gguf: str | None = None, rules: Rules = RULES) -> ReportRun:
+                 source_gguf: str | None = None, rules: Rules = RULES,
+                 phase_e: bool = False) -> ReportRun:
+    """Raises UnusableInputError when a file cannot be read or recognised."""
+    paths = list(paths)
     result = ingest_files(paths, label=label)
+    _refuse_unusable(paths, result)
     package_check = check_package(package, source_gguf) if package else None
     options = BuildOptions(backend=backend, label=label,
                            decisions=decisions or DecisionOptions(),
                            generated_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                           tool_version=tool_version())
+                           tool_version=tool_version(), phase_e=phase_e)
     report = build_report(result.table, settings=settings, options=options,
                           problems=result.problems, sources=result.sources,
                           package_check=package_check, rules=rules)

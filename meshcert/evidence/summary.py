@@ -1,11 +1,15 @@
-"""summary.md from an EvidenceReport: the script's sections (Inputs, Decode Components,
-Estimated Routed FFN Decode Cost), then Gates, Decisions, Phase D rows, package check, method.
+"""summary.md from an EvidenceReport: the headline (overall verdict and each decision the
+evidence supports), then the script's sections (Inputs, Decode Components, Estimated Routed FFN
+Decode Cost, Gates) when the Phase E gate applies, Decisions, Phase D rows, the mesh-llm
+sections (history, A/B, KV dtype, promotion, measurements), package check, method.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from meshcert.evidence.headline import headline_of, supported_decisions
+from meshcert.evidence.mesh_tables import mesh_sections
 from meshcert.evidence.report import (
     ComponentRow,
     Decision,
@@ -191,6 +195,7 @@ def _decision_detail(d: Decision) -> list[str]:
 
 
 def _decisions(report: EvidenceReport) -> list[str]:
+    shown = supported_decisions(report)
     out = ["## Decisions", ""]
     out += _table(["policy", "verdict", "speedup [95% interval]", "n base/cand", "threshold",
                    "review"],
@@ -198,13 +203,13 @@ def _decisions(report: EvidenceReport) -> list[str]:
                     _interval(d), "; ".join(f"{c.n_baseline}/{c.n_candidate}"
                                             for c in d.comparisons),
                     f"{d.threshold:g}", "revisit" if d.review_required else "")
-                   for d in report.decisions])
+                   for d in shown])
     out.append("")
     for o in report.omitted_decisions:
         out.append(f"- `{o.policy}` not decided: {o.reason}")
     if report.omitted_decisions:
         out.append("")
-    for d in report.decisions:
+    for d in shown:
         out += _decision_detail(d)
     return out
 
@@ -230,11 +235,35 @@ def _package(check: PackageCheck | None) -> list[str]:
     return out + [""]
 
 
+def _headline(report: EvidenceReport) -> list[str]:
+    head = headline_of(report)
+    out = [f"Verdict: **{head.status.upper()}** ({head.summary})", ""]
+    if head.items:
+        out += _table(["decision", "verdict", "outcome", "why", "evidence"],
+                      [(i.subject, f"**{i.verdict}**", i.outcome, i.reason, i.where or "-")
+                       for i in head.items])
+        out.append("")
+    out.append(f"Phase E MoE gate: {head.phase_e}")
+    return out + [""]
+
+
+def _mesh(report: EvidenceReport) -> list[str]:
+    out: list[str] = []
+    for title, header, rows in mesh_sections(report):
+        out += [f"## {title}", ""] + _table(header, rows) + [""]
+    return out
+
+
 def render_summary(report: EvidenceReport) -> str:
     m = report.method
-    lines = ["# GLM-5.2 Benchmark Evidence", ""]
-    lines += _inputs(report) + _components(report) + _estimate(report) + _gates(report)
-    lines += _decisions(report) + _phase_d(report) + _package(report.package_check)
+    title = ("# GLM-5.2 Benchmark Evidence" if report.gate.applies
+             else "# Benchmark Evidence")
+    lines = [title, ""] + _headline(report) + _inputs(report)
+    if report.gate.applies:
+        lines += _components(report) + _estimate(report) + _gates(report)
+    if supported_decisions(report) or report.gate.applies:
+        lines += _decisions(report)
+    lines += _phase_d(report) + _mesh(report) + _package(report.package_check)
     lines += ["## Method", "", f"- samples: {m.sample_rule}", f"- statistics: {m.description}",
               f"- multiple comparisons: {m.multiple_comparisons}",
               f"- bootstrap: {m.replicates} replicates, seed {m.seed}; at least "

@@ -17,7 +17,7 @@ from meshcert.certify.report import CertReport
 from meshcert.reports.certification.view import build_cert_view
 
 if TYPE_CHECKING:
-    from meshcert.evidence.report import EvidenceReport
+    from meshcert.evidence.report import EvidenceReport, HistoryVerdict
 
 STYLESHEET = "report.css"
 
@@ -67,6 +67,18 @@ def render_evidence_html(report: EvidenceReport) -> str:
 
     return render_page("evidence.html.j2", view=build_evidence_view(report), kind="evidence",
                        kind_label="evidence report")
+
+
+def render_history_html(history: list[HistoryVerdict], title: str = "Performance history", *,
+                        sources: list[str] | None = None, problems: list[str] | None = None,
+                        rows_read: int | None = None) -> str:
+    """The `evidence history` report as one HTML page (the same base and stylesheet)."""
+    from meshcert.reports.evidence.history import build_history_view
+
+    view = build_history_view(history, title=title, sources=sources, problems=problems,
+                              rows_read=rows_read)
+    return render_page("history.html.j2", view=view, kind="history",
+                       kind_label="performance history report")
 
 
 def render_html(report: CertReport | EvidenceReport) -> str:

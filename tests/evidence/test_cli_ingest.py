@@ -67,7 +67,26 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 
 def test_problems_do_not_fail_the_command(tmp_path: Path) -> None:
     log = tmp_path / "run-1.console.log"
-    log.write_text("Backend 1/1: Metal\n  MUL_MAT(type_a=f32):   12 runs - x us/run - junk\n")
+    log.write_text("Backend 1/1: Metal\n  MUL_MAT(type_a=f32):   12 runs - x us/run - junk\n"
+                   "  ADD(type=f32,ne=[4096,1,1,1]):  171990 runs -  5.83 us/run -  48 kB/run"
+                   " -  0.37 GB/s\n")
     result = runner.invoke(app, ["evidence", "ingest", str(log)])
     assert result.exit_code == 0
     assert f"{log}:2: malformed: looks like a perf row" in result.stdout
+
+
+def test_no_row_in_any_file_fails_and_writes_nothing(tmp_path: Path) -> None:
+    # Issue 35: an ingest that read nothing used to write an empty evidence file, exit 0.
+    log = tmp_path / "run-1.console.log"
+    log.write_text("Backend 1/1: Metal\n  MUL_MAT(type_a=f32):   12 runs - x us/run - junk\n")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello, not a benchmark\n")
+    out = tmp_path / "evidence.json"
+    result = runner.invoke(app, ["evidence", "ingest", str(log), str(notes), "--out", str(out)])
+    assert result.exit_code == 1
+    assert f"{log}:2: malformed: looks like a perf row" in result.stdout
+    assert f"{notes}: unknown: unrecognised format" in result.stdout
+    assert "error: no evidence rows in any of the 2 file(s)" in result.stderr
+    assert f"{out} not written" in result.stderr and not out.exists()
+    as_json = runner.invoke(app, ["evidence", "ingest", str(notes), "--json"])
+    assert as_json.exit_code == 1 and json.loads(as_json.stdout)["rows"] == 0

@@ -12,7 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from meshcert.cli import app
+from meshcert.reports.svg import colour
 from tests.evidence.parsers.helpers import DATA
+from tests.reports.dom import Node, parse
 from tests.support.hub_fixture import hub  # noqa: F401
 from tests.support.hub_server import FakeHub
 
@@ -127,3 +129,73 @@ def test_a_directory_of_runs_keeps_each_runs_setup(tmp_path: Path) -> None:
     code, out, _ = _run("ingest", *(str(tmp_path / f"run-{i}" / "driver-result.json")
                                     for i in range(3)), "--json")
     assert code == 0 and json.loads(out)["rows_by_format"] == {"skippy-run": 66}
+
+
+def _band_holds(svg: Node, point: Node) -> bool | None:
+    """Whether a point is drawn inside the plot's band rect (None: no band drawn)."""
+    rects = svg.find_all("rect", cls="band")
+    if not rects:
+        return None
+    top = float(rects[0].attrs["y"])
+    bottom = top + float(rects[0].attrs["height"])
+    return top - 0.01 <= float(point.attrs["cy"]) <= bottom + 0.01
+
+
+def test_history_html_is_a_report_like_the_others(tmp_path: Path) -> None:
+    # Issue 35 item 5: shared base template and stylesheet, labelled axes, each latest point
+    # coloured by its own metric's class, and inside/outside its band as drawn.
+    from meshcert.reports.html import stylesheet
+
+    code, out, err = _run("history", str(DATA / "history.jsonl"), "--out-dir", str(tmp_path))
+    assert code == 0, err
+    html = (tmp_path / "history.html").read_text()
+    assert str(stylesheet()).strip()[:200] in html
+    page = parse(html)
+    banner = page.find("header", id="verdict")
+    assert banner.attrs["data-status"] == "failed" and "banner-failed" in banner.classes
+    svgs = page.find_all("svg")
+    assert len(svgs) == 10
+    for svg in svgs:
+        assert len(svg.find_all("text", cls="x-label")) == 1
+        assert len(svg.find_all("text", cls="y-label")) == 1
+    classes = {(r.attrs["data-cohort"], r.attrs["data-metric"]): r.attrs["data-class"]
+               for r in page.find("table", cls="history-table").find_all(
+                   "tr", where=lambda n: "data-class" in n.attrs)}
+    # the llama setup regressed on TTFT only: its throughput is its own class, pass
+    assert sorted(classes.values()).count("performance-regression") == 2
+    for svg in svgs:
+        (latest,) = svg.find_all("circle", cls="latest")
+        own = latest.attrs["data-class"]
+        title = svg.attrs["aria-label"]
+        assert title.endswith(f": {own}")
+        assert own in classes.values()
+        drawn = _band_holds(svg, latest)
+        said = latest.attrs["data-band"]
+        assert said == ("no-band" if drawn is None else "inside" if drawn else "outside")
+        if own == "pass":
+            assert said == "inside"
+        if own == "performance-regression":
+            assert said == "outside"
+        assert latest.attrs["fill"] == colour({"pass": "ok", "insufficient-baseline": "warn"}
+                                              .get(own, "bad"))
+    for line in out.splitlines()[2:]:
+        if line.startswith("wrote "):
+            continue
+        own, cohort, metric = line.split()[:3]
+        assert own == classes[(cohort, metric)]
+
+
+def test_report_summary_md_holds_the_mesh_sections_and_is_written_once(tmp_path: Path) -> None:
+    code, out, err = _run("report", str(DATA / "history.jsonl"),
+                          str(DATA / "comparison-adaptive.json"), "--out-dir", str(tmp_path))
+    assert code == 0, err
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.startswith("# Benchmark Evidence\n\nVerdict: **FAILED**")
+    for head in ("## Performance history", "## A/B comparisons", "## mesh-llm measurements"):
+        assert head in summary
+    assert "## Decode Components" not in summary and "## Gates" not in summary
+    code, out, err = _run("report", str(DATA / "comparison-adaptive.json"), "--out-dir",
+                          str(tmp_path), "--md", str(tmp_path / "summary.md"))
+    assert code == 0, err
+    assert out.count("summary.md") == 1
+    assert (tmp_path / "summary.md").read_text().startswith("## ")  # the --md report

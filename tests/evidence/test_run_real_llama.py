@@ -16,6 +16,7 @@ Tools missing: skip, or fail with MESHCERT_REQUIRE_LIVE=1 (CI).
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import replace
 from pathlib import Path
 
@@ -205,3 +206,35 @@ def test_real_run_through_the_command_line(tmp_path: Path) -> None:
         "test-backend-ops"]
     rows = [r for r in data["report"]["rows"] if r["op"] == OP]
     assert [(r["variant"], r["backend"]) for r in rows] == [("default", "CPU")]
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "evidence.md"
+
+
+def documented_run_example() -> str:
+    """The `evidence run --out-dir argmax/` example of docs/evidence.md, as one shell line."""
+    text = DOCS.read_text(encoding="utf-8").replace("\\\n", " ")
+    (line,) = [ln for ln in text.splitlines()
+               if ln.startswith("meshcert evidence run --out-dir argmax/ ")]
+    return line
+
+
+def test_the_documented_run_example_measures_rows(tmp_path: Path) -> None:
+    # Issue 35: the example, copied verbatim, used to lose -p's backslashes in --args'
+    # shell-split, match no case, print "1/1 backends passed" 8 times and exit 0.
+    tbo = str(llama_tool("test-backend-ops"))
+    line = documented_run_example().replace("argmax/", str(tmp_path) + "/")
+    words = shlex.split(line.replace("test-backend-ops", shlex.quote(tbo)))  # as bash would
+    assert words[:3] == ["meshcert", "evidence", "run"]
+    result = CliRunner().invoke(app, words[1:])
+    assert result.exit_code == 0, result.output + result.stderr
+    assert "warning: run" not in result.stderr  # every timed run measured a row
+    report = json.loads((tmp_path / "decisions.json").read_text())
+    rows = {(r["variant"], r["params"]): r["n"] for r in report["rows"] if r["op"] == "ARGMAX"}
+    assert {v: n for (v, _), n in rows.items()} == {"small": 3, "large": 3}
+    params = {v: p for (v, p) in rows}
+    assert "ne=[32,10,1,1]" in params["small"] and "ne=[1024,10,1,1]" in params["large"]
+    runs = json.loads((tmp_path / "runs.json").read_text())["runs"]
+    timed = [r for r in runs if r["role"] == "timed"]
+    assert len(timed) == 6 and all(r["status"] == "ok" for r in timed)
+    assert any(a == "ne=\\[32,10,1,1\\]" for r in timed for a in r["command"])

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from meshcert.certify.report import CertReport
+from meshcert.evidence.headline import headline_of
 from meshcert.evidence.report import EvidenceReport
-from meshcert.reports.evidence.view import gate_status
-from meshcert.reports.html import render_cert_html, render_evidence_html
+from meshcert.reports.html import render_cert_html, render_evidence_html, render_history_html
 from tests.reports.browser import chromium_or_skip, dump_dom, print_pdf, screenshot
 from tests.reports.dom import parse
 from tests.reports.png import decode
@@ -53,9 +53,18 @@ def test_cert_report_in_chromium(cert_reports: dict[str, CertReport], kind: str,
 def test_evidence_report_in_chromium(evidence_reports: dict[str, EvidenceReport], kind: str,
                                      tmp_path: Path) -> None:
     report = evidence_reports[kind]
-    status = gate_status(report.gate)
+    status = headline_of(report).status  # issue 35: the banner states the headline
     check_page(render_evidence_html(report), f"evidence-{kind}", status.upper(),
                VERDICT_RGB[status], tmp_path)
+
+
+def test_history_report_in_chromium(tmp_path: Path) -> None:
+    from meshcert.evidence.history_report import history_files
+    from tests.evidence.parsers.helpers import DATA
+
+    rep = history_files([str(DATA / "history.jsonl")]).report
+    check_page(render_history_html(rep.history, sources=rep.sources, rows_read=rep.rows),
+               "history", "FAILED", VERDICT_RGB["failed"], tmp_path)
 
 
 def test_reports_print_to_pdf(failed_report: CertReport,

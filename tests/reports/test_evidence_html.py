@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from meshcert.evidence.headline import headline_of
 from meshcert.evidence.report import EvidenceReport
 from meshcert.reports.evidence.view import gate_status
 from meshcert.reports.html import render_evidence_html
@@ -30,16 +31,20 @@ def test_gate_status_rule(evidence_reports: dict[str, EvidenceReport]) -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_banner(evidence_reports: dict[str, EvidenceReport], kind: str) -> None:
+    # Issue 35: the banner states the headline (every decision the evidence supports, the
+    # Phase E gate among them when it applies), no longer the gate alone.
     report = evidence_reports[kind]
     banner = dom(report).find("header", id="verdict")
-    status = gate_status(report.gate)
+    status = headline_of(report).status
     assert banner.attrs["data-status"] == status and f"banner-{status}" in banner.classes
     assert banner.find(cls="verdict-text").text() == status.upper()
     for line in report.gate.errors:
         assert line in banner.text()
-    counts = {n.attrs["data-verdict"]: n.text() for n in banner.find_all(cls="verdict-count")}
-    for d in report.decisions:
-        assert d.verdict in counts
+    items = banner.find("table", cls="headline-items").find_all(
+        "tr", where=lambda n: "data-verdict" in n.attrs)
+    assert [(i.attrs["data-kind"], i.attrs["data-verdict"]) for i in items] == [
+        ("phase-e-gate", gate_status(report.gate))] + [("decision", d.verdict)
+                                                       for d in report.decisions]
     present = len(report.gate.required_rows) - len(report.gate.missing_rows)
     assert f"{present}/{len(report.gate.required_rows)}" in banner.find(cls="stats").text()
 

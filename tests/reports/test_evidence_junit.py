@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from meshcert.evidence.headline import headline_of
 from meshcert.evidence.report import EvidenceReport
 from meshcert.reports.evidence.junit import UNDECIDED, render_evidence_junit
 from tests.reports.evidence_fixture import HOSTILE
@@ -20,7 +21,14 @@ def test_shape_counts_and_outcomes(evidence_reports: dict[str, EvidenceReport],
     report = evidence_reports[kind]
     xml = render_evidence_junit(report)
     root = validate(xml)
-    gate_suite, decision_suite = root.findall("testsuite")
+    headline_suite, gate_suite, decision_suite = root.findall("testsuite")
+    head = headline_of(report)
+    verdict, *items = headline_suite.findall("testcase")
+    assert outcome(verdict) == {"passed": "passed", "failed": "failure",
+                                "incomplete": "skipped"}[head.status]
+    assert [outcome(c) for c in items] == [
+        {"passed": "passed", "failed": "failure", "undecided": "skipped"}[i.outcome]
+        for i in head.items]
     gate_cases = gate_suite.findall("testcase")
     assert [c.get("name") for c in gate_cases] == ["required_rows"] + [
         c.name for c in report.gate.checks]

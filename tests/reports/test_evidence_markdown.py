@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from meshcert.evidence.headline import headline_of
 from meshcert.evidence.report import EvidenceReport
 from meshcert.reports.evidence.markdown import render_evidence_markdown
 from meshcert.reports.markdown import render_markdown
@@ -17,7 +18,9 @@ def test_decisions_gates_and_estimate(evidence_reports: dict[str, EvidenceReport
     md = render_evidence_markdown(report)
     assert md == render_markdown(report)
     heading = md.splitlines()[0]
-    assert heading.startswith("## ") and "Phase E gate" in heading
+    # Issue 35: the heading states the headline's overall status; the gate is one item of it
+    assert heading.startswith("## ") and f" {headline_of(report).status.upper()}: " in heading
+    assert "| Phase E MoE gate (advisory) |" in md
     for d in report.decisions:
         row = next(line for line in md.splitlines()
                    if line.startswith(f"| {code(d.policy)}"))

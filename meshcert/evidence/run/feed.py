@@ -8,6 +8,11 @@ run cut short by Ctrl-C still holds the rows it finished (a cut row is a parser 
 
 Writes `evidence-<variant>.json` per variant, `evidence.json` (all of them), `decisions.json` and
 `summary.md` into the session's out dir.
+
+A timed run whose output gave no measured row (no timing, value or parity case: backend totals
+and metadata do not count) is listed in `RunEvidence.unmeasured` with the last lines it
+printed: a `-p`/`-o` filter that matches no case prints "1/1 backends passed" and nothing else.
+When no timed run measured anything the CLI exits 1.
 """
 
 from __future__ import annotations
@@ -29,6 +34,25 @@ from meshcert.evidence.settings import EvidenceSettings
 from meshcert.evidence.summary import render_summary
 from meshcert.evidence.table import concat_tables, empty_table, number_samples
 
+# Row kinds that are no measurement by themselves (totals and metadata around the cases).
+UNMEASURED_KINDS = frozenset({"parity_backend", "parity_total", "perf_metadata", "perf_warmup"})
+TAIL_LINES = 6
+
+
+@dataclass(frozen=True)
+class UnmeasuredRun:
+    """A timed run whose output held no measured row, and the end of what it printed."""
+
+    record: RunRecord
+    log: str | None
+    tail: tuple[str, ...]
+
+    def describe(self) -> str:
+        r = self.record
+        where = f" ({self.log})" if self.log else ""
+        return (f"run {r.index} ({r.variant}, repeat {r.repeat}, {r.status}){where} measured "
+                f"no row")
+
 
 @dataclass
 class RunEvidence:
@@ -36,6 +60,41 @@ class RunEvidence:
     report: EvidenceReport
     run_problems: list[IngestProblem] = field(default_factory=list)
     written: dict[str, Path] = field(default_factory=dict)
+    unmeasured: list[UnmeasuredRun] = field(default_factory=list)
+    timed_runs: int = 0
+
+    @property
+    def nothing_measured(self) -> bool:
+        """Timed runs were planned and not one of them produced a measured row."""
+        return self.timed_runs > 0 and len(self.unmeasured) == self.timed_runs
+
+
+def _tail(path: Path, lines: int = TAIL_LINES) -> tuple[str, ...]:
+    try:
+        text = path.read_bytes()[-8192:].decode("utf-8", errors="replace")
+    except OSError:
+        return ()
+    kept = [line.rstrip() for line in text.splitlines() if line.strip()]
+    return tuple(kept[-lines:])
+
+
+def unmeasured_runs(session: RunSession, result: IngestResult) -> list[UnmeasuredRun]:
+    """The timed runs (not the checks) whose evidence log gave no measured row."""
+    measured: dict[str, int] = {}
+    for source, kinds in zip(result.sources, result.rows_by_kind_per_source(), strict=True):
+        count = sum(n for k, n in kinds.items() if k not in UNMEASURED_KINDS)
+        measured[source.file] = measured.get(source.file, 0) + count
+    out = []
+    for r in session.records:
+        if r.role != "timed":
+            continue
+        path = session.out_dir / r.evidence_log if r.evidence_log else None
+        if path is not None and measured.get(str(path), 0) > 0:
+            continue
+        merged = session.out_dir / r.log if r.log else None
+        out.append(UnmeasuredRun(r, str(merged) if merged else None,
+                                 _tail(merged) if merged else ()))
+    return out
 
 
 def run_problem(record: RunRecord, out_dir: Path) -> IngestProblem | None:
@@ -83,7 +142,8 @@ def ingest_session(session: RunSession) -> tuple[IngestResult, dict[str, Path]]:
 
 def evidence_from_runs(session: RunSession, *, settings: EvidenceSettings,
                        rules: Rules = RULES, backend: str | None = None,
-                       decisions: DecisionOptions | None = None) -> RunEvidence:
+                       decisions: DecisionOptions | None = None,
+                       phase_e: bool = False) -> RunEvidence:
     """Ingest the session's runs, build the report, write the evidence and report files."""
     out = session.out_dir
     result, written = ingest_session(session)
@@ -92,10 +152,12 @@ def evidence_from_runs(session: RunSession, *, settings: EvidenceSettings,
     written["evidence (all variants)"] = write_evidence_json(result, out / "evidence.json")
     options = BuildOptions(backend=backend, decisions=decisions or DecisionOptions(),
                            generated_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                           tool_version=tool_version())
+                           tool_version=tool_version(), phase_e=phase_e)
     report = build_report(result.table, settings=settings, options=options,
                           problems=result.problems, sources=result.sources, rules=rules)
     written["evidence decisions (JSON)"] = write_atomic(out / "decisions.json", report.to_json())
     written["evidence summary (Markdown)"] = write_atomic(out / "summary.md",
                                                           render_summary(report))
-    return RunEvidence(result, report, run_problems, written)
+    timed = sum(1 for r in session.records if r.role == "timed")
+    return RunEvidence(result, report, run_problems, written,
+                       unmeasured_runs(session, result), timed)

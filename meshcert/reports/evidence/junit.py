@@ -6,11 +6,25 @@ skipped (not enabled) -> <skipped/>. Decisions suite: one testcase per decision;
 a result, not a test failure, so promote / reject / keep-evidence-gated pass (verdict and reason
 in <system-out>), while inconclusive / needs-parity / needs-quality are <skipped/> with the
 missing evidence (the decision could not be made); omitted decisions are skipped too.
+
+Headline suite (first): one testcase `verdict` stating the report's overall status (the
+headline every format states): a <failure> when failed (its message lists the failed items),
+<skipped/> when incomplete, a pass when passed; one testcase per headline item likewise (its
+outcome). The suite's `verdict` property is the status. When the Phase E gate does not apply
+its testcases are <skipped/> with the reason.
 """
 
 from __future__ import annotations
 
-from meshcert.evidence.report import Decision, EvidenceReport, GateCheck, GateResult
+from meshcert.evidence.headline import headline_of
+from meshcert.evidence.report import (
+    Decision,
+    EvidenceReport,
+    GateCheck,
+    GateResult,
+    Headline,
+    HeadlineItem,
+)
 from meshcert.reports.junitxml import Case, Suite, junit_timestamp, to_xml
 
 UNDECIDED = frozenset({"inconclusive", "needs-parity", "needs-quality"})
@@ -18,7 +32,9 @@ UNDECIDED = frozenset({"inconclusive", "needs-parity", "needs-quality"})
 
 def _rows_case(gate: GateResult) -> Case:
     case = Case(name="required_rows", classname="meshcert.evidence.gate")
-    if gate.missing_rows:
+    if not gate.applies:
+        case.outcome, case.message = "skipped", gate.applicability
+    elif gate.missing_rows:
         case.outcome, case.type = "failure", "meshcert.missing_rows"
         case.message = next((e for e in gate.errors if "missing" in e),
                             f"{len(gate.missing_rows)} required row(s) missing")
@@ -67,10 +83,45 @@ def _decision_case(d: Decision) -> Case:
     return case
 
 
+def _verdict_case(head: Headline) -> Case:
+    case = Case(name="verdict", classname="meshcert.evidence.headline")
+    failed = [i for i in head.items if i.outcome == "failed"]
+    if head.status == "failed":
+        case.outcome, case.type = "failure", "meshcert.evidence_failed"
+        case.message = "failed: " + "; ".join(f"{i.subject} {i.verdict}" for i in failed)
+    elif head.status == "incomplete":
+        case.outcome, case.message = "skipped", f"incomplete: {head.summary}"
+    case.system_out = f"verdict: {head.status}\n{head.summary}\nPhase E MoE gate: {head.phase_e}"
+    return case
+
+
+def _item_case(item: HeadlineItem, index: int) -> Case:
+    case = Case(name=f"{index:02d} {item.subject}", classname=f"meshcert.evidence.headline."
+                f"{item.kind}")
+    text = f"{item.verdict}: {item.reason}" if item.reason else item.verdict
+    if item.outcome == "failed":
+        case.outcome, case.type, case.message = "failure", "meshcert.decision_failed", text
+    elif item.outcome == "undecided":
+        case.outcome, case.message = "skipped", text
+    case.system_out = text + (f"\nevidence: {item.where}" if item.where else "")
+    return case
+
+
+def headline_suite(report: EvidenceReport) -> Suite:
+    head = headline_of(report)
+    suite = Suite("meshcert.evidence.headline", junit_timestamp(report.generated_at),
+                  {"verdict": head.status, "summary": head.summary})
+    suite.cases = [_verdict_case(head), *(_item_case(i, n)
+                                          for n, i in enumerate(head.items, 1))]
+    return suite
+
+
 def evidence_suites(report: EvidenceReport) -> list[Suite]:
     stamp = junit_timestamp(report.generated_at)
     gate = report.gate
-    properties = {"gate_passed": str(gate.passed).lower(), "enforced": str(gate.enforced).lower(),
+    properties = {"gate_passed": str(gate.passed).lower(),
+                  "gate_applies": str(gate.applies).lower(),
+                  "enforced": str(gate.enforced).lower(),
                   "kernel_sweep": str(gate.kernel_sweep).lower(),
                   "tool": f"{report.tool.name} {report.tool.version}"}
     if report.inputs.backend:
@@ -82,7 +133,7 @@ def evidence_suites(report: EvidenceReport) -> list[Suite]:
     decisions.cases += [Case(name=o.policy, classname="meshcert.evidence.decisions.omitted",
                              outcome="skipped", message=o.reason)
                         for o in report.omitted_decisions]
-    return [gate_suite, decisions]
+    return [headline_suite(report), gate_suite, decisions]
 
 
 def render_evidence_junit(report: EvidenceReport) -> str:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from meshcert.evidence.report import EvidenceReport
 from meshcert.reports.evidence.mesh import mesh_markdown
-from meshcert.reports.evidence.view import build_evidence_view
+from meshcert.reports.evidence.view import EvidenceView, build_evidence_view
 from meshcert.reports.mdutil import STATUS_ICONS, code, status, table, text
 
 VERDICT_ICONS = {"promote": "\u2705", "reject": "\u274c", "inconclusive": "\u2754",
                  "needs-parity": "\u26a0\ufe0f", "needs-quality": "\u26a0\ufe0f",
                  "keep-evidence-gated": "\u23f8\ufe0f"}
+
+ITEM_ICONS = {"passed": "\u2705", "failed": "\u274c", "undecided": "\u2754"}
 
 
 def verdict(value: str) -> str:
@@ -20,12 +22,26 @@ def render_evidence_markdown(report: EvidenceReport) -> str:
     view = build_evidence_view(report)
     b = view.banner
     stats = " \u00b7 ".join(f"**{text(s.label)}:** {text(s.value)}" for s in b.stats)
-    out = [f"## {STATUS_ICONS[b.status]} {text(b.headline)}", "",
+    out = [f"## {STATUS_ICONS[b.status]} {b.status.upper()}: {text(b.headline)}", "",
            f"{text(b.subject)} \u00b7 {text(b.enforcement)}  ", stats]
     if b.errors:
         out += [""] + [f"> {text(line)}  " for line in b.errors]
+    out.append("")
+    if b.items:
+        out += table(["decision", "verdict", "why", "evidence"],
+                     [[text(i.subject), f"{ITEM_ICONS[i.outcome]} **{text(i.verdict)}**",
+                       text(i.reason), code(i.where) if i.where else "\u2014"]
+                      for i in b.items], ["l", "l", "l", "l"])
+    else:
+        out.append("Nothing decided: the evidence supports no decision.")
+    out += ["", f"Phase E MoE gate: {text(b.phase_e)}"]
 
-    out += ["", "### Decisions", ""]
+    if not view.decisions and not view.omitted:
+        out += mesh_markdown(report)
+        out += _inputs_and_settings(view)
+        return "\n".join(out)
+
+    out += ["", "### Phase E/D decisions", ""]
     rows = []
     for d in view.decisions:
         if not d.comparisons:
@@ -44,6 +60,9 @@ def render_evidence_markdown(report: EvidenceReport) -> str:
     for fact in view.omitted:
         out += [f"- {code(fact.label)} not decided: {text(fact.value)}"]
     out += mesh_markdown(report)
+    if not view.gate_applies:
+        out += _inputs_and_settings(view)
+        return "\n".join(out)
 
     out += ["", "### Phase E gate", ""]
     out += table(["gate", "kind", "status", "value", "threshold", "result"],
@@ -67,7 +86,12 @@ def render_evidence_markdown(report: EvidenceReport) -> str:
         if e.shared:
             out += [""] + [f"- {text(f.label)}: {text(f.value)}" for f in e.shared]
 
-    out += ["", "<details><summary>Inputs and settings</summary>", ""]
+    out += _inputs_and_settings(view)
+    return "\n".join(out)
+
+
+def _inputs_and_settings(view: EvidenceView) -> list[str]:
+    out = ["", "<details><summary>Inputs and settings</summary>", ""]
     out += table(["file", "format", "rows", "variants", "sha256"],
                  [[code(f.path), text(f.formats), str(f.rows), text(f.variants),
                    code(f.sha256)] for f in view.inputs], ["l", "l", "r", "l", "l"])
@@ -78,4 +102,4 @@ def render_evidence_markdown(report: EvidenceReport) -> str:
                  [[code(s.name), text(s.value), text(s.source)] for s in view.settings],
                  ["l", "r", "l"])
     out += ["", "</details>", ""]
-    return "\n".join(out)
+    return out

@@ -6,70 +6,15 @@ from __future__ import annotations
 
 from markupsafe import Markup, escape
 
+from meshcert.evidence.mesh_tables import mesh_sections
 from meshcert.evidence.report import EvidenceReport
 from meshcert.reports.evidence.history import series_plot
 from meshcert.reports.mdutil import code, table, text
 
-MAX_ROWS = 200
-
-
-def _num(value: float | None, fmt: str = "{:g}") -> str:
-    return "-" if value is None else fmt.format(value)
-
-
-def _interval(low: float | None, high: float | None, fmt: str = "{:+.1%}") -> str:
-    return "-" if low is None or high is None else f"[{fmt.format(low)}, {fmt.format(high)}]"
-
-
-def _pair(values: list[float] | None, fmt: str) -> str:
-    return _interval(values[0], values[1], fmt) if values and len(values) == 2 else "-"
-
-
-def _sections(report: EvidenceReport) -> list[tuple[str, list[str], list[list[str]]]]:
-    """(title, header, rows) of each mesh section present."""
-    out: list[tuple[str, list[str], list[list[str]]]] = []
-    if report.mesh_rows:
-        out.append(("mesh-llm measurements", ["format", "op", "setup", "metric", "n", "median",
-                                              "unit", "first source"],
-                    [[r.format, r.op, r.params, r.metric, str(r.n), f"{r.median:g}", r.unit,
-                      r.sources[0] if r.sources else ""] for r in report.mesh_rows[:MAX_ROWS]]))
-    if report.history:
-        out.append(("Performance history", ["cohort", "class", "metric", "current", "median",
-                                            "change", "baseline", "interval", "row"],
-                    [[h.cohort_key[:12], h.history_class, m.metric, _num(m.current),
-                      _num(m.baseline_median), _num(m.change, "{:+.1%}"), str(h.baseline_n),
-                      f"{_interval(m.change_low, m.change_high)} {m.interval_says}",
-                      f"{h.file}:{h.line}"] for h in report.history for m in h.metrics]))
-    if report.ab_decisions:
-        out.append(("A/B comparisons", ["comparison", "verdict", "metric", "median %",
-                                        "producer ci95", "Holm-adjusted", "p (Holm)"],
-                    [[d.comparison, d.verdict if i == 0 else "", m.metric, f"{m.median:+g}",
-                      _pair(m.ci95, "{:+g}"),
-                      _interval(m.ci_low_adjusted, m.ci_high_adjusted, fmt="{:+.2f}"),
-                      _num(m.p_adjusted, "{:.4f}")]
-                     for d in report.ab_decisions for i, m in enumerate(d.metrics)]))
-    if report.kv_dtype_decisions:
-        out.append(("KV-cache dtype (publisher default)",
-                    ["dtype", "verdict", "gain", "gain 95%", "p (Holm)", "PPL ratio",
-                     "upper 95%", "reason"],
-                    [[d.dtype, d.verdict, _num(d.gain, "{:.3f}x"),
-                      _pair(d.gain_ci, "{:.3f}"),
-                      _num(d.p_adjusted, "{:.4f}"), _num(d.ppl_ratio, "{:.4f}"),
-                      _num(d.ppl_ratio_upper, "{:.4f}"), d.reason]
-                     for d in report.kv_dtype_decisions]))
-    if report.promotion_checks:
-        out.append(("Promotion: mesh-llm winner vs meshcert",
-                    ["platform", "model", "mesh-llm winner", "meshcert candidate",
-                     "meshcert verdict", "agree", "where they differ"],
-                    [[str(p.platform), str(p.model), str(p.mesh_llm_winner),
-                      str(p.meshcert_candidate), p.meshcert_verdict, "yes" if p.agree else "no",
-                      "; ".join(p.notes)] for p in report.promotion_checks]))
-    return out
-
 
 def mesh_markdown(report: EvidenceReport) -> list[str]:
     lines: list[str] = []
-    for title, header, rows in _sections(report):
+    for title, header, rows in mesh_sections(report):
         lines += ["", f"### {title}", ""]
         lines += table(header, [[code(c) if i == 0 and title.startswith("Perf") else text(c)
                                  for i, c in enumerate(r)] for r in rows],
@@ -81,7 +26,7 @@ def mesh_markdown(report: EvidenceReport) -> list[str]:
 
 def mesh_html(report: EvidenceReport) -> Markup:
     parts: list[str] = []
-    for title, header, rows in _sections(report):
+    for title, header, rows in mesh_sections(report):
         head = "".join(f"<th>{escape(h)}</th>" for h in header)
         body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>"
                        for r in rows)
@@ -89,7 +34,8 @@ def mesh_html(report: EvidenceReport) -> Markup:
                      f'<div class="table-wrap"><table><thead><tr>{head}</tr></thead>'
                      f"<tbody>{body}</tbody></table></div>")
         if title == "Performance history":
-            parts += [f"<figure>{series_plot(h, m)}</figure>" for h in report.history
+            parts += [f'<figure class="history-figure">{series_plot(h, m)}</figure>'
+                      for h in report.history
                       for m in h.metrics]
         parts.append("</section>")
     return Markup("".join(parts))

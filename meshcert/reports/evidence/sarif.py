@@ -13,9 +13,14 @@ One run (tool meshcert and its version). Results, level `error`:
   correctness failure, at its history line;
 - `ab-comparison` / `kv-dtype`: a mesh-llm A/B comparison or KV cache dtype that is rejected.
 Level `warning`: a decision whose review tripwire fired (`review_required`), a package rule that
-could not be checked, a mesh-llm promotion meshcert disagrees with, and each ingest problem
-(`ingest-problem`). Decisions that are merely undecided (`inconclusive`, `keep-evidence-gated`
-for want of a clear speedup) are not problems and give no result.
+could not be checked, a mesh-llm promotion meshcert disagrees with (an `error` when meshcert
+rejects it: no arm is eligible), and each ingest problem (`ingest-problem`).
+
+Decisions that are merely undecided (`inconclusive`, `keep-evidence-gated` for want of a clear
+speedup) are not problems and give no result.
+
+The run's `properties.verdict` is the report's headline status (what every format states):
+`failed` comes with at least one `error` result, `passed` with none.
 
 Locations come only from the report: a SourceRef's file and line, a history row's file:line, a
 file:line text whose file is one of the report's input files. Nothing else is located. Paths
@@ -31,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from meshcert.evidence.headline import headline_of
 from meshcert.evidence.report import (
     ComponentRow,
     Decision,
@@ -214,7 +220,8 @@ def _mesh_problems(report: EvidenceReport, known: set[str]) -> list[Problem]:
                                _parsed(kv.sources, known), {"dtype": kv.dtype}))
     for pc in report.promotion_checks:
         if not pc.agree:
-            out.append(Problem("promotion-check", "warning",
+            out.append(Problem("promotion-check",
+                               "error" if pc.meshcert_verdict == "reject" else "warning",
                                f"promotion {pc.platform}/{pc.model}: mesh-llm chose "
                                f"{pc.mesh_llm_winner}, meshcert {pc.meshcert_verdict} "
                                f"(candidate {pc.meshcert_candidate})",
@@ -241,6 +248,7 @@ def _location(where: Where, cwd: str | None) -> dict[str, Any]:
 
 
 def build_evidence_sarif(report: EvidenceReport, cwd: str | None = None) -> dict[str, Any]:
+    head = headline_of(report)
     problems = sorted(evidence_problems(report),
                       key=lambda p: (p.rule_id, [w.key() for w in p.where], p.level,
                                      p.message))
@@ -269,7 +277,9 @@ def build_evidence_sarif(report: EvidenceReport, cwd: str | None = None) -> dict
         "invocations": [{"executionSuccessful": True,
                          **({"endTimeUtc": report.generated_at} if report.generated_at
                             else {})}],
-        "properties": {"gate_passed": report.gate.passed, "enforced": report.gate.enforced,
+        "properties": {"verdict": head.status, "summary": head.summary,
+                       "gate_applies": report.gate.applies,
+                       "gate_passed": report.gate.passed, "enforced": report.gate.enforced,
                        "backend": report.inputs.backend},
     }
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}

@@ -1,8 +1,8 @@
 """EvidenceReport -> a view-model the templates only lay out.
 
 Nothing is recomputed from samples: values, intervals, verdicts and statuses are the report's.
-The page status is the Phase E gate's: passed, failed (a hard gate failed), or incomplete
-(only required rows are missing).
+The page status is the report's headline status (`meshcert.evidence.headline`): the decisions
+the evidence supports lead the page; the Phase E gate is one of them only when it applies.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from meshcert.evidence.headline import headline_of, supported_decisions
 from meshcert.evidence.report import (
     Comparison,
     Decision,
@@ -19,6 +20,7 @@ from meshcert.evidence.report import (
     EvidenceReport,
     GateCheck,
     GateResult,
+    Headline,
     RowStats,
     SourceRef,
 )
@@ -31,8 +33,9 @@ VERDICT_ORDER = ("promote", "reject", "needs-parity", "needs-quality", "inconclu
 VERDICT_TONES = {"promote": "ok", "reject": "bad", "inconclusive": "warn",
                  "needs-parity": "warn", "needs-quality": "warn",
                  "keep-evidence-gated": "accent"}
-HEADLINES = {"passed": "Phase E gate passed", "failed": "Phase E gate failed",
-             "incomplete": "Phase E gate incomplete: required rows missing"}
+HEADLINES = {"passed": "Every decision passed", "failed": "The evidence says no",
+             "incomplete": "Not every decision could be made"}
+OUTCOME_TONES = {"passed": "passed", "failed": "failed", "undecided": "incomplete"}
 COMPARATOR_TEXT = {">": ">", ">=": "\u2265", "<": "<", "<=": "\u2264"}
 UNCATALOGUED = "other rows"
 
@@ -44,6 +47,17 @@ class VerdictCount:
 
 
 @dataclass(frozen=True)
+class HeadlineRow:
+    kind: str
+    subject: str
+    verdict: str
+    outcome: str
+    tone: str
+    reason: str
+    where: str
+
+
+@dataclass(frozen=True)
 class EvidenceBanner:
     status: str
     headline: str
@@ -52,6 +66,8 @@ class EvidenceBanner:
     errors: list[str]
     stats: list[Stat]
     verdicts: list[VerdictCount]
+    items: list[HeadlineRow]
+    phase_e: str
 
 
 @dataclass(frozen=True)
@@ -203,16 +219,15 @@ class EvidenceView:
     provenance: list[Fact]
     notes: list[str]
     mesh: Markup = Markup("")  # mesh-llm rows, history, A/B, KV dtype, promotion sections
+    gate_applies: bool = True
+    gate_applicability: str = ""
 
 
 # ---------------------------------------------------------------------------------------------
 def gate_status(gate: GateResult) -> str:
-    """passed; failed when a hard gate failed; incomplete when only evidence is missing."""
-    if gate.passed:
-        return "passed"
-    if any(c.status == "failed" for c in gate.checks):
-        return "failed"
-    return "incomplete"
+    """passed; failed when a hard gate failed; incomplete when only evidence is missing;
+    not-applicable."""
+    return gate.state
 
 
 def _us(value: float | None) -> str:
@@ -230,32 +245,49 @@ def source_groups(refs: Iterable[SourceRef]) -> list[SourceGroup]:
             for file, found in lines.items()]
 
 
-def _banner(report: EvidenceReport, status: str) -> EvidenceBanner:
+def _banner(report: EvidenceReport, head: Headline) -> EvidenceBanner:
     gate = report.gate
-    counts = {v: sum(d.verdict == v for d in report.decisions) for v in VERDICT_ORDER}
-    checks_passed = sum(c.status == "passed" for c in gate.checks)
-    evaluated = [c for c in gate.checks if c.status != "skipped"]
-    present = len(gate.required_rows) - len(gate.missing_rows)
+    counts: dict[str, int] = {}
+    for item in head.items:
+        counts[item.verdict] = counts.get(item.verdict, 0) + 1
     subject = "Benchmark evidence"
     if report.inputs.label:
         subject += f": {report.inputs.label}"
     if report.inputs.backend:
         subject += f" \u00b7 backend {report.inputs.backend}"
-    enforcement = ("enforced: a failure exits 2 (GLM52_PHASE_E_REQUIRE_GATES)" if gate.enforced
-                   else "advisory: not enforced (GLM52_PHASE_E_REQUIRE_GATES=0)")
+    if not gate.applies:
+        enforcement = "Phase E MoE gate not applicable"
+    elif gate.enforced:
+        enforcement = "Phase E gate enforced: a failure exits 2 (GLM52_PHASE_E_REQUIRE_GATES)"
+    else:
+        enforcement = "Phase E gate advisory: not enforced (GLM52_PHASE_E_REQUIRE_GATES=0)"
+    outcomes = {o: sum(i.outcome == o for i in head.items)
+                for o in ("passed", "failed", "undecided")}
     stats = [
-        Stat("required rows", f"{present}/{len(gate.required_rows)}",
-             "bad" if gate.missing_rows else "ok"),
-        Stat("hard gates passed", f"{checks_passed}/{len(evaluated)}",
-             "bad" if checks_passed < len(evaluated) else "ok"),
-        Stat("decisions", str(len(report.decisions))),
+        Stat("decisions", str(len(head.items))),
+        Stat("failed", str(outcomes["failed"]), "bad" if outcomes["failed"] else "ok"),
+        Stat("undecided", str(outcomes["undecided"]),
+             "warn" if outcomes["undecided"] else "ok"),
         Stat("input files", str(len(report.inputs.files))),
-        Stat("measured rows", str(len(report.rows))),
+        Stat("rows read", str(sum(f.rows for f in report.inputs.files))),
     ]
+    if gate.applies:
+        present = len(gate.required_rows) - len(gate.missing_rows)
+        checks_passed = sum(c.status == "passed" for c in gate.checks)
+        evaluated = [c for c in gate.checks if c.status != "skipped"]
+        stats += [Stat("Phase E rows", f"{present}/{len(gate.required_rows)}",
+                       "bad" if gate.missing_rows else "ok"),
+                  Stat("hard gates passed", f"{checks_passed}/{len(evaluated)}",
+                       "bad" if checks_passed < len(evaluated) else "ok")]
+    items = [HeadlineRow(kind=i.kind, subject=i.subject, verdict=i.verdict, outcome=i.outcome,
+                         tone=OUTCOME_TONES[i.outcome], reason=i.reason, where=i.where or "")
+             for i in head.items]
     return EvidenceBanner(
-        status=status, headline=HEADLINES[status], subject=subject, enforcement=enforcement,
-        errors=list(gate.errors), stats=stats,
-        verdicts=[VerdictCount(v, n) for v, n in counts.items() if n])
+        status=head.status, headline=f"{HEADLINES[head.status]}: {head.summary}",
+        subject=subject, enforcement=enforcement,
+        errors=list(gate.errors) if gate.applies else [], stats=stats,
+        verdicts=[VerdictCount(v, n) for v, n in counts.items()], items=items,
+        phase_e=head.phase_e)
 
 
 def _threshold_text(check: GateCheck) -> str:
@@ -511,20 +543,21 @@ def _provenance(report: EvidenceReport) -> list[Fact]:
 
 
 def build_evidence_view(report: EvidenceReport) -> EvidenceView:
-    status = gate_status(report.gate)
+    head = headline_of(report)
     required, missing = _required_rows(report)
     estimate = report.estimate or report.gate.estimate
-    ordered = list(report.decisions)  # catalog order, as the report lists them
+    ordered = supported_decisions(report)  # catalog order, as the report lists them
     return EvidenceView(
-        title=f"{HEADLINES[status]}: {len(report.decisions)} decision(s)",
-        banner=_banner(report, status),
+        title=f"{head.status.upper()}: {head.summary}",
+        banner=_banner(report, head),
         gate_checks=_gate_rows(report.gate),
         required_rows=required, missing_rows=missing,
         estimate=_estimate(estimate) if estimate is not None else None,
         estimate_message=report.estimate_message or report.gate.estimate_message or "",
         overview_chart=overview_chart(ordered),
         decisions=[_decision(d) for d in ordered],
-        omitted=[Fact(o.policy, o.reason) for o in report.omitted_decisions],
+        omitted=[Fact(o.policy, o.reason) for o in report.omitted_decisions
+                 if report.gate.applies or ordered],
         spread_figures=spread_figures(report),
         measurements=_measurements(report),
         inputs=_inputs(report), problems=list(report.inputs.problems),
@@ -533,4 +566,6 @@ def build_evidence_view(report: EvidenceReport) -> EvidenceView:
         provenance=_provenance(report),
         notes=[*report.inputs.notes, *report.notes],
         mesh=mesh_html(report),
+        gate_applies=report.gate.applies,
+        gate_applicability=report.gate.applicability,
     )

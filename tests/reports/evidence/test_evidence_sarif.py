@@ -75,7 +75,9 @@ def test_the_bundled_example_fails_on_missing_rows_and_the_merged_shared_tripwir
     assert results[0]["message"]["text"].startswith(
         "decision moe_merged_shared_gate_up inconclusive: review required: revisit disabled "
         "merged shared-expert policy (point estimate 1.321x > 1.02)")
-    assert run["properties"] == {"gate_passed": False, "enforced": False, "backend": "Metal"}
+    assert run["properties"] == {"verdict": "failed", "summary": "6 decision(s): 1 failed, 5 "
+                                 "undecided", "gate_applies": True, "gate_passed": False,
+                                 "enforced": False, "backend": "Metal"}
 
 
 def test_the_output_is_deterministic() -> None:

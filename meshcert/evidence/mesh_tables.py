@@ -1,0 +1,68 @@
+"""The mesh-llm sections of an evidence report as plain tables: (title, header, rows) each.
+
+One source for every renderer: `summary.md` (meshcert/evidence/summary.py) and the Markdown and
+HTML reports (meshcert/reports/evidence/mesh.py) lay out the same rows.
+"""
+
+from __future__ import annotations
+
+from meshcert.evidence.history import metric_class
+from meshcert.evidence.report import EvidenceReport
+
+Section = tuple[str, list[str], list[list[str]]]
+
+MAX_ROWS = 200
+
+
+def _num(value: float | None, fmt: str = "{:g}") -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def _interval(low: float | None, high: float | None, fmt: str = "{:+.1%}") -> str:
+    return "-" if low is None or high is None else f"[{fmt.format(low)}, {fmt.format(high)}]"
+
+
+def _pair(values: list[float] | None, fmt: str) -> str:
+    return _interval(values[0], values[1], fmt) if values and len(values) == 2 else "-"
+
+
+def mesh_sections(report: EvidenceReport) -> list[Section]:
+    """(title, header, rows) of each mesh section present."""
+    out: list[Section] = []
+    if report.history:
+        out.append(("Performance history", ["cohort", "class", "metric", "current", "median",
+                                            "change", "baseline", "interval", "row"],
+                    [[h.cohort_key[:12], metric_class(h, m), m.metric, _num(m.current),
+                      _num(m.baseline_median), _num(m.change, "{:+.1%}"), str(h.baseline_n),
+                      f"{_interval(m.change_low, m.change_high)} {m.interval_says}",
+                      f"{h.file}:{h.line}"] for h in report.history for m in h.metrics]))
+    if report.ab_decisions:
+        out.append(("A/B comparisons", ["comparison", "verdict", "metric", "median %",
+                                        "producer ci95", "Holm-adjusted", "p (Holm)"],
+                    [[d.comparison, d.verdict if i == 0 else "", m.metric, f"{m.median:+g}",
+                      _pair(m.ci95, "{:+g}"),
+                      _interval(m.ci_low_adjusted, m.ci_high_adjusted, fmt="{:+.2f}"),
+                      _num(m.p_adjusted, "{:.4f}")]
+                     for d in report.ab_decisions for i, m in enumerate(d.metrics)]))
+    if report.kv_dtype_decisions:
+        out.append(("KV-cache dtype (publisher default)",
+                    ["dtype", "verdict", "gain", "gain 95%", "p (Holm)", "PPL ratio",
+                     "upper 95%", "reason"],
+                    [[d.dtype, d.verdict, _num(d.gain, "{:.3f}x"),
+                      _pair(d.gain_ci, "{:.3f}"),
+                      _num(d.p_adjusted, "{:.4f}"), _num(d.ppl_ratio, "{:.4f}"),
+                      _num(d.ppl_ratio_upper, "{:.4f}"), d.reason]
+                     for d in report.kv_dtype_decisions]))
+    if report.promotion_checks:
+        out.append(("Promotion: mesh-llm winner vs meshcert",
+                    ["platform", "model", "mesh-llm winner", "meshcert candidate",
+                     "meshcert verdict", "agree", "where they differ"],
+                    [[str(p.platform), str(p.model), str(p.mesh_llm_winner),
+                      str(p.meshcert_candidate), p.meshcert_verdict, "yes" if p.agree else "no",
+                      "; ".join(p.notes)] for p in report.promotion_checks]))
+    if report.mesh_rows:  # last: the details behind the decisions above
+        out.append(("mesh-llm measurements", ["format", "op", "setup", "metric", "n", "median",
+                                              "unit", "first source"],
+                    [[r.format, r.op, r.params, r.metric, str(r.n), f"{r.median:g}", r.unit,
+                      r.sources[0] if r.sources else ""] for r in report.mesh_rows[:MAX_ROWS]]))
+    return out
