@@ -62,12 +62,21 @@ class Side:
     rss_kb: list[int] = field(default_factory=list)
 
 
-def source_model(cache: Path, layers: int, n_embd: int, n_ff: int) -> Path:
-    """The source GGUF (written once, kept under `cache`)."""
+def source_model(cache: Path, layers: int, n_embd: int, n_ff: int, dtype: str = "F16") -> Path:
+    """The source GGUF (written once, kept under `cache`): a llama whose matrices are `dtype`."""
+    from dataclasses import replace
+
+    from gguf import GGMLQuantizationType
+
     from meshcert.testing import llama_spec, write_source_gguf
 
     spec = llama_spec(block_count=layers, n_embd=n_embd, n_ff=n_ff, n_vocab=32000)
-    path = cache / f"llama-{layers}x{n_embd}x{n_ff}.gguf"
+    if dtype != "F16":
+        wanted = GGMLQuantizationType[dtype]
+        spec.tensors = [replace(t, ggml_type=wanted) if len(t.shape) > 1 else t
+                        for t in spec.tensors]
+    suffix = "" if dtype == "F16" else f"-{dtype}"
+    path = cache / f"llama-{layers}x{n_embd}x{n_ff}{suffix}.gguf"
     done = path.with_suffix(".complete")
     if done.exists():
         return path
