@@ -96,6 +96,12 @@ def signature(path: Path) -> Signature:
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
+def fsignature(fd: int) -> Signature:
+    """`signature` of an open file."""
+    st = os.fstat(fd)
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
 @dataclass
 class ArtifactResult:
     path: str
@@ -131,6 +137,7 @@ class Target:
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | (0 if self.existed else os.O_TRUNC),
                           0o644)
         self.closed = False
+        self.completed: Signature = (0, 0, 0, 0)  # as the last byte was written
         self.digest = hashlib.sha256()
         self.remaining = artifact.tensor_bytes
         self.expect = 0
@@ -277,6 +284,12 @@ class Finisher:
         self.failure: BaseException | None = None
 
     def submit(self, target: Target) -> None:
+        """Finish `target`, whose last byte was just written. Its signature is taken now,
+        before anything is hashed or read back: whatever changes the file from here on (another
+        process, a hook) changes its size, mtime, ctime or inode, so the writer's closing
+        check (`meshcert.splitter.write`) and the digest cache certification reads
+        (VerifyCache, keyed the same way) both see it."""
+        target.completed = fsignature(target.fd)
         self._futures.append(self._pool.submit(self._finish, target))
 
     def _finish(self, target: Target) -> None:
@@ -290,7 +303,7 @@ class Finisher:
                 self._hook(target.artifact, target.path)
             result = ArtifactResult(target.artifact.path, target.artifact.size, digest,
                                     target.rewritten, target.existed, header,
-                                    signature(target.path), read_back)
+                                    target.completed, read_back)
             with self._lock:
                 self._state.artifacts[target.artifact.path] = result
                 done = len(self._state.artifacts)
