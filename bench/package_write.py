@@ -197,14 +197,17 @@ def main() -> None:
     write_rss = max(next(s for s in sides if s.name == "write").rss_kb) / 1024
     cores = os.cpu_count() or 1
     floor_cpu = 2 * user["sha256"] + cpu["cp"]
-    floor = max(med["sha256"], floor_cpu / cores)
     ratio = med["write"] / med["sha256"]
     print(f"\nwrite / sha256     {ratio:.2f}x  (goal <= 1.15x one sequential hashlib pass: "
           f"{'met' if ratio <= 1.15 else 'MISSED'})")
-    print(f"floor / sha256     {floor / med['sha256']:.2f}x  (2 x {user['sha256']:.2f} s of "
-          f"SHA-256 + {cpu['cp']:.2f} s of copying = {floor_cpu:.2f} CPU s on {cores} cores "
-          f"= {floor:.2f} s at best)")
-    print(f"write / floor      {med['write'] / floor:.2f}x  (write's CPU: {cpu['write']:.2f} s)")
+    # in CPU seconds, which a shared machine disturbs far less than wall time: what the wall
+    # ratios come to when every core is free for the run
+    print(f"floor / sha256     {floor_cpu / cores / cpu['sha256']:.2f}x  in CPU time: any "
+          f"certified writer spends 2 x {user['sha256']:.2f} s of SHA-256 + {cpu['cp']:.2f} s "
+          f"of copying = {floor_cpu:.2f} CPU s, over {cores} cores at best, against the pass's "
+          f"{cpu['sha256']:.2f} s")
+    print(f"write CPU / cores  {cpu['write'] / cores / cpu['sha256']:.2f}x  the pass's CPU "
+          f"({cpu['write']:.2f} CPU s over {cores} cores): write / sha256 on free cores")
     if "gguf-split" in med:
         print(f"write / gguf-split {med['write'] / med['gguf-split']:.2f}x  (goal <= 1.0x)")
     print(f"write / cp         {med['write'] / med['cp']:.2f}x  (goal <= 1.3x)")
