@@ -421,34 +421,32 @@ class _Parser:
         return None
 
     def _skip_strings(self, count: int, key: str, at: int) -> None:
-        """Walk `count` length-prefixed strings without decoding them (the tokenizer hot loop)."""
+        """Walk `count` length-prefixed strings without decoding them (the tokenizer hot loop),
+        validating them a chunk of _UTF8_CHUNK at a time (bounded memory)."""
         unpack = struct.Struct(self._order + "Q").unpack_from
         buf = self._buf
         pos = self._pos
         have = len(buf)
-        starts: list[int] = []
-        wide: list[int] = []  # starts of the strings whose length prefix is not all ASCII
-        first = 0  # index of the item starts[0] belongs to
         valid = True
-        for _ in range(count):
-            if pos + 8 > have:
-                self._need(pos + 8, f"a string in array {key!r}", at)
-                buf, have = self._buf, len(self._buf)
-            pos += 8
-            starts.append(pos)
-            length = unpack(buf, pos - 8)[0]
-            if length > 0x7F:
-                wide.append(pos)
-            pos += length
-            if len(starts) == _UTF8_CHUNK:  # bounded memory: validate a chunk at a time
-                self._need(pos, f"a string in array {key!r}", at)
-                valid = valid and self._check_utf8_items(starts, wide, pos, key, first)
-                first += len(starts)
-                starts.clear()
-                wide.clear()
-        self._need(pos, f"the last string in array {key!r}", at)
-        if valid:
-            self._check_utf8_items(starts, wide, pos, key, first)
+        for first in range(0, max(count, 1), _UTF8_CHUNK):  # first: index of the chunk's item 0
+            starts: list[int] = []
+            wide: list[int] = []  # starts of the strings whose length prefix is not all ASCII
+            append = starts.append
+            for _ in range(min(_UTF8_CHUNK, count - first)):
+                if pos + 8 > have:
+                    self._need(pos + 8, f"a string in array {key!r}", at)
+                    buf, have = self._buf, len(self._buf)
+                pos += 8
+                append(pos)
+                length = unpack(buf, pos - 8)[0]
+                if length > 0x7F:
+                    wide.append(pos)
+                pos += length
+            last = first + _UTF8_CHUNK >= count
+            self._need(pos, f"the last string in array {key!r}" if last
+                       else f"a string in array {key!r}", at)
+            buf, have = self._buf, len(self._buf)
+            valid = valid and self._check_utf8_items(starts, wide, pos, key, first)
         self._pos = pos
 
     def _check_utf8_items(self, starts: list[int], wide: list[int], end: int, key: str,
