@@ -2,10 +2,11 @@
 (`meshcert.certify.workers.llama_gguf`) and the chat-template audit
 (`meshcert.certify.template_audits`).
 
-`start(view)` needs only the headers, so the local loader calls it before it hashes the files
-(the questions are answered while the bytes are hashed); `finish()` imports every check module
-while it waits (CPU work that overlaps the waits: the checks run next) and returns what failed,
-for the caller to contain. Their answers land on the view as facts.
+`start(view)` needs only the headers, so the local loader calls it as soon as they are read,
+while the files are hashed (on its own thread: meshcert.certify.sources.local); once the
+questions are asked it imports every check module (CPU work that overlaps the hashing and the
+waits: the checks run next). `finish()` waits for the answers and returns what failed, for the
+caller to contain. Their answers land on the view as facts.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ class WorkerQuestions:
                                       daemon=True, name=f"worker-question-{n}")
             self._threads.append(thread)
             thread.start()
+        from meshcert.certify.checks import all_checks
+
+        all_checks()
 
     def _ask(self, what: str, attach: Attach, check: str, view: PackageView) -> None:
         started = time.perf_counter()
@@ -55,10 +59,7 @@ class WorkerQuestions:
 
     def finish(self, view: PackageView) -> list[tuple[str, Exception]]:
         """Wait for both answers (asking now if `start` was never called)."""
-        from meshcert.certify.checks import all_checks
-
         self.start(view)
-        all_checks()
         for thread in self._threads:
             thread.join()
         return sorted(self._failures.items(), key=lambda item: item[0])

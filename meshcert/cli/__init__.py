@@ -102,11 +102,13 @@ def _run() -> None:
     # over LFS, never Xet (meshcert.publish.hub_writer says why). A value the user set is kept.
     os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
     argv = sys.argv[1:]
-    if argv[:2] == ["models", "certify"] and not {"--help", "--version"} & set(argv):
+    if argv[:2] in (["models", "certify"], ["package", "write"]) \
+            and not {"--help", "--version"} & set(argv):
         # Its worker processes take ~80 ms to boot; started before typer parses the options
-        # (which imports pydantic, ~65 ms) they are ready when the package is. `--help` and
-        # `--version` start none; a usage error just leaves them idle, and atexit discards
-        # them.
+        # (which imports pydantic, ~65 ms) they are ready when the package is (`package
+        # write`: when the closing certification asks them, instead of booting after the
+        # write, in series). `--help` and `--version` start none; a usage error just leaves
+        # them idle, and atexit discards them.
         from meshcert.certify.workers import prestart_workers
 
         prestart_workers()

@@ -15,7 +15,6 @@ from pathlib import Path
 
 APP = "meshcert"
 STAGES = "stages"  # materialized certification stages (meshcert.certify.materialize)
-GGUF_TABLES = "gguf-tables"  # gguf-py's name tables as JSON (meshcert.core.gguf.constants)
 MODELS = "models"  # the real test models (tests/support/real_models.py)
 LLAMA_CPP = "llama.cpp"  # the llama.cpp tools built for the slow tiers (scripts/)
 

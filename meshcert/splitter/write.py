@@ -14,8 +14,26 @@
    last, `model-package.json` (temp file + rename): the manifest marks the package complete.
 
 Certification is the caller's next step (`meshcert.splitter.certify_step`), with the digests
-gathered
-here. Nothing here prints or exits.
+gathered here: it hashes nothing again. What keeps that honest, i.e. why a byte that changed on
+disk after it was hashed is still caught:
+
+- each artifact's signature (size, mtime_ns, ctime_ns, inode) is taken the moment its last byte
+  is written (`Finisher.submit`), before the rest of its digest is read back. Any later write
+  to it, by another process or a hook, moves its mtime and ctime (ctime cannot be set back from
+  user space), a replacement changes its inode, so step 4 aborts the write (no manifest) and
+  the digest cache certification reads (keyed on the same signature) misses and hashes the file
+  again;
+- a digest is of the bytes handed to the kernel (in file order) or of the bytes read back from
+  the file (the rest): either way of what the file held when its signature was taken, or of a
+  later change that the signature then shows.
+
+Not caught, as with every check of this kind (git's "racy clean" case): a write by another
+process to the same file within the file system's timestamp tick of the writer's own last
+write (a few ms), that leaves the size unchanged; and a change below the file system (a disk
+that corrupts what it stores). `meshcert models certify --verify-sha256` in a new process, with
+no cache, reads every byte back from the disk.
+
+Nothing here prints or exits.
 """
 
 from __future__ import annotations
@@ -152,9 +170,11 @@ class WriteResult:
 
 
 def is_hub_source(text: str) -> bool:
+    if os.path.exists(text):  # a local file: the Hub client is never imported (~0.15 s)
+        return False
     from meshcert.splitter.hub_source import parse_coordinate
 
-    return not os.path.exists(text) and parse_coordinate(text) is not None
+    return parse_coordinate(text) is not None
 
 
 def open_source(request: WriteRequest) -> SourceModel:

@@ -11,8 +11,7 @@ import platformdirs
 import pytest
 
 from meshcert.certify.materialize import default_dir
-from meshcert.core.cache_paths import GGUF_TABLES, STAGES, cache_dir, cache_root
-from meshcert.core.gguf.constants import snapshot_path
+from meshcert.core.cache_paths import STAGES, cache_dir, cache_root
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,13 +23,11 @@ def test_on_linux_it_is_the_one_it_always_was(tmp_path: Path,
     assert cache_root() == Path.home() / ".cache" / "meshcert"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert default_dir() == tmp_path / "meshcert" / "stages"
-    assert snapshot_path(b"gguf/constants.py").parent == tmp_path / "meshcert" / "gguf-tables"
 
 
 def test_every_kind_is_a_folder_of_the_one_root() -> None:
     assert cache_root() == platformdirs.user_cache_path("meshcert", appauthor=False)
     assert cache_dir(STAGES) == cache_root() / "stages" == default_dir()
-    assert snapshot_path(b"x").parent == cache_dir(GGUF_TABLES)
 
 
 def test_importing_it_does_not_load_platformdirs() -> None:

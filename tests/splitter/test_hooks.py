@@ -57,3 +57,27 @@ def test_a_hook_that_changes_the_artifact_aborts(tmp_path: Path, action: str) ->
         write_package(tiny_source(tmp_path), tmp_path / "pkg", after_artifact_command=command)
     assert err.value.code == "hook_changed_artifact"
     assert not (tmp_path / "pkg/model-package.json").exists()
+
+
+# the carrier is finished last (after every part): its hook changes one byte of a part that was
+# already hashed, in place (same size), from another process
+TOUCH_A_FINISHED_PART = (
+    "import os\n"
+    "if os.environ['SKIPPY_PACKAGE_ARTIFACT_RELATIVE_PATH'] == 'shared/metadata.gguf':\n"
+    "    root = os.path.dirname(os.path.dirname(os.environ['SKIPPY_PACKAGE_ARTIFACT_PATH']))\n"
+    "    with open(os.path.join(root, 'layers', 'layer-00000.gguf'), 'r+b') as f:\n"
+    "        f.seek(-1, 2)\n"
+    "        last = f.read(1)\n"
+    "        f.seek(-1, 2)\n"
+    "        f.write(bytes([last[0] ^ 0xFF]))\n")
+
+
+def test_a_byte_changed_in_a_part_after_it_was_hashed_aborts_the_write(tmp_path: Path) -> None:
+    """The writer reuses the digests it took while writing (no second pass): a part changed
+    on disk after its digest was taken is still caught, by its signature."""
+    with pytest.raises(Aborted) as err:
+        write_package(tiny_source(tmp_path), tmp_path / "pkg",
+                      after_artifact_command=_python(TOUCH_A_FINISHED_PART))
+    assert err.value.code == "artifact_changed"
+    assert "layers/layer-00000.gguf" in err.value.message
+    assert not (tmp_path / "pkg/model-package.json").exists()

@@ -6,6 +6,11 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pytest
+import xxhash
+
+from meshcert.splitter.errors import Aborted
+from meshcert.splitter.stream import Target
 from meshcert.testing import llama_spec
 from tests.splitter.builders import tiny_source, write_package
 
@@ -39,11 +44,33 @@ def test_a_source_already_in_name_order_is_never_read_back(tmp_path: Path) -> No
     assert layers and all(r.read_back == 0 for r in layers)
 
 
-def test_every_tensor_digest_is_the_sha256_of_its_source_bytes(tmp_path: Path) -> None:
+def test_every_tensor_digest_is_the_xxh3_of_its_source_bytes_on_both_sides(
+        tmp_path: Path) -> None:
     source = tiny_source(tmp_path)
     result = write_package(source, tmp_path / "pkg")
     data = source.read_bytes()
     for t in result.plan.source.tensors:
-        assert result.state.tensor_sha256[t.name] == hashlib.sha256(
-            data[t.start:t.start + t.n_bytes]).hexdigest()
+        expected = xxhash.xxh3_128(data[t.start:t.start + t.n_bytes]).hexdigest()
+        assert result.state.tensor_digest[t.name] == expected
+        assert result.state.package_tensor_digest[t.name] == expected
     assert result.state.source_sha256 == {0: hashlib.sha256(data).hexdigest()}
+
+
+def test_bytes_changed_in_memory_between_reading_and_writing_abort_the_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fault no real part produces on demand (a buffer reused too early, a bit flipped in
+    memory): the write stage changes a byte of one tensor before it is written, so the bytes
+    the artifacts get are not the bytes read from the source."""
+    original = Target.write
+
+    def corrupting(self: Target, index: int, within: int, data: memoryview) -> None:
+        if self.artifact.placements[index].name == "blk.1.ffn_up.weight" and within == 0:
+            data[0] ^= 0xFF
+        original(self, index, within, data)
+
+    monkeypatch.setattr(Target, "write", corrupting)
+    with pytest.raises(Aborted) as caught:
+        write_package(tiny_source(tmp_path), tmp_path / "pkg", fmt="v1")
+    assert caught.value.code == "verification_failed"
+    assert "blk.1.ffn_up.weight" in str(caught.value)
+    assert not (tmp_path / "pkg" / "model-package.json").exists()

@@ -293,23 +293,26 @@ def _data_mismatches(facts: SourceFacts, package: dict[str, tuple[Fragment, Tens
         if name not in package:
             continue
         frag, pkg = package[name]
-        differences = _differences(src, pkg, facts.package_tensor_sha256.get((frag.path, name)))
+        differences = _differences(src, pkg, facts.package_tensor_digest.get((frag.path, name)),
+                                   facts.tensor_digest)
         if differences:
             yield finding("source_tensor_data_mismatch", f"{name} in {frag.path}: "
                           f"{'; '.join(differences)}", path=frag.path,
                           layer_index=frag.layer_index)
 
 
-def _differences(src: SourceTensor, pkg: TensorInfo, pkg_sha: str | None) -> list[str]:
+def _differences(src: SourceTensor, pkg: TensorInfo, pkg_digest: str | None,
+                 algorithm: str) -> list[str]:
     out: list[str] = []
     if src.ggml_type != pkg.ggml_type:
         out.append(f"type {_type_name(src.ggml_type)} in the source, "
                    f"{_type_name(pkg.ggml_type)} in the package")
     if tuple(src.shape) != tuple(pkg.shape):
         out.append(f"shape {list(src.shape)} in the source, {list(pkg.shape)} in the package")
-    if not out and src.sha256 is not None and pkg_sha is not None and src.sha256 != pkg_sha:
-        out.append(f"the {pkg.n_bytes} data bytes differ (sha256 {src.sha256[:12]}... in the "
-                   f"source, {pkg_sha[:12]}... in the package)")
+    if not out and src.digest is not None and pkg_digest is not None \
+            and src.digest != pkg_digest:
+        out.append(f"the {pkg.n_bytes} data bytes differ ({algorithm} {src.digest[:12]}... in "
+                   f"the source, {pkg_digest[:12]}... in the package)")
     return out
 
 

@@ -30,7 +30,8 @@ class SourceTensor:
     ggml_type: int
     shape: tuple[int, ...]
     n_bytes: int
-    sha256: str | None  # of its data bytes; None when they lie outside the file
+    digest: str | None  # of its data bytes (SourceFacts.tensor_digest); None when they lie
+    # outside the file
 
 
 @dataclass
@@ -38,8 +39,11 @@ class SourceFacts:
     given_path: str
     shards: list[SourceShard] = field(default_factory=list)
     tensors: dict[str, SourceTensor] = field(default_factory=dict)
-    # (package artifact path, tensor name) -> sha256 of the tensor's bytes in the package
-    package_tensor_sha256: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    # (package artifact path, tensor name) -> digest of the tensor's bytes in the package
+    package_tensor_digest: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    # the algorithm of every tensor digest on both sides: `--source` hashes both with SHA-256;
+    # the writer (meshcert.splitter.facts) takes xxh3-128 as the bytes stream (stream.py says why)
+    tensor_digest: str = "sha256"
     package_data_hashed: bool = False  # False when the package files are not on local disk
     error: str | None = None  # the source could not be used at all (missing, missing shards)
     problems: list[str] = field(default_factory=list)  # partial failures (a file unreadable)

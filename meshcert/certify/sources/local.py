@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -121,9 +122,11 @@ def load_local_package(
 ) -> PackageView:
     """Gather manifest, file facts (sizes, SHA-256), listing, README and GGUF headers.
 
-    The headers are read before the files are hashed; `on_headers(view)` is called between
-    the two (the service starts asking the worker processes then, so they answer while the
-    bytes are hashed). The view's `files` gain their digests once hashing is done.
+    With `--verify-sha256` the files are hashed (on every core, in this thread's pool) while a
+    second thread reads the headers and the small files and then calls `on_headers(view)` (the
+    service starts asking the worker processes then and imports the checks): that fixed work
+    overlaps the hashing instead of preceding it. Without hashing they run in this thread.
+    The view's `files` gain their digests once hashing is done.
     """
     root = os.path.abspath(directory)
     ref = RefInfo(kind="local", pinned=False)
@@ -141,19 +144,53 @@ def load_local_package(
     )
     view.files = _file_facts(view, root)
     view.listing = list_package_files(root)
-    readme = os.path.join(root, README_NAME)
-    if inspect_path(root, README_NAME).kind == "file":
-        data = _read_capped(readme, MAX_README_BYTES)
-        view.readme_raw = data[:MAX_README_BYTES]
-        view.readme_text = view.readme_raw.decode("utf-8", errors="replace")
-    view.headers = read_local_headers(root, view)
-    view.tensor_digests = read_metadata_tensor_digests(root, view)
-    view.publisher_files = read_local_publisher_files(root, view)
-    if on_headers is not None:
-        on_headers(view)
-    if view.options.verify_sha256:
-        view.files = _hashed(view, root, progress or NullProgress(), verify_cache)
+
+    def read_the_rest() -> None:
+        readme = os.path.join(root, README_NAME)
+        if inspect_path(root, README_NAME).kind == "file":
+            data = _read_capped(readme, MAX_README_BYTES)
+            view.readme_raw = data[:MAX_README_BYTES]
+            view.readme_text = view.readme_raw.decode("utf-8", errors="replace")
+        view.headers = read_local_headers(root, view)
+        view.tensor_digests = read_metadata_tensor_digests(root, view)
+        view.publisher_files = read_local_publisher_files(root, view)
+        if on_headers is not None:
+            on_headers(view)
+
+    if not view.options.verify_sha256:
+        read_the_rest()
+        return view
+    # Ctrl-C reaches this (the main) thread, so the hashing stays here, where it is turned
+    # into an interrupted verification; the other thread only reads small things and ends
+    beside = _Beside(read_the_rest)
+    try:
+        hashed = _hashed(view, root, progress or NullProgress(), verify_cache)
+    finally:
+        beside.join()
+    view.files = hashed  # every file keeps its kind and size: only the digests are added
     return view
+
+
+class _Beside:
+    """`work()` on its own thread; `join()` waits and re-raises what it raised."""
+
+    def __init__(self, work: Callable[[], None]) -> None:
+        self._failure: BaseException | None = None
+
+        def run() -> None:
+            try:
+                work()
+            except BaseException as exc:  # handed to join(), in the caller's thread
+                self._failure = exc
+
+        self._thread = threading.Thread(target=run, name="package-facts", daemon=True)
+        self._thread.start()
+
+    def join(self) -> None:
+        while self._thread.is_alive():
+            self._thread.join(0.2)  # a short wait keeps Ctrl-C deliverable
+        if self._failure is not None:
+            raise self._failure
 
 
 def _file_facts(view: PackageView, root: str) -> dict[str, FileFact]:

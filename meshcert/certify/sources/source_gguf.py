@@ -115,7 +115,7 @@ def _hash_package_tensors(view: PackageView, root: str, facts: SourceFacts) -> N
             facts.problems.append(f"cannot hash package file {path}: {exc.strerror or exc}")
             continue
         for name, digest in digests.items():
-            facts.package_tensor_sha256[(path, name)] = digest
+            facts.package_tensor_digest[(path, name)] = digest
     facts.package_data_hashed = True
 
 

@@ -70,10 +70,10 @@ def test_facts_hold_real_digests_of_both_sides(packages: PackageFactory) -> None
     assert len(facts.tensors) == len(info.spec.tensors)
     name = "blk.2.ffn_down.weight"
     src = facts.tensors[name]
-    assert src.sha256 is not None
-    assert facts.package_tensor_sha256[(layer_rel(2), name)] == src.sha256
+    assert src.digest is not None and facts.tensor_digest == "sha256"
+    assert facts.package_tensor_digest[(layer_rel(2), name)] == src.digest
     data = load(info.root / layer_rel(2)).tensor(name).data
-    assert src.sha256 == hashlib.sha256(data).hexdigest()
+    assert src.digest == hashlib.sha256(data).hexdigest()
 
 
 def test_hash_ranges_streams_overlapping_and_out_of_file_ranges(tmp_path: Path) -> None:

@@ -204,3 +204,28 @@ def test_llama_cpps_refusal_of_a_fragment_with_the_carrier_marker_is_still_repor
     report = certify_dir(info.root)
     rejected = [f for f in report.findings if f.code == "llama_cpp_gguf_rejected"]
     assert [f.path for f in rejected] == [rel] and "has offset" in rejected[0].message
+
+
+@pytest.mark.parametrize("long_length", [0xAC, 0x1_80])
+def test_a_cut_sequence_is_not_completed_by_the_next_strings_length_prefix(
+        long_length: int) -> None:
+    """The array is validated in one decode of its bytes, length prefixes included. A string
+    ending in a cut 3-byte sequence (E2 82) followed by one of 0xAC bytes would read as the
+    valid E2 82 AC ('€') if the prefix's first byte were kept: every prefix of a string of
+    0x80 bytes or more is blanked first (0x180 starts with 0x80, another continuation byte)."""
+    f = base_file()
+    words = [f"w{i}" for i in range(5000)]  # long enough to be skipped, not kept
+    words[41] = cast(str, b"x\xe2\x82")
+    words[42] = "y" * long_length
+    f.kvs.append(KV("hostile.words", V.ARRAY, words, sub_type=V.STRING))
+    header = read_header(MemorySource(f.to_bytes()))
+    assert isinstance(header, GGUFHeader)
+    assert header.invalid_utf8 == ["item 41 of array 'hostile.words'"]
+
+
+def test_long_strings_that_are_all_valid_pass() -> None:
+    f = base_file()
+    words = [f"w{i}" for i in range(5000)] + ["\u20ac" * 200, "z" * 300]
+    f.kvs.append(KV("hostile.words", V.ARRAY, words, sub_type=V.STRING))
+    header = read_header(MemorySource(f.to_bytes()))
+    assert isinstance(header, GGUFHeader) and header.invalid_utf8 == []
