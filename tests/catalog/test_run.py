@@ -329,8 +329,11 @@ def test_real_models_in_a_catalog_cost_no_more_than_alone(hub: FakeHub,
     report = certify_catalog(LocalCatalog(catalog), CatalogRequest(options=OPTIONS)).report
     assert sum(r.requests for r in report.packages) == hub.count()
     for row in report.packages:
+        # the shelf's v2 packages record source revision "main", which mesh-llm's HF
+        # publication job refuses (a warning); v1 is outside that job
+        publish = [PUBLISH] if row.repo.endswith("-v2") else []
         assert (row.status, row.error_codes, row.warning_codes) == (
-            "passed", [], ["catalog_entry_unpinned"]), row.repo
+            "passed", [], ["catalog_entry_unpinned", *publish]), row.repo
         warm = certify_package(CertRequest(model=f"hf://{row.repo}", options=CertOptions(
             runtime_abi=RUNTIME_ABI, allow_unpinned=True, verify_sha256=False)))
         assert warm.status == "passed" and warm.transfer is not None
