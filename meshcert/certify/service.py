@@ -61,9 +61,12 @@ def _empty_view(ref: PackageRef | None, text: str, options: CertOptions) -> Pack
 
 
 def load_view(request: CertRequest, ref: PackageRef, progress: ProgressObserver,
-              on_headers: Callable[[PackageView], None] | None = None) -> PackageView:
+              on_headers: Callable[[PackageView], None] | None = None,
+              on_files: Callable[[PackageView, list[str]], None] | None = None
+              ) -> PackageView:
     """Gather the package facts from wherever the ref points (a local loader calls
-    `on_headers` once the headers are read, before it hashes the files)."""
+    `on_files` once it knows which GGUFs it will read, and `on_headers` once their headers are
+    read, before it hashes the files)."""
     if ref.kind == "hf":
         from meshcert.certify.sources.hub import load_hub_package
 
@@ -73,7 +76,8 @@ def load_view(request: CertRequest, ref: PackageRef, progress: ProgressObserver,
 
     return load_local_package(ref.local_path or ref.text, display_ref=ref.text,
                               options=request.options, progress=progress,
-                              verify_cache=request.verify_cache, on_headers=on_headers)
+                              verify_cache=request.verify_cache, on_headers=on_headers,
+                              on_files=on_files)
 
 
 def run_runtime(runtime: RuntimeRequest, progress: ProgressObserver) -> list[RuntimeGate]:
@@ -111,7 +115,8 @@ def certify_with_view(request: CertRequest, progress: ProgressObserver | None = 
     api_key = request.runtime.api_key if request.runtime else None
     questions = WorkerQuestions()
     try:
-        view = load_view(request, ref, progress, on_headers=questions.start)
+        view = load_view(request, ref, progress, on_headers=questions.start,
+                         on_files=questions.ask_parser_early)
     except Exception as exc:  # containment: a loader bug is an incomplete report, not a crash
         view = _empty_view(ref, request.model, request.options)
         _contain(view, f"loading {request.model} failed", exc, api_key)

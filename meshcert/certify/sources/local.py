@@ -119,6 +119,7 @@ def load_local_package(
     progress: ProgressObserver | None = None,
     verify_cache: str | None = None,
     on_headers: Callable[[PackageView], None] | None = None,
+    on_files: Callable[[PackageView, list[str]], None] | None = None,
 ) -> PackageView:
     """Gather manifest, file facts (sizes, SHA-256), listing, README and GGUF headers.
 
@@ -126,7 +127,8 @@ def load_local_package(
     second thread reads the headers and the small files and then calls `on_headers(view)` (the
     service starts asking the worker processes then and imports the checks): that fixed work
     overlaps the hashing instead of preceding it. Without hashing they run in this thread.
-    The view's `files` gain their digests once hashing is done.
+    The view's `files` gain their digests once hashing is done. `on_files(view, paths)` is
+    called first, once the file facts are known, with the GGUFs whose headers will be read.
     """
     root = os.path.abspath(directory)
     ref = RefInfo(kind="local", pinned=False)
@@ -144,6 +146,8 @@ def load_local_package(
     )
     view.files = _file_facts(view, root)
     view.listing = list_package_files(root)
+    if on_files is not None:
+        on_files(view, gguf_header_paths(view))
 
     def read_the_rest() -> None:
         readme = os.path.join(root, README_NAME)

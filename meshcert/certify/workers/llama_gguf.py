@@ -192,8 +192,18 @@ def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def attach_verdicts(view: PackageView, opinion: GGUFSecondOpinion | None = None) -> None:
-    """Ask llama.cpp about every GGUF of a local package whose header was read."""
+def asks_before_headers(paths: list[str]) -> bool:
+    """Whether llama.cpp can be asked about `paths` before their headers are read: below
+    PARALLEL_FROM files one worker parses them whatever the headers hold (the split question,
+    which needs the header sizes, does not arise), so its parse overlaps the header reading
+    instead of following it."""
+    return len(paths) < PARALLEL_FROM
+
+
+def attach_verdicts(view: PackageView, opinion: GGUFSecondOpinion | None = None,
+                    paths: list[str] | None = None) -> None:
+    """Ask llama.cpp about every GGUF of a local package whose header was read (or, before
+    the headers are read, about `paths`: the ones the loader is about to read)."""
     if view.local_dir is None:
         if view.headers:  # remote (hf://) fragments are read by byte ranges, never whole
             view.source_facts[LLAMA_CPP_FACTS_KEY] = LlamaCppFacts(
@@ -201,12 +211,12 @@ def attach_verdicts(view: PackageView, opinion: GGUFSecondOpinion | None = None)
                 "ranges, and llama.cpp's parser needs the file")
         return
     files: dict[str, Path] = {}
-    for path in view.headers:
+    for path in (list(view.headers) if paths is None else paths):
         fact = view.files.get(path)
         if fact is None or fact.kind == "file":
             files[path] = Path(view.local_dir, *path.split("/"))
     if files:
-        opinion = opinion or LlamaCppGGUF(split=split_pays(view, files))
+        opinion = opinion or LlamaCppGGUF(split=paths is None and split_pays(view, files))
         view.source_facts[LLAMA_CPP_FACTS_KEY] = opinion.check(files)
 
 

@@ -28,3 +28,19 @@ def test_without_hashing_the_files_are_only_stated(packages: PackageFactory) -> 
     view = load_local_package(str(info.root), display_ref="x",
                               options=CertOptions(verify_sha256=False))
     assert view.files and not any(f.sha256 for f in view.files.values())
+
+
+def test_on_files_names_the_ggufs_whose_headers_are_then_read(packages: PackageFactory
+                                                               ) -> None:
+    """The service asks llama.cpp's parser about these paths before the headers are read, so
+    they must be exactly the headers the loader reads, in the same order."""
+    info = packages.build(layers=2)
+    seen: dict[str, object] = {}
+
+    def on_files(view: PackageView, paths: list[str]) -> None:
+        seen["paths"], seen["headers"] = list(paths), dict(view.headers)
+
+    view = load_local_package(str(info.root), display_ref="x",
+                              options=CertOptions(verify_sha256=True), on_files=on_files)
+    assert seen["headers"] == {}  # asked before any header was read
+    assert seen["paths"] == list(view.headers) and len(view.headers) >= 4
