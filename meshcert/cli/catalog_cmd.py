@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 import typer
 
 from meshcert.cli.exit_codes import EXIT_CODES, Exit
-from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
-from meshcert.cli.shared_options import StrictOpt
+from meshcert.cli.shared_options import HtmlOpt, JunitOpt, MdOpt, SarifOpt, StrictOpt
 
 if TYPE_CHECKING:
     from meshcert.attest.catalog_trust import CatalogTrust

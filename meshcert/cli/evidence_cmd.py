@@ -24,7 +24,8 @@ import typer
 
 from meshcert.cli.deliver import undeliverable
 from meshcert.cli.exit_codes import Exit
-from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, QuietOpt, SarifOpt
+from meshcert.cli.report_cmd import QuietOpt
+from meshcert.cli.shared_options import HtmlOpt, JunitOpt, MdOpt, SarifOpt
 from meshcert.evidence.defaults import (
     DEFAULT_REPEATS,
     DEFAULT_REPLICATES,
@@ -231,7 +232,7 @@ def _warn_problems(result: IngestResult) -> None:
 
 def print_gate(gate: GateResult, echo: Callable[[str], None] = typer.echo) -> None:
     """The gate table: required rows, the estimate, then one line per gate."""
-    from meshcert.evidence.summary import gate_threshold, gate_value
+    from meshcert.reports.fmt import gate_threshold, gate_value
 
     if not gate.applies:
         echo(f"Phase E MoE gate: {gate.applicability}")
@@ -409,13 +410,11 @@ def report(
 ) -> None:
     """Gate + decisions: write decisions.json (the EvidenceReport) and summary.md. Exit 2 when
     the gate is enforced and fails, or when --package breaks the q2_K routed-down rule."""
-    from meshcert.core.atomic import write_atomic
     from meshcert.evidence.decisions import DecisionOptions
     from meshcert.evidence.matching import BackendError
     from meshcert.evidence.package_rules import PackageLoadError
     from meshcert.evidence.service import UnusableInputError, report_files
-    from meshcert.evidence.summary import render_summary
-    from meshcert.reports.outputs import write_reports
+    from meshcert.reports.outputs import write_decisions, write_reports
 
     decisions_file = _decisions(decisions_file, catalog_alias)
     rules, settings = _rules_and_settings(decisions_file, require_gates)
@@ -434,12 +433,9 @@ def report(
         raise _fail([str(exc)]) from None
     _warn_problems(run.ingest)
     try:
-        written = [write_atomic(out_dir / "decisions.json", run.report.to_json())]
-        summary = out_dir / "summary.md"
-        if md is None or Path(md).resolve() != summary.resolve():  # --md there replaces it
-            written.append(write_atomic(summary, render_summary(run.report)))
-        written += write_reports(run.report, html=html, md=md, junit=junit,
-                                 sarif=sarif).values()
+        written = [*write_decisions(run.report, out_dir, md=md).values(),
+                   *write_reports(run.report, html=html, md=md, junit=junit,
+                                  sarif=sarif).values()]
     except OSError as exc:
         raise undeliverable(exc) from None
     if json_out:
@@ -617,7 +613,7 @@ def run(
         run_plan,
     )
     from meshcert.evidence.run.plan import Stream, split_command
-    from meshcert.reports.outputs import write_reports
+    from meshcert.reports.outputs import write_decisions, write_reports
 
     decisions_file = _decisions(decisions_file, catalog_alias)
     rules, settings = _rules_and_settings(decisions_file, require_gates)
@@ -634,6 +630,7 @@ def run(
                                       rules=rules, phase_e=phase_e)
     except BackendError as exc:
         raise _fail([str(exc)]) from None
+    decisions = write_decisions(evidence.report, out_dir)
     try:
         rendered = write_reports(evidence.report, html=html, md=md, junit=junit, sarif=sarif)
     except OSError as exc:
@@ -647,7 +644,7 @@ def run(
         typer.echo(f"runs: {counts} ({len(plan.variants)} variant(s) x {repeat}, "
                    f"interleaved)")
         print_report(evidence.report, [out_dir / "runs.json", *evidence.written.values(),
-                                       *rendered.values()])
+                                       *decisions.values(), *rendered.values()])
     if not evidence.nothing_measured:
         for item in evidence.unmeasured:
             typer.echo(f"warning: {item.describe()}", err=True)

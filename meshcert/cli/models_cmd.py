@@ -12,8 +12,7 @@ import typer
 
 from meshcert.cli.deliver import deliver
 from meshcert.cli.exit_codes import Exit
-from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
-from meshcert.cli.shared_options import StrictOpt
+from meshcert.cli.shared_options import HtmlOpt, JunitOpt, MdOpt, SarifOpt, StrictOpt
 
 if TYPE_CHECKING:  # the engine loads inside the commands
     from collections.abc import Callable

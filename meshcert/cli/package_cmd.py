@@ -21,8 +21,14 @@ import typer
 
 from meshcert.cli.deliver import undeliverable
 from meshcert.cli.exit_codes import EXIT_CODES, Exit
-from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
-from meshcert.cli.shared_options import CatalogTargetOpt, catalog_target
+from meshcert.cli.shared_options import (
+    CatalogTargetOpt,
+    HtmlOpt,
+    JunitOpt,
+    MdOpt,
+    SarifOpt,
+    catalog_target,
+)
 
 if TYPE_CHECKING:
     from meshcert.certify.report import CertReport

@@ -8,18 +8,11 @@ import typer
 
 from meshcert.cli.deliver import undeliverable
 from meshcert.cli.exit_codes import Exit
+from meshcert.cli.shared_options import HtmlOpt, JunitOpt, MdOpt, SarifOpt
 
 app = typer.Typer(help="Render reports for reviewers (HTML, Markdown, JUnit XML, SARIF).",
                   no_args_is_help=True, rich_markup_mode=None)
 
-HtmlOpt = Annotated[str | None, typer.Option(
-    "--html", help="Write a self-contained HTML report here.")]
-MdOpt = Annotated[str | None, typer.Option(
-    "--md", help="Write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY).")]
-JunitOpt = Annotated[str | None, typer.Option(
-    "--junit", help="Write JUnit XML here (for CI test dashboards).")]
-SarifOpt = Annotated[str | None, typer.Option(
-    "--sarif", help="Write SARIF 2.1.0 here (for code-scanning dashboards).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on stdout; "
                                         "errors still go to stderr.")]
 

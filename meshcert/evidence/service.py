@@ -11,9 +11,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
-from meshcert.core.atomic import write_atomic
 from meshcert.evidence.build import BuildOptions, build_report
 from meshcert.evidence.decisions import DecisionOptions
 from meshcert.evidence.gates import evaluate_gate
@@ -119,16 +117,9 @@ def report_files(paths: Iterable[str | os.PathLike[str]], *, settings: EvidenceS
     return ReportRun(result, report)
 
 
-def write_example_evidence(out_dir: str | os.PathLike[str]) -> tuple[ReportRun, dict[str, Path]]:
-    """The bundled example (published GLM-5.2 Metal means) with default settings:
-    `decisions.json` and `summary.md` under out_dir. Returns the run and label -> path."""
+def example_evidence() -> ReportRun:
+    """The bundled example (published GLM-5.2 Metal means) with default settings, decided
+    (`meshcert demo` writes it with meshcert.reports.outputs.write_decisions)."""
     from meshcert.evidence.examplegen import example_files
-    from meshcert.evidence.summary import render_summary
 
-    run = report_files(example_files(), settings=load_settings({}))
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    decisions, summary = out / "decisions.json", out / "summary.md"
-    write_atomic(decisions, run.report.to_json())
-    write_atomic(summary, render_summary(run.report))
-    return run, {"evidence decisions (JSON)": decisions, "evidence summary (Markdown)": summary}
+    return report_files(example_files(), settings=load_settings({}))

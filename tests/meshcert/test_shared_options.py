@@ -1,5 +1,6 @@
-"""`--strict` and `--catalog` mean the same on every command that takes them (one definition in
-meshcert.cli.shared_options), read from the commands' own click parameters."""
+"""`--strict`, `--catalog` and the report outputs (`--html`, `--md`, `--junit`, `--sarif`) mean
+the same on every command that takes them (one definition in meshcert.cli.shared_options), read
+from the commands' own click parameters."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ import pytest
 import typer.main
 
 from meshcert.cli import app
-from meshcert.cli.shared_options import CATALOG_HELP, STRICT_HELP, catalog_target
+from meshcert.cli.shared_options import (
+    CATALOG_HELP,
+    REPORT_OPTIONS,
+    STRICT_HELP,
+    catalog_target,
+)
 from tests.meshcert.test_cli_help_text import commands
 
 
@@ -40,6 +46,20 @@ def test_every_publishing_catalog_option_defaults_to_none_with_the_same_help() -
         opt = _option(commands[name], "--catalog")
         assert opt is not None, name
         assert opt.default is None and opt.help == CATALOG_HELP, name
+
+
+REPORT_WRITERS = {"models certify", "models inspect", "package write", "report render",
+                  "report merge", "evidence report", "evidence run", "catalog certify"}
+
+
+@pytest.mark.parametrize("fmt", list(REPORT_OPTIONS))
+def test_every_report_output_option_has_the_one_meaning(fmt: str) -> None:
+    flag, help_text = REPORT_OPTIONS[fmt]
+    having = {name: _option(cmd, flag) for name, cmd in _commands().items()}
+    having = {name: opt for name, opt in having.items() if opt is not None}
+    assert set(having) == REPORT_WRITERS
+    for name, opt in having.items():
+        assert opt.name == fmt and opt.help == help_text and opt.default is None, name
 
 
 @pytest.mark.parametrize(("given", "target"), [

@@ -6,7 +6,7 @@ from meshcert.evidence import ingest_texts
 from meshcert.evidence.build import BuildOptions, build_report
 from meshcert.evidence.decisions import DecisionOptions
 from meshcert.evidence.report import EvidenceReport, PackageCheck
-from meshcert.evidence.summary import render_summary
+from meshcert.reports.evidence.markdown import render_evidence_summary
 from tests.evidence.gate_logs import PASSING_US, repeated, settings
 
 OPTIONS = BuildOptions(decisions=DecisionOptions(replicates=2000))
@@ -19,7 +19,7 @@ def _report(us: dict[str, float], runs: int = 3, **kw: object) -> EvidenceReport
 
 
 def test_sections_in_the_scripts_order() -> None:
-    text = render_summary(_report(PASSING_US))
+    text = render_evidence_summary(_report(PASSING_US))
     heads = [line for line in text.splitlines() if line.startswith("## ")]
     assert heads[:5] == ["## Inputs", "## Decode Components",
                          "## Estimated Routed FFN Decode Cost", "## Gates", "## Decisions"]
@@ -27,7 +27,7 @@ def test_sections_in_the_scripts_order() -> None:
 
 
 def test_components_say_missing_and_the_estimate_reads_as_the_script() -> None:
-    text = render_summary(_report(PASSING_US))
+    text = render_evidence_summary(_report(PASSING_US))
     assert "| weighted sum 4 tok | default | missing | - | - | optional |" in text
     assert "| route | default | 3.26 | 3 | 0.00 | required |" in text
     assert "Estimated routed FFN decode layer: 399.30 us" in text
@@ -37,14 +37,14 @@ def test_components_say_missing_and_the_estimate_reads_as_the_script() -> None:
 
 def test_missing_rows_prevent_the_estimate() -> None:
     us = {k: v for k, v in PASSING_US.items() if k != "route"}
-    text = render_summary(_report(us))
+    text = render_evidence_summary(_report(us))
     section = text.split("## Estimated Routed FFN Decode Cost", 1)[1].split("## Gates")[0]
     assert section.strip() == "Missing rows prevented the per-layer estimate."
     assert "error: missing Phase E MoE gate rows: route" in text
 
 
 def test_decisions_table_details_and_review_messages() -> None:
-    text = render_summary(_report({**PASSING_US, "ffn_q3_down_merged_shexp": 868.59}))
+    text = render_evidence_summary(_report({**PASSING_US, "ffn_q3_down_merged_shexp": 868.59}))
     decisions = text.split("## Decisions", 1)[1]
     assert "| `moe_merged_shared_gate_up` | needs-parity |" in decisions
     assert "| `q2_K_routed_down` | keep-evidence-gated |" in decisions
@@ -57,6 +57,6 @@ def test_decisions_table_details_and_review_messages() -> None:
 def test_package_rule_section() -> None:
     check = PackageCheck(rule="q2_K routed down: NextN rule", package="pkg", status="failed",
                          messages=["blk.78.ffn_down_exps.weight is q2_K"])
-    text = render_summary(_report(PASSING_US, package_check=check))
+    text = render_evidence_summary(_report(PASSING_US, package_check=check))
     assert "## Package Rule" in text
     assert "q2_K routed down: NextN rule: **failed** (`pkg`)" in text
