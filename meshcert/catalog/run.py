@@ -194,7 +194,7 @@ class _Runner:
             counter = TransferCounter()
             api = HubApi(self.settings, counter=counter, redact=hub_redactor(), gate=self.gate)
             try:
-                commit = api.commit_of(job.repo, job.revision)
+                commit = api.resolve(job.repo, job.revision, listing=False).commit
             except HubError as err:
                 return _Outcome(Resolution(None, None, err.to_finding()), None,
                                 counter.requests)

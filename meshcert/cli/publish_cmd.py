@@ -22,9 +22,9 @@ EXIT_CODES = {"published": Exit.PASSED, "failed": Exit.FAILED, "refused": Exit.R
 def quiet_hub_logs() -> None:
     """huggingface_hub logs every retried HTTP error as a warning on stderr; the publisher
     retries and reports the outcome itself, so only its errors are let through."""
-    from huggingface_hub.utils import logging as hub_logging
+    from meshcert.core.hub.progress import quiet_client_logs
 
-    hub_logging.set_verbosity_error()
+    quiet_client_logs()
 
 
 def hub_bars_only_on_a_terminal(quiet: bool) -> None:
@@ -35,9 +35,9 @@ def hub_bars_only_on_a_terminal(quiet: bool) -> None:
     from meshcert.cli.terminal import plain_stream
 
     if quiet or plain_stream(sys.stderr):
-        from huggingface_hub.utils import disable_progress_bars
+        from meshcert.core.hub.progress import hide_client_bars
 
-        disable_progress_bars()
+        hide_client_bars()
 
 
 def publish(

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from meshcert.core.hub.api import run_with_deadline
+from meshcert.core.hub.deadline import run_with_deadline
 from meshcert.core.hub.errors import NO_TOKEN_MESSAGE, HubError, Redact, from_exception
 from meshcert.core.hub.retry import Sleep, call_with_retries, default_sleep
 from meshcert.core.hub.settings import HubSettings

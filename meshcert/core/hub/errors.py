@@ -18,7 +18,8 @@ import httpx
 from meshcert.core.findings import Finding, finding
 from meshcert.core.redact import Redactor
 
-__all__ = ["HubError", "Redactor", "from_exception", "from_status", "parse_retry_after"]
+__all__ = ["HubError", "Redactor", "from_exception", "from_status", "parse_retry_after",
+           "upload_cause"]
 
 UNREACHABLE = "hub_unreachable"
 RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
@@ -148,6 +149,19 @@ def _response_parts(exc: BaseException) -> tuple[int | None, Mapping[str, str], 
     except Exception:  # a streamed response that was never read
         body = None
     return status, headers, body if isinstance(body, bytes) else None
+
+
+def upload_cause(exc: BaseException) -> BaseException:
+    """huggingface_hub wraps a failed LFS upload in RuntimeError('Error while uploading ...');
+    the HTTP or transport error that decides retrying is its cause."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, (HfHubHTTPError, HubError, *TRANSPORT_ERRORS)):
+            return seen
+        seen = seen.__cause__
+    return exc
 
 
 def from_exception(exc: BaseException, *, action: str, redact: Redact) -> HubError:
