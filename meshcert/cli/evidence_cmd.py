@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 
 from meshcert.cli.deliver import undeliverable
+from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import Exit
 from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, QuietOpt, SarifOpt
 from meshcert.evidence.defaults import (
@@ -201,7 +202,7 @@ def _settings(require_gates: bool, extra: tuple[EnvVar, ...] = ()) -> EvidenceSe
         return load_settings(overrides={REQUIRE_GATES: True} if require_gates else None,
                              extra=extra)
     except SettingsError as exc:
-        raise _fail([str(exc)]) from None
+        raise error_exit(exc) from None
 
 
 def _rules_and_settings(decisions_file: Path | None, require_gates: bool
@@ -217,7 +218,7 @@ def _rules_and_settings(decisions_file: Path | None, require_gates: bool
         try:
             rules, extra = load_user_decisions(decisions_file)
         except DecisionsFileError as exc:
-            raise _fail([str(exc)]) from None
+            raise error_exit(exc) from None
     return rules, _settings(require_gates, extra)
 
 
@@ -287,7 +288,7 @@ def gate(
     except UnusableInputError as exc:
         raise _refuse(exc.lines) from None
     except BackendError as exc:
-        raise _fail([str(exc)]) from None
+        raise error_exit(exc) from None
     _warn_problems(run.ingest)
     if json_out:
         typer.echo(run.gate.model_dump_json(indent=2))
@@ -431,7 +432,7 @@ def report(
     except UnusableInputError as exc:
         raise _refuse(exc.lines) from None
     except (BackendError, PackageLoadError) as exc:
-        raise _fail([str(exc)]) from None
+        raise error_exit(exc) from None
     _warn_problems(run.ingest)
     try:
         written = [write_atomic(out_dir / "decisions.json", run.report.to_json())]
@@ -491,7 +492,7 @@ def history(
     try:
         run = history_files(sources)
     except HistoryError as exc:
-        raise _fail([str(exc)]) from None
+        raise error_exit(exc) from None
     rep = run.report
     for line in rep.problems[:MAX_WARNINGS_SHOWN]:
         typer.echo(f"warning: {line}", err=True)
@@ -633,7 +634,7 @@ def run(
         evidence = evidence_from_runs(session, settings=settings, backend=backend,
                                       rules=rules, phase_e=phase_e)
     except BackendError as exc:
-        raise _fail([str(exc)]) from None
+        raise error_exit(exc) from None
     try:
         rendered = write_reports(evidence.report, html=html, md=md, junit=junit, sarif=sarif)
     except OSError as exc:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from meshcert.evidence.errors import EvidenceError
 from meshcert.evidence.history import History, classify_all, read_history
 from meshcert.evidence.report import HistoryVerdict
 from meshcert.evidence.rules import HISTORY_RULE, HistoryRule
@@ -19,7 +20,7 @@ DATASETS_PREFIX = "hf://datasets/"
 RUNS_DIR = "data/runs"
 
 
-class HistoryError(ValueError):
+class HistoryError(EvidenceError):
     """A source that cannot be read at all (message fit for `error: ...`)."""
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeVar
 
+from meshcert.core.errors import MeshcertError
 from meshcert.core.hub.access import check_write, find_token, identify
 from meshcert.core.hub.errors import TRANSPORT_ERRORS, HubError, Redactor, from_exception
 from meshcert.core.hub.retry import Sleep, call_with_retries, default_sleep
@@ -68,7 +69,7 @@ class CommitResult:
 Addition = tuple[str, LocalFile | bytes]  # (path in the repo, an artifact or small content)
 
 
-class StopRetrying(Exception):
+class StopRetrying(MeshcertError):
     """Raised by a retried call to end it at once, as itself (not a Hub failure)."""
 
 
