@@ -25,6 +25,7 @@ from meshcert.attest.dsse import PAYLOAD_TYPE, pae
 from meshcert.attest.package_state import PackageState
 from meshcert.attest.statement import Statement, StatementError, parse_statement
 from meshcert.attest.trust import TrustPolicy
+from meshcert.core.errors import ErrorKind, MeshcertError
 from meshcert.core.findings import Finding, finding
 
 BUNDLE_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle.v0.3+json"
@@ -33,8 +34,10 @@ ISSUER_V2_OID = "1.3.6.1.4.1.57264.1.8"
 ISSUER_V1_OID = "1.3.6.1.4.1.57264.1.1"
 
 
-class SigstoreUnavailable(RuntimeError):
+class SigstoreUnavailable(MeshcertError, RuntimeError):
     """The `sigstore` package is not installed (pip install 'meshcert[sigstore]')."""
+
+    kind = ErrorKind.USAGE
 
 
 class KeylessSigner(Protocol):

@@ -33,7 +33,7 @@ from meshcert.certify.view import PackageView
 from meshcert.certify.workers import llama_library
 from meshcert.certify.workers.llama_decode import (
     DEFAULT_TIMEOUT_S,
-    LlamaCppRefused,
+    LlamaCppError,
     Run,
     greedy_runs,
 )
@@ -265,7 +265,7 @@ def _run(view: PackageView, request: ParityRequest, progress: ProgressObserver
                                     f"{exc}", death=exc.death)
             except LlamaParserUnavailable as exc:
                 return ParityResult("not_run", str(exc))
-            except LlamaCppRefused as exc:
+            except LlamaCppError as exc:
                 status: ParityStatus = "not_run" if label == "source" else "failed"
                 return ParityResult(status, f"llama.cpp could not run the {label} model: "
                                     f"{str(exc)[:300]}")

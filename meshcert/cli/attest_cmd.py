@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import Exit
 
 if TYPE_CHECKING:
@@ -18,12 +19,6 @@ if TYPE_CHECKING:
 
 app = typer.Typer(help="Signed certifications: make a signing key, verify an attestation.",
                   no_args_is_help=True, rich_markup_mode=None)
-USAGE = Exit.USAGE
-
-
-def _usage(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(USAGE)
 
 
 @app.command("keygen")
@@ -37,7 +32,7 @@ def keygen(
     try:
         pair = generate(out)
     except KeyFileError as exc:
-        raise _usage(str(exc)) from None
+        raise error_exit(exc) from None
     typer.echo(f"private key: {pair.private_path} (keep it secret; never share it)")
     typer.echo(f"public key: {pair.public_path}")
     typer.echo(pair.key_id)
@@ -102,7 +97,7 @@ def verify(
     try:
         verdict = verify_ref(package, attestation, policy)
     except UsageError as exc:
-        raise _usage(str(exc)) from None
+        raise error_exit(exc) from None
     if json_out:
         from meshcert.cli.pipe import write_or_drop
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
+from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import EXIT_CODES, Exit
 from meshcert.cli.shared_options import HtmlOpt, JunitOpt, MdOpt, SarifOpt, StrictOpt
 
@@ -120,13 +121,13 @@ def certify(
         source = open_catalog(catalog)
         previous = Previous.of(load_previous(since), since, options) if since else None
     except CatalogError as exc:
-        raise _fail(str(exc)) from None
+        raise error_exit(exc) from None
     root = str(source.root) if isinstance(source, LocalCatalog) else None
     if write_pins is not None:
         try:
             check_target(write_pins, root)
         except PinError as exc:
-            raise _fail(str(exc)) from None
+            raise error_exit(exc) from None
     progress = None if (quiet or json_out) else ProgressLines()
     on_certified = None
     if out_dir is not None:
@@ -139,7 +140,7 @@ def certify(
     try:
         run = certify_catalog(source, request, progress=progress, on_certified=on_certified)
     except CatalogError as exc:
-        raise _fail(str(exc), Exit.INCOMPLETE if exc.incomplete else USAGE) from None
+        raise error_exit(exc) from None
     except KeyboardInterrupt:
         raise _fail("interrupted: no catalog report written", Exit.INCOMPLETE) from None
     except OSError as exc:  # a cert file under --out-dir could not be written

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 
 from meshcert.cli.deliver import undeliverable
+from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import Exit
 from meshcert.cli.report_cmd import QuietOpt
 from meshcert.cli.shared_options import HtmlOpt, JunitOpt, MdOpt, SarifOpt
@@ -202,7 +203,7 @@ def _settings(require_gates: bool, extra: tuple[EnvVar, ...] = ()) -> EvidenceSe
         return load_settings(overrides={REQUIRE_GATES: True} if require_gates else None,
                              extra=extra)
     except SettingsError as exc:
-        raise _fail([str(exc)]) from None
+        raise error_exit(exc) from None
 
 
 def _rules_and_settings(decisions_file: Path | None, require_gates: bool
@@ -218,7 +219,7 @@ def _rules_and_settings(decisions_file: Path | None, require_gates: bool
         try:
             rules, extra = load_user_decisions(decisions_file)
         except DecisionsFileError as exc:
-            raise _fail([str(exc)]) from None
+            raise error_exit(exc) from None
     return rules, _settings(require_gates, extra)
 
 
@@ -288,7 +289,7 @@ def gate(
     except UnusableInputError as exc:
         raise _refuse(exc.lines) from None
     except BackendError as exc:
-        raise _fail([str(exc)]) from None
+        raise error_exit(exc) from None
     _warn_problems(run.ingest)
     if json_out:
         typer.echo(run.gate.model_dump_json(indent=2))
@@ -430,7 +431,7 @@ def report(
     except UnusableInputError as exc:
         raise _refuse(exc.lines) from None
     except (BackendError, PackageLoadError) as exc:
-        raise _fail([str(exc)]) from None
+        raise error_exit(exc) from None
     _warn_problems(run.ingest)
     try:
         written = [*write_decisions(run.report, out_dir, md=md).values(),
@@ -487,7 +488,7 @@ def history(
     try:
         run = history_files(sources)
     except HistoryError as exc:
-        raise _fail([str(exc)]) from None
+        raise error_exit(exc) from None
     rep = run.report
     for line in rep.problems[:MAX_WARNINGS_SHOWN]:
         typer.echo(f"warning: {line}", err=True)
@@ -629,7 +630,7 @@ def run(
         evidence = evidence_from_runs(session, settings=settings, backend=backend,
                                       rules=rules, phase_e=phase_e)
     except BackendError as exc:
-        raise _fail([str(exc)]) from None
+        raise error_exit(exc) from None
     decisions = write_decisions(evidence.report, out_dir)
     try:
         rendered = write_reports(evidence.report, html=html, md=md, junit=junit, sarif=sarif)

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import Exit
-from meshcert.cli.job_budget import USAGE, end_dry_run, refuse_over_budget
+from meshcert.cli.job_budget import end_dry_run, refuse_over_budget
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -62,11 +63,11 @@ def certify_on_hf_jobs(model: str, *, stages: int | None, flavor: str, install: 
     from meshcert.certify.service import CertRequest, certify_package
     from meshcert.certify.view import CertOptions
     from meshcert.cli.deliver import deliver
+    from meshcert.core.errors import Refused
     from meshcert.core.hub.errors import HubError
     from meshcert.core.hub.settings import HubSettings
     from meshcert.hubjobs.certify_slices import (
         Launch,
-        PlanRefused,
         plan_certify_jobs,
         run_certify_jobs,
     )
@@ -100,12 +101,8 @@ def certify_on_hf_jobs(model: str, *, stages: int | None, flavor: str, install: 
     try:
         plan = plan_certify_jobs(preflight, jobs.hardware(), flavor_name=flavor,
                                  install=install or default_install())
-    except PlanRefused as exc:
-        typer.echo(f"refused: {exc}", err=True)
-        raise typer.Exit(USAGE) from None
-    except HubError as exc:
-        typer.echo(f"error: {exc.message}", err=True)
-        raise typer.Exit(Exit.INCOMPLETE) from None
+    except (Refused, HubError) as exc:
+        raise error_exit(exc) from None
     if not quiet:
         typer.echo(describe_plan(plan, dry_run=not confirm), err=True)
     refuse_over_budget(plan.max_cost_usd, max_cost_usd)

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import Exit
-from meshcert.cli.job_budget import USAGE, end_dry_run, refuse_over_budget
+from meshcert.cli.job_budget import end_dry_run, refuse_over_budget
 from meshcert.cli.shared_options import CatalogTargetOpt, catalog_target
 
 if TYPE_CHECKING:
@@ -70,7 +71,8 @@ def _jobs() -> tuple[HubJobs, str]:
     """The Jobs client, once the token and the Hub answered (asked first, a few seconds at
     most): without a usable token, or with the Hub unreachable, exit 2 before any work."""
     from meshcert.cli.publish_cmd import quiet_hub_logs
-    from meshcert.core.hub.access import AccessRefused, find_token
+    from meshcert.core.errors import Refused
+    from meshcert.core.hub.access import find_token
     from meshcert.core.hub.settings import HubSettings
     from meshcert.hubjobs.jobs_api import HubJobs
 
@@ -79,15 +81,9 @@ def _jobs() -> tuple[HubJobs, str]:
         token = find_token()
         jobs = HubJobs(HubSettings.from_env(), token=token)
         jobs.identify()
-    except AccessRefused as exc:
-        typer.echo(f"refused: {exc.message}", err=True)
-        raise typer.Exit(USAGE) from None
+    except Refused as exc:
+        raise error_exit(exc) from None
     return jobs, token
-
-
-def _hub_error(exc: Exception) -> typer.Exit:
-    typer.echo(f"error: {getattr(exc, 'message', exc)}", err=True)
-    return typer.Exit(INCOMPLETE)
 
 
 def job(
@@ -179,10 +175,10 @@ def _plan_and_run(source: str, *, target: str, model_id: str | None, timeout_s: 
                   catalog: str | None, json_out: bool, no_publisher_metadata: bool = False,
                   generation_defaults: str | None = None, attest_key: str | None = None
                   ) -> None:
+    from meshcert.core.errors import Refused
     from meshcert.core.hub.errors import HubError
     from meshcert.hubjobs.commands import default_install
-    from meshcert.hubjobs.package_job import REPO_ID, JobRefused, job_spec, plan_package_job
-    from meshcert.splitter.errors import Refusal
+    from meshcert.hubjobs.package_job import REPO_ID, job_spec, plan_package_job
 
     key_pem = _attest_key_pem(attest_key)
     jobs, token = _jobs()
@@ -197,11 +193,8 @@ def _plan_and_run(source: str, *, target: str, model_id: str | None, timeout_s: 
                                 catalog_readable=None if catalog is None
                                 or not REPO_ID.match(catalog)
                                 else jobs.dataset_readable(catalog))
-    except (JobRefused, Refusal) as exc:
-        typer.echo(f"refused: {getattr(exc, 'message', exc)}", err=True)
-        raise typer.Exit(USAGE) from None
-    except HubError as exc:
-        raise _hub_error(exc) from None
+    except (Refused, HubError) as exc:
+        raise error_exit(exc) from None
     plan.attest = key_pem is not None
     typer.echo(describe(plan, dry_run=not confirm), err=True)
     refuse_over_budget(plan.max_cost_usd, max_cost_usd)
@@ -211,7 +204,7 @@ def _plan_and_run(source: str, *, target: str, model_id: str | None, timeout_s: 
     try:
         state = jobs.run(job_spec(plan, token, key_pem))
     except HubError as exc:
-        raise _hub_error(exc) from None
+        raise error_exit(exc) from None
     plan.job_id = state.job_id
     if json_out:
         typer.echo(json.dumps(plan.as_json(), indent=2))
@@ -262,7 +255,7 @@ def _follow_to_the_end(jobs: HubJobs, job_id: str) -> None:
             threading.Event().wait(2.0)
             state = jobs.inspect(job_id)
     except HubError as exc:
-        raise _hub_error(exc) from None
+        raise error_exit(exc) from None
     typer.echo(f"job {job_id}: {state.stage}" + (f" ({state.message})" if state.message
                                                  else ""))
     _report_from_the_logs(jobs, job_id, channel, state)
@@ -284,7 +277,7 @@ def _report_from_the_logs(jobs: HubJobs, job_id: str, channel: list[str], state:
             raw = decode(list(jobs.logs(job_id)), REPORT_TAG)
         report = CertReport.model_validate_json(raw)
     except HubError as exc:
-        raise _hub_error(exc) from None
+        raise error_exit(exc) from None
     except (ChannelError, ValueError) as exc:
         typer.echo(f"no certification came back from the job: {exc}", err=True)
         raise typer.Exit(INCOMPLETE if state.stage in ("CANCELED", "COMPLETED") else FAILED
@@ -319,7 +312,7 @@ def manage(*, status: str | None = None, logs: str | None = None, cancel: str | 
         elif list_jobs:
             _print_states(jobs.list({"meshcert-task": "package-write"}), json_out)
     except HubError as exc:
-        raise _hub_error(exc) from None
+        raise error_exit(exc) from None
 
 
 def _print_states(states: list[JobState], json_out: bool) -> None:

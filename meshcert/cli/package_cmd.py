@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Write, plan and publish layer packages.", no_args_is_help=True,
                   rich_markup_mode=None)
 
-EXIT_REFUSED, EXIT_INTERRUPTED = Exit.USAGE, Exit.INTERRUPTED
+EXIT_INTERRUPTED = Exit.INTERRUPTED
 DEFAULT_MAX = 8 << 30
 PUBLISHER_HELP = ("v2: a source publisher file copied into metadata/ and listed in "
                   "publisher_metadata (repeatable): config.json, generation_config.json, "
@@ -114,14 +114,15 @@ def _fail(code: int, text: str) -> typer.Exit:
 @contextlib.contextmanager
 def _write_errors(after_abort: str, after_interrupt: str) -> Iterator[None]:
     """The writer's refusals and aborts exit 2, an interrupt 130, each said in one line."""
-    from meshcert.splitter.errors import Aborted, Interrupted, Refusal
+    from meshcert.core.errors import Refused
+    from meshcert.splitter.errors import Aborted, Interrupted
 
     try:
         yield
-    except Refusal as err:
-        raise _fail(EXIT_REFUSED, f"refused ({err.code}): {err.message}") from None
+    except Refused as err:
+        raise _fail(err.exit_status, f"refused ({err.code}): {err.message}") from None
     except Aborted as err:
-        raise _fail(EXIT_REFUSED, f"aborted ({err.code}): {err.message}; {after_abort}"
+        raise _fail(err.exit_status, f"aborted ({err.code}): {err.message}; {after_abort}"
                     ) from None
     except (Interrupted, KeyboardInterrupt):
         raise _fail(EXIT_INTERRUPTED, f"interrupted: {after_interrupt}; run again with "
@@ -372,7 +373,7 @@ def plan(
 ) -> None:
     """From the header alone: the artifacts `package write` would write and what each of
     N nodes would fetch; exit 0, or 2 when the source is refused."""
-    from meshcert.splitter.errors import Refusal
+    from meshcert.core.errors import Refused
     from meshcert.splitter.plan_report import plan_report
     from meshcert.splitter.write import WriteRequest, open_source, plan_for
 
@@ -395,8 +396,8 @@ def plan(
             planned = plan_for(request, model)
         finally:
             model.close()
-    except Refusal as err:
-        raise _fail(EXIT_REFUSED, f"refused ({err.code}): {err.message}") from None
+    except Refused as err:
+        raise _fail(err.exit_status, f"refused ({err.code}): {err.message}") from None
     report = plan_report(planned, stages, source=source, max_artifact_bytes=max_artifact_bytes)
     if json_out:
         from meshcert.cli.pipe import write_or_drop

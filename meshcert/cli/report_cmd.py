@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from meshcert.cli.deliver import undeliverable
+from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import Exit
 from meshcert.cli.shared_options import HtmlOpt, JunitOpt, MdOpt, SarifOpt
 
@@ -42,8 +43,7 @@ def render(
     try:
         loaded = load_report(report)
     except ReportLoadError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(Exit.USAGE) from None
+        raise error_exit(exc) from None
     try:
         written = write_reports(loaded, html=html, md=md, junit=junit, sarif=sarif)
     except OSError as exc:
@@ -97,8 +97,7 @@ def merge(
         try:
             report = load_report(path)
         except ReportLoadError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(Exit.USAGE) from None
+            raise error_exit(exc) from None
         if not isinstance(report, CertReport):
             typer.echo(f"error: {path}: not a cert.json (an evidence report?)", err=True)
             raise typer.Exit(Exit.USAGE)

@@ -43,6 +43,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from meshcert.evidence.errors import EvidenceError
 from meshcert.evidence.rules import (
     _RULE_COMMON,
     ENV_BY_NAME,
@@ -61,7 +62,7 @@ Scalar = int | float | str
 Param = Scalar | list[Scalar]
 
 
-class DecisionsFileError(ValueError):
+class DecisionsFileError(EvidenceError):
     """A catalog file that cannot be used; the message names the file and every problem."""
 
 

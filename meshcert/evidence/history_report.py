@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from meshcert.evidence.errors import EvidenceError
 from meshcert.evidence.history import History, classify_all, read_history
 from meshcert.evidence.report import HistoryVerdict
 from meshcert.evidence.rules import HISTORY_RULE, HistoryRule
@@ -23,7 +24,7 @@ DATASETS_PREFIX = "hf://datasets/"
 RUNS_DIR = "data/runs"
 
 
-class HistoryError(ValueError):
+class HistoryError(EvidenceError):
     """A source that cannot be read at all (message fit for `error: ...`)."""
 
 

@@ -1,8 +1,9 @@
 """Evidence use cases: files -> IngestResult -> EvidenceReport (plus the package rule).
 
 No printing, no exiting: the CLI and the demo call these and decide what to show. Errors a
-user can fix are raised as errors (SettingsError, BackendError, PackageLoadError,
-UnusableInputError) with a message fit for `error: ...`.
+user can fix are `EvidenceError`s (meshcert.evidence.errors: SettingsError, BackendError,
+PackageLoadError, ...) with a message fit for `error: ...`; input files that cannot be read
+or recognised are refused before any work (UnusableInputError, a `Refused`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from meshcert.core.errors import Refused
 from meshcert.evidence.build import BuildOptions, build_report
 from meshcert.evidence.decisions import DecisionOptions
 from meshcert.evidence.gates import evaluate_gate
@@ -22,7 +24,7 @@ from meshcert.evidence.rules import RULES, Rules
 from meshcert.evidence.settings import EvidenceSettings, load_settings
 
 
-class UnusableInputError(ValueError):
+class UnusableInputError(Refused, ValueError):
     """An input file gate/report cannot read or recognise: refused before any work (exit 2).
     `lines` are `file:line: reason`, one per bad file."""
 

@@ -87,8 +87,8 @@ class HubJobs:
         self._whoami: dict[str, Any] | None = None  # set by identify()
 
     def identify(self) -> dict[str, Any]:
-        """Who the token is, asked before any work with a bounded retry budget; AccessRefused
-        (meshcert.core.hub.access) without a usable token or when the Hub cannot be reached."""
+        """Who the token is, asked before any work with a bounded retry budget; Refused
+        (meshcert.core.errors) without a usable token or when the Hub cannot be reached."""
         self._whoami = self._hub.identify().whoami
         return self._whoami
 

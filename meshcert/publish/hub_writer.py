@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeVar
 
+from meshcert.core.errors import MeshcertError
 from meshcert.core.hub.api import HubApi
 from meshcert.core.hub.errors import HubError
 from meshcert.core.hub.retry import Sleep, default_sleep
@@ -67,7 +68,7 @@ class CommitResult:
 Addition = tuple[str, LocalFile | bytes]  # (path in the repo, an artifact or small content)
 
 
-class StopRetrying(Exception):
+class StopRetrying(MeshcertError):
     """Raised by a retried call to end it at once, as itself (not a Hub failure)."""
 
 
@@ -95,7 +96,7 @@ class HubWriter:
     def check_access(self, repo_id: str, *, pull_request: bool = False,
                      repo_type: RepoType = "model") -> str:
         """Before any work: a token, a Hub that answers, and the right to write `repo_id` (or
-        to create it; with `pull_request`, to read it). AccessRefused (meshcert.core.hub.access)
+        to create it; with `pull_request`, to read it). Refused (meshcert.core.errors)
         otherwise, after a few seconds at most. The token's user name."""
         identity = self._hub.identify()
         self._hub.check_write(identity, repo_id, repo_type=repo_type, pull_request=pull_request)

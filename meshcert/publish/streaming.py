@@ -21,6 +21,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from meshcert.core.errors import MeshcertError
 from meshcert.core.hub.errors import HubError
 from meshcert.publish.plan import (
     DEFAULT_MAX_BYTES_PER_COMMIT,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 IN_FLIGHT_WRITES = 2  # artifacts the writer may have open at once beyond the queue (estimate)
 
 
-class UploadStopped(RuntimeError):
+class UploadStopped(MeshcertError, RuntimeError):
     """The uploader failed for good; the write stops at its next chunk."""
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from meshcert.core.hub.access import AccessRefused
+from meshcert.core.errors import Refused
 from meshcert.core.hub.errors import HubError
 from meshcert.core.hub.settings import HubSettings
 from meshcert.publish.attestation import commit_attestation
@@ -32,7 +32,7 @@ from meshcert.publish.hub_writer import HubWriter
 from meshcert.publish.request import Progress, PublishRequest, PublishResult
 from meshcert.publish.service import (
     Failed,
-    Refused,
+    PublishRefused,
     certify_published,
     check_access,
     hub_status,
@@ -64,7 +64,7 @@ def write_and_publish(write_request: WriteRequest, request: PublishRequest, *,
                       progress: WriteProgress | None = None,
                       certify_progress: ProgressObserver | None = None,
                       say: Progress | None = None) -> WritePublishOutcome:
-    """Raises what `meshcert.splitter.write` raises before or while writing (Refusal, Aborted,
+    """Raises what `meshcert.splitter.write` raises before or while writing (Refused, Aborted,
     Interrupted); every Hub outcome is in the returned PublishResult."""
     from meshcert.splitter.certify_step import certify_written
     from meshcert.splitter.facts import source_facts
@@ -81,7 +81,7 @@ def write_and_publish(write_request: WriteRequest, request: PublishRequest, *,
     hub = hub or HubWriter(endpoint=HubSettings.from_env().endpoint, token=request.token)
     try:
         check_access(request, hub, say)
-    except AccessRefused as exc:
+    except Refused as exc:
         result.message = f"{exc.message}: nothing written or uploaded"
         return outcome
     publisher = StreamingPublisher(request, hub, result, delete_after_upload=delete_after_upload,
@@ -125,7 +125,7 @@ def write_and_publish(write_request: WriteRequest, request: PublishRequest, *,
             if delete_after_upload:  # its artifacts are gone from here: no local package
                 (written.root / "model-package.json").unlink(missing_ok=True)
             raise
-    except (Refused, Failed) as exc:
+    except (PublishRefused, Failed) as exc:
         result.status, result.message = "failed", f"{exc}; no manifest was published"
         return outcome
     except HubError as exc:
@@ -144,7 +144,7 @@ def write_and_publish(write_request: WriteRequest, request: PublishRequest, *,
                 outcome.withdrawn_commit = publisher.upload.withdraw(
                     "its published certification failed")
                 result.message += "; the manifest was withdrawn again"
-            except (HubError, Refused, Failed) as exc:
+            except (HubError, PublishRefused, Failed) as exc:
                 result.message += f"; withdrawing the manifest failed: {exc}"
         return outcome
     if request.sign is not None and not commit_attestation(

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from meshcert.certify.formats.publisher_json import JsonProblem, parse_publisher_json
-from meshcert.splitter.errors import Refusal
+from meshcert.core.errors import Refused
 
 MAX_GENERATION_DEFAULTS_BYTES = 1 << 20  # the reviewed profiles are a few KiB
 REFUSED = "generation_defaults"
@@ -26,25 +26,25 @@ def read_generation_defaults(path: str) -> dict[str, Any]:
         with open(path, "rb") as handle:
             data = handle.read(MAX_GENERATION_DEFAULTS_BYTES + 1)
     except OSError as exc:
-        raise Refusal("usage", f"--generation-defaults {path}: {exc.strerror or exc}"
+        raise Refused(f"--generation-defaults {path}: {exc.strerror or exc}", code="usage"
                       ) from None
     return parse_generation_defaults(data, path)
 
 
 def parse_generation_defaults(data: bytes, where: str) -> dict[str, Any]:
-    """The validated object; Refusal naming every problem (at most a few) otherwise."""
+    """The validated object; Refused naming every problem (at most a few) otherwise."""
     if len(data) > MAX_GENERATION_DEFAULTS_BYTES:
-        raise Refusal(REFUSED, f"{where} is over the {MAX_GENERATION_DEFAULTS_BYTES} byte "
-                      "limit for generation defaults")
+        raise Refused(f"{where} is over the {MAX_GENERATION_DEFAULTS_BYTES} byte "
+                      "limit for generation defaults", code=REFUSED)
     parsed = parse_publisher_json(data)
     if isinstance(parsed, JsonProblem):
-        raise Refusal(REFUSED, f"--generation-defaults {where} {parsed.message}")
+        raise Refused(f"--generation-defaults {where} {parsed.message}", code=REFUSED)
     problems = request_defaults_problems(parsed)
     if problems:
         shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more"
                                            if len(problems) > 5 else "")
-        raise Refusal(REFUSED, f"--generation-defaults {where} is not valid "
-                      f"GenerationRequestDefaults: {shown}")
+        raise Refused(f"--generation-defaults {where} is not valid "
+                      f"GenerationRequestDefaults: {shown}", code=REFUSED)
     return parsed
 
 

@@ -6,7 +6,7 @@ HTTP range requests through certify's Hub client (`meshcert.core.hub.files.HubFi
 once, the tensor data once, front to back, straight into the artifacts. Nothing is downloaded
 whole and no copy of the source lands on disk. `QUANT` selects the GGUF file (or split set)
 whose path names it; files whose base name starts with `mmproj` are projectors, never quants.
-Every Hub failure becomes a Refusal (before writing) or an Aborted write (while streaming).
+Every Hub failure becomes a Refused (before writing) or an Aborted write (while streaming).
 
 With `publisher_metadata`, those of mesh-llm's five publisher files (`config.json`, ...) present
 at the repo's root at the resolved commit are read whole (capped, checked against the listing's
@@ -23,6 +23,7 @@ from pathlib import PurePosixPath
 
 from meshcert.certify.formats.publisher import PUBLISHER_FILES
 from meshcert.certify.view import MAX_PUBLISHER_FILE_BYTES
+from meshcert.core.errors import Refused
 from meshcert.core.hub.api import HubApi
 from meshcert.core.hub.errors import HubError, Redactor
 from meshcert.core.hub.files import HubFiles
@@ -30,7 +31,7 @@ from meshcert.core.hub.listing import RemoteFile
 from meshcert.core.hub.range_source import HubRangeSource
 from meshcert.core.hub.settings import HubSettings
 from meshcert.core.hub.stats import TransferCounter
-from meshcert.splitter.errors import Aborted, Refusal
+from meshcert.splitter.errors import Aborted
 from meshcert.splitter.publisher import BAD_FILE, PublisherInput
 from meshcert.splitter.source import (
     SourceFile,
@@ -90,10 +91,11 @@ def pick_quant(listing: list[RemoteFile], quant: str) -> str:
         stem = SHARD_SUFFIX.sub("", path.removesuffix(".gguf"))
         sets.setdefault(stem, []).append(path)
     if not sets:
-        raise Refusal("usage", f"no GGUF file of the repository names {quant!r}")
+        raise Refused(f"no GGUF file of the repository names {quant!r}", code="usage")
     if len(sets) > 1:
-        raise Refusal("usage", f"{quant!r} names more than one model file: "
-                      f"{', '.join(sorted(sets))}; give hf://<repo>@<rev>/<file>.gguf")
+        raise Refused(f"{quant!r} names more than one model file: "
+                      f"{', '.join(sorted(sets))}; give hf://<repo>@<rev>/<file>.gguf",
+                      code="usage")
     return next(iter(sets.values()))[0]
 
 
@@ -143,9 +145,9 @@ def read_publisher_files(files: HubFiles, by_path: dict[str, RemoteFile], repo: 
         if remote is None:
             continue
         if remote.size is not None and remote.size > MAX_PUBLISHER_FILE_BYTES:
-            raise Refusal(BAD_FILE, f"{repo}@{commit}/{known.basename} is {remote.size} bytes, "
+            raise Refused(f"{repo}@{commit}/{known.basename} is {remote.size} bytes, "
                           f"over the {MAX_PUBLISHER_FILE_BYTES} byte limit for a publisher "
-                          "file (--no-publisher-metadata leaves it out)")
+                          "file (--no-publisher-metadata leaves it out)", code=BAD_FILE)
 
         def check(data: bytes, remote: RemoteFile = remote) -> str | None:
             if remote.size is not None and len(data) != remote.size:
@@ -160,10 +162,11 @@ def read_publisher_files(files: HubFiles, by_path: dict[str, RemoteFile], repo: 
         try:
             data = files.read_all(known.basename, MAX_PUBLISHER_FILE_BYTES, check=check)
         except HubError as err:
-            raise Refusal("hub_error", f"reading {known.basename}: {err.message}") from None
+            raise Refused(f"reading {known.basename}: {err.message}", code="hub_error") from None
         if len(data) > MAX_PUBLISHER_FILE_BYTES:
-            raise Refusal(BAD_FILE, f"{repo}@{commit}/{known.basename} is over the "
-                          f"{MAX_PUBLISHER_FILE_BYTES} byte limit for a publisher file")
+            raise Refused(f"{repo}@{commit}/{known.basename} is over the "
+                          f"{MAX_PUBLISHER_FILE_BYTES} byte limit for a publisher file",
+                          code=BAD_FILE)
         out.append(PublisherInput(known.basename, f"hf://{repo}@{commit}/{known.basename}",
                                   data, picked_up=True))
     return out
@@ -174,8 +177,8 @@ def load_hub(text: str, projectors: list[str] | None = None,
              publisher_metadata: bool = False) -> SourceModel:
     coordinate = parse_coordinate(text)
     if coordinate is None:
-        raise Refusal("usage", f"{text!r} is not org/repo[@rev]:QUANT nor "
-                      "hf://org/repo@rev/path.gguf")
+        raise Refused(f"{text!r} is not org/repo[@rev]:QUANT nor "
+                      "hf://org/repo@rev/path.gguf", code="usage")
     settings = settings or HubSettings.from_env()
     counter = TransferCounter()
     redact = Redactor([_token()])
@@ -185,19 +188,20 @@ def load_hub(text: str, projectors: list[str] | None = None,
         listing = resolved.files if resolved.files is not None else api.tree(coordinate.repo,
                                                                              resolved.commit)
     except HubError as err:
-        raise Refusal("hub_error", f"{coordinate.repo}: {err.message}") from None
+        raise Refused(f"{coordinate.repo}: {err.message}", code="hub_error") from None
     by_path = {f.path: f for f in listing}
     first = coordinate.path or pick_quant(listing, coordinate.quant or "")
     if first not in by_path:
-        raise Refusal("usage", f"{first} is not in {coordinate.repo} at {resolved.commit}")
+        raise Refused(f"{first} is not in {coordinate.repo} at {resolved.commit}", code="usage")
     folder = str(PurePosixPath(first).parent)
     shards = shard_locations(PurePosixPath(first).name)
     names = shards[0] if shards else [PurePosixPath(first).name]
     paths = [n if folder == "." else f"{folder}/{n}" for n in names]
     missing = [p for p in paths if p not in by_path]
     if missing:
-        raise Refusal("missing_sibling", f"missing sibling shard(s) of {first} in "
-                      f"{coordinate.repo}@{resolved.commit}: {', '.join(missing)}")
+        raise Refused(f"missing sibling shard(s) of {first} in "
+                      f"{coordinate.repo}@{resolved.commit}: {', '.join(missing)}",
+                      code="missing_sibling")
     files = HubFiles(settings, repo=coordinate.repo, commit=resolved.commit, counter=counter,
                      redact=redact)
     try:
@@ -210,20 +214,20 @@ def load_hub(text: str, projectors: list[str] | None = None,
                 shard_files.append(read_file_header(PurePosixPath(path).name, path, source,
                                                     size, remote.lfs_sha256))
             except HubError as err:
-                raise Refusal("hub_error", f"reading the header of {path}: {err.message}"
+                raise Refused(f"reading the header of {path}: {err.message}", code="hub_error"
                               ) from None
         wanted = projectors if projectors else sorted(p for p in by_path if is_projector(p))
         extra = []
         for path in wanted:
             if path not in by_path:
-                raise Refusal("usage", f"projector {path} is not in {coordinate.repo}")
+                raise Refused(f"projector {path} is not in {coordinate.repo}", code="usage")
             remote = by_path[path]
             try:
                 extra.append(read_projector(PurePosixPath(path).name, path,
                                             HubRangeSource(files, path, remote.size),
                                             remote.size or 0, remote.lfs_sha256))
             except HubError as err:
-                raise Refusal("hub_error", f"reading the header of {path}: {err.message}"
+                raise Refused(f"reading the header of {path}: {err.message}", code="hub_error"
                               ) from None
         model = assemble("hub", shard_files,
                          lambda location: HubReader(files, location,

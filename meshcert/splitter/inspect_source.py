@@ -9,8 +9,8 @@ file). Any error finding refuses the write, naming the findings.
 from __future__ import annotations
 
 from meshcert.certify.report import CertReport
+from meshcert.core.errors import Refused
 from meshcert.core.findings import Finding
-from meshcert.splitter.errors import Refusal
 from meshcert.splitter.source import SourceModel
 
 
@@ -40,12 +40,12 @@ def _line(f: Finding) -> str:
 
 
 def inspect_source(source: SourceModel) -> CertReport:
-    """The inspection report; raises Refusal when it has error findings."""
+    """The inspection report; raises Refused when it has error findings."""
     report = _report(source)
     errors = [f for f in report.findings if f.severity == "error"]
     if errors:
         shown = "; ".join(_line(f) for f in errors[:5])
         more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
-        raise Refusal("hostile_source", f"the source fails `meshcert models inspect` with "
-                      f"{len(errors)} error(s): {shown}{more}")
+        raise Refused(f"the source fails `meshcert models inspect` with "
+                      f"{len(errors)} error(s): {shown}{more}", code="hostile_source")
     return report

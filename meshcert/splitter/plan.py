@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Literal
 
+from meshcert.core.errors import Refused
 from meshcert.core.gguf import wire
 from meshcert.splitter.artifact import (
     ALIGNMENT_KEY,
@@ -36,7 +37,6 @@ from meshcert.splitter.artifact import (
     base_entries,
 )
 from meshcert.splitter.carrier import plan_carrier
-from meshcert.splitter.errors import Refusal
 from meshcert.splitter.publisher import PublisherPlan
 from meshcert.splitter.roles import is_nextn, role_of
 from meshcert.splitter.source import SourceModel, SourceTensor
@@ -58,15 +58,15 @@ def _layers(source: SourceModel) -> tuple[dict[int, list[SourceTensor]], list[So
         role = role_of(t.name)
         if role.layer is not None:
             if role.layer >= count:
-                raise Refusal("bad_source", f"tensor {t.name} names layer {role.layer}, but "
-                              f"{source.architecture}.block_count is {count}")
+                raise Refused(f"tensor {t.name} names layer {role.layer}, but "
+                              f"{source.architecture}.block_count is {count}", code="bad_source")
             layers[role.layer].append(t)
         else:
             groups[role.name].append(t)
     empty = [i for i in range(count) if not layers.get(i)]
     if empty:
-        raise Refusal("bad_source", f"{source.architecture}.block_count is {count} but layer(s) "
-                      f"{', '.join(map(str, empty[:8]))} hold no tensors")
+        raise Refused(f"{source.architecture}.block_count is {count} but layer(s) "
+                      f"{', '.join(map(str, empty[:8]))} hold no tensors", code="bad_source")
     return layers, groups["embedding"], groups["output"], groups["final_norm"], \
         groups["metadata"]
 
@@ -84,10 +84,11 @@ def mtp_layers(source: SourceModel) -> list[int]:
         return [last]
     key = f"{source.architecture}.nextn_predict_layers"
     if depth is not None and depth > 1:
-        raise Refusal("unsupported_mtp", f"{key} is {depth}: only one NextN/MTP layer "
-                      "(prediction depth 1) can be written")
-    raise Refusal("unsupported_mtp", f"inconsistent NextN/MTP evidence: {key} is {depth!r}, "
-                  f"nextn tensors are in layer(s) {found or 'none'} (the last layer is {last})")
+        raise Refused(f"{key} is {depth}: only one NextN/MTP layer "
+                      "(prediction depth 1) can be written", code="unsupported_mtp")
+    raise Refused(f"inconsistent NextN/MTP evidence: {key} is {depth!r}, "
+                  f"nextn tensors are in layer(s) {found or 'none'} (the last layer is {last})",
+                  code="unsupported_mtp")
 
 
 def _placed(tensors: list[SourceTensor], alignment: int) -> list[Placement]:
@@ -119,12 +120,12 @@ def plan_package(source: SourceModel, fmt: Format = "v2", *,
     """`publisher` and `request_defaults` (v2 only) are decided beforehand
     (meshcert.splitter.publisher, meshcert.splitter.generation_defaults)."""
     if max_artifact_bytes <= 0:
-        raise Refusal("usage", "--max-artifact-bytes must be > 0")
+        raise Refused("--max-artifact-bytes must be > 0", code="usage")
     mtp = mtp_layers(source)
     if fmt == "v1":
         if publisher is not None or request_defaults is not None:
-            raise Refusal("usage", "publisher metadata and generation defaults are v2 "
-                          "manifest fields: --format v1 cannot carry them")
+            raise Refused("publisher metadata and generation defaults are v2 "
+                          "manifest fields: --format v1 cannot carry them", code="usage")
         return _plan_v1(source, mtp)
     plan = _plan_v2(source, mtp, max_artifact_bytes, v2_layout)
     if publisher is not None:
@@ -226,7 +227,7 @@ def _plan_v1(source: SourceModel, mtp: list[int]) -> PackagePlan:
     names: set[str] = set()
     for i, p in enumerate(source.projectors):
         if p.name in names or not p.name.endswith(".gguf"):
-            raise Refusal("usage", f"projector {p.name}: names must be unique .gguf files")
+            raise Refused(f"projector {p.name}: names must be unique .gguf files", code="usage")
         names.add(p.name)
         artifacts.append(Artifact(f"projector-{i:05d}", f"projectors/{p.name}", "projector",
                                   None, [], [], align, projector=p))

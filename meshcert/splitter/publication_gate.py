@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from meshcert.certify.formats.hf_publication import publication_refusals
-from meshcert.splitter.errors import Refusal
+from meshcert.core.errors import Refused
 
 if TYPE_CHECKING:
     from meshcert.splitter.write import Prepared
@@ -34,7 +34,7 @@ def planned_manifest(prepared: Prepared) -> dict[str, Any]:
 
 
 def refuse_unpublishable(prepared: Prepared) -> None:
-    """Raise Refusal (exit 2, nothing written) when mesh-llm's HF job would refuse the package.
+    """Raise Refused (exit 2, nothing written) when mesh-llm's HF job would refuse the package.
     A v1 package is never published by that job: no gate."""
     if prepared.request.fmt != "v2":
         return
@@ -44,6 +44,6 @@ def refuse_unpublishable(prepared: Prepared) -> None:
                                     resolved_repo=source.repo if hub else None,
                                     resolved_revision=source.revision if hub else None)
     if refusals:
-        raise Refusal(REFUSAL_CODE, "mesh-llm's HF publication job would refuse this package, "
+        raise Refused("mesh-llm's HF publication job would refuse this package, "
                       "so nothing is written or uploaded: "
-                      + "; ".join(r.message for r in refusals))
+                      + "; ".join(r.message for r in refusals), code=REFUSAL_CODE)

@@ -37,7 +37,7 @@ from meshcert.certify.formats.publisher import (
 from meshcert.certify.formats.publisher_geometry import geometry_differences
 from meshcert.certify.formats.publisher_json import JsonProblem, parse_publisher_json
 from meshcert.certify.view import MAX_PUBLISHER_FILE_BYTES
-from meshcert.splitter.errors import Refusal
+from meshcert.core.errors import Refused
 
 REVISION = re.compile(r"^[0-9A-Fa-f]{40}$")  # upper case accepted, as mesh-llm's format does
 REFUSED = "publisher_metadata"  # the basename / identity refusals
@@ -77,8 +77,8 @@ def describe_known() -> str:
 def publisher_file_of(basename: str) -> PublisherFile:
     known = BY_BASENAME.get(basename)
     if known is None:
-        raise Refusal(REFUSED, f"unsupported publisher metadata filename {basename!r} (mesh-llm "
-                      f"accepts {describe_known()})")
+        raise Refused(f"unsupported publisher metadata filename {basename!r} (mesh-llm "
+                      f"accepts {describe_known()})", code=REFUSED)
     return known
 
 
@@ -91,10 +91,10 @@ def read_local(path: str) -> PublisherInput:
         with open(path, "rb") as handle:
             data = handle.read(MAX_PUBLISHER_FILE_BYTES + 1)
     except OSError as exc:
-        raise Refusal("usage", f"--publisher-metadata {path}: {exc.strerror or exc}") from None
+        raise Refused(f"--publisher-metadata {path}: {exc.strerror or exc}", code="usage") from None
     if len(data) > MAX_PUBLISHER_FILE_BYTES:
-        raise Refusal(BAD_FILE, f"{path} is over the {MAX_PUBLISHER_FILE_BYTES} byte limit "
-                      "for a publisher file")
+        raise Refused(f"{path} is over the {MAX_PUBLISHER_FILE_BYTES} byte limit "
+                      "for a publisher file", code=BAD_FILE)
     return PublisherInput(basename, path, data)
 
 
@@ -105,8 +105,8 @@ def combine(named: list[PublisherInput], picked: list[PublisherInput]) -> list[P
     seen: set[str] = set()
     for item in named:
         if item.basename in seen:
-            raise Refusal(REFUSED, f"duplicate publisher metadata file {item.basename!r}: "
-                          "each of the five files may be given once")
+            raise Refused(f"duplicate publisher metadata file {item.basename!r}: "
+                          "each of the five files may be given once", code=REFUSED)
         seen.add(item.basename)
     return named + [p for p in picked if p.basename not in seen]
 
@@ -121,17 +121,17 @@ def plan_publisher(inputs: list[PublisherInput], *, repo: str | None, revision: 
     for item in inputs:
         known = publisher_file_of(item.basename)
         if item.basename in seen:
-            raise Refusal(REFUSED, f"duplicate publisher metadata file {item.basename!r}: "
-                          "each of the five files may be given once")
+            raise Refused(f"duplicate publisher metadata file {item.basename!r}: "
+                          "each of the five files may be given once", code=REFUSED)
         seen.add(item.basename)
         files.append((known, item))
     if repo is None or not repo.strip():
-        raise Refusal(REFUSED, "publisher metadata requires a source repo (the manifest's "
-                      "source_model.repo: --source-repo, or a Hub source)")
+        raise Refused("publisher metadata requires a source repo (the manifest's "
+                      "source_model.repo: --source-repo, or a Hub source)", code=REFUSED)
     if revision is None or not REVISION.match(revision):
-        raise Refusal(REFUSED, "publisher metadata requires a 40-character immutable Hugging "
+        raise Refused("publisher metadata requires a 40-character immutable Hugging "
                       f"Face commit revision (source_model.revision is {revision!r}: give "
-                      "--source-revision <commit>)")
+                      "--source-revision <commit>)", code=REFUSED)
     entries = [{"role": known.role, "artifact_id": known.artifact_id, "source_repo": repo,
                 "source_revision": revision, "source_path": known.basename}
                for known, _ in files]
@@ -142,7 +142,7 @@ def plan_publisher(inputs: list[PublisherInput], *, repo: str | None, revision: 
 def _json_object(item: PublisherInput) -> dict[str, Any]:
     parsed = parse_publisher_json(item.data)
     if isinstance(parsed, JsonProblem):
-        raise Refusal(BAD_FILE, f"publisher file {item.location} {parsed.message}")
+        raise Refused(f"publisher file {item.location} {parsed.message}", code=BAD_FILE)
     return parsed
 
 
@@ -152,8 +152,9 @@ def check_geometry(config: dict[str, Any], gguf_kv: dict[str, Any], architecture
     for d in geometry_differences(config, gguf_kv, architecture):
         if d.is_nextn_block:
             continue  # block_count = num_hidden_layers + nextn_predict_layers: accepted
-        raise Refusal(CONFIG_CONFLICT, f"publisher config {d.config_key}={d.config_value} "
-                      f"conflicts with GGUF {d.gguf_key}={d.gguf_value} ({location})")
+        raise Refused(f"publisher config {d.config_key}={d.config_value} "
+                      f"conflicts with GGUF {d.gguf_key}={d.gguf_value} ({location})",
+                      code=CONFIG_CONFLICT)
 
 
 def derive_defaults(files: list[tuple[PublisherFile, PublisherInput]], gguf_kv: dict[str, Any],
@@ -174,8 +175,9 @@ def derive_defaults(files: list[tuple[PublisherFile, PublisherInput]], gguf_kv: 
             continue  # the other three files are copied, never read
         if kv is not None:
             if kv.dtype is None:
-                raise Refusal(DEFAULTS_REFUSED, f"unsupported publisher KV-cache dtype "
-                              f"{kv.raw!r} at {kv.json_path} in {item.location}")
+                raise Refused(f"unsupported publisher KV-cache dtype "
+                              f"{kv.raw!r} at {kv.json_path} in {item.location}",
+                              code=DEFAULTS_REFUSED)
             defaults = {} if defaults is None else defaults
             _declare(defaults, kv, known, item)
     return None if defaults is None else _ordered(defaults)
@@ -189,10 +191,10 @@ def _declare(defaults: dict[str, dict[str, str]], derived: DerivedDefault,
         defaults[derived.slot] = {"dtype": derived.dtype, "artifact_id": known.artifact_id,
                                   "json_path": derived.json_path}
     elif prior["dtype"] != derived.dtype:
-        raise Refusal(DEFAULTS_REFUSED, f"conflicting publisher {derived.slot} declarations: "
+        raise Refused(f"conflicting publisher {derived.slot} declarations: "
                       f"{prior['dtype']} ({prior['artifact_id']} {prior['json_path']}) and "
                       f"{derived.dtype} ({known.artifact_id} {derived.json_path}, "
-                      f"{item.location})")
+                      f"{item.location})", code=DEFAULTS_REFUSED)
 
 
 def _ordered(defaults: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:

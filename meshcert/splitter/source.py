@@ -3,7 +3,7 @@
 Headers are read once, with their raw bytes (`meshcert.core.gguf.reader.read_header_and_bytes`), so
 metadata entries can be copied verbatim; tensor bytes are read later, through a `ByteReader`
 (positional reads into a caller's buffer). Everything a planner relies on is checked here, and a
-source that fails is a `Refusal` before anything is written: unreadable headers, a missing or
+source that fails is a `Refused` before anything is written: unreadable headers, a missing or
 mismatched sibling shard, duplicate keys or tensors, tensors of unknown type, outside their
 file or overlapping, no architecture or block count.
 """
@@ -18,9 +18,9 @@ from typing import Any, Literal, Protocol
 
 from meshcert.certify.formats.v2_carrier import SPLIT_KEYS
 from meshcert.core.byte_source import ByteSource
+from meshcert.core.errors import Refused
 from meshcert.core.gguf.model import GGUFHeader, TensorInfo
 from meshcert.core.gguf.reader import read_header_and_bytes
-from meshcert.splitter.errors import Refusal
 
 SPLIT_NAME = re.compile(r"^(?P<stem>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$")
 
@@ -113,8 +113,8 @@ def read_projector(name: str, location: str, source: ByteSource, size: int,
                    attested_sha256: str | None = None) -> ProjectorFile:
     header, prefix = read_header_and_bytes(source)
     if not isinstance(header, GGUFHeader):
-        raise Refusal("bad_source", f"projector {name}: not a readable GGUF header: "
-                      f"{header.message}")
+        raise Refused(f"projector {name}: not a readable GGUF header: "
+                      f"{header.message}", code="bad_source")
     return ProjectorFile(name, location, size, len(header.tensors),
                          sum(t.n_bytes for t in header.tensors), attested_sha256, prefix)
 
@@ -180,16 +180,16 @@ class SourceModel:
 
 def shard_locations(name: str) -> tuple[list[str], int] | None:
     """The names of every shard of the set `name` is the first of, or None for one file;
-    raises Refusal for a shard other than the first."""
+    raises Refused for a shard other than the first."""
     match = SPLIT_NAME.match(name)
     if match is None:
         return None
     index, count = int(match["index"]), int(match["count"])
     if count < 1 or index < 1 or index > count:
-        raise Refusal("bad_source", f"{name}: shard index {index} outside 1..{count}")
+        raise Refused(f"{name}: shard index {index} outside 1..{count}", code="bad_source")
     if index != 1:
-        raise Refusal("usage", f"{name} is shard {index} of {count}: give the first shard "
-                      f"({match['stem']}-00001-of-{count:05d}.gguf)")
+        raise Refused(f"{name} is shard {index} of {count}: give the first shard "
+                      f"({match['stem']}-00001-of-{count:05d}.gguf)", code="usage")
     return [f"{match['stem']}-{i:05d}-of-{count:05d}.gguf" for i in range(1, count + 1)], count
 
 
@@ -197,7 +197,7 @@ def read_file_header(name: str, location: str, source: ByteSource, size: int,
                      attested_sha256: str | None = None) -> SourceFile:
     header, raw = read_header_and_bytes(source)
     if not isinstance(header, GGUFHeader):
-        raise Refusal("bad_source", f"{name}: not a readable GGUF header: {header.message}")
+        raise Refused(f"{name}: not a readable GGUF header: {header.message}", code="bad_source")
     return SourceFile(name, location, size, header, raw, attested_sha256)
 
 
@@ -205,21 +205,22 @@ def load_local(path: str, projectors: list[str] | None = None) -> SourceModel:
     """The local source named by `path` (a GGUF, or the first shard of a split set)."""
     full = os.path.abspath(path)
     if not os.path.isfile(full):
-        raise Refusal("usage", f"{path}: no such file")
+        raise Refused(f"{path}: no such file", code="usage")
     folder, name = os.path.split(full)
     shards = shard_locations(name)
     names = shards[0] if shards else [name]
     missing = [n for n in names if not os.path.isfile(os.path.join(folder, n))]
     if missing:
-        raise Refusal("missing_sibling", f"missing sibling shard(s) of {name}: "
-                      f"{', '.join(missing)} (expected in {folder})")
+        raise Refused(f"missing sibling shard(s) of {name}: "
+                      f"{', '.join(missing)} (expected in {folder})", code="missing_sibling")
     files = []
     for shard in names:
         location = os.path.join(folder, shard)
         try:
             reader = LocalReader(location)
         except OSError as exc:
-            raise Refusal("bad_source", f"{shard}: cannot open: {exc.strerror or exc}") from None
+            raise Refused(f"{shard}: cannot open: {exc.strerror or exc}",
+                          code="bad_source") from None
         try:
             files.append(read_file_header(shard, location, reader, reader.size))
         finally:
@@ -228,7 +229,7 @@ def load_local(path: str, projectors: list[str] | None = None) -> SourceModel:
     for item in projectors or []:
         location = os.path.abspath(item)
         if not os.path.isfile(location):
-            raise Refusal("usage", f"projector {item}: no such file")
+            raise Refused(f"projector {item}: no such file", code="usage")
         reader = LocalReader(location)
         try:
             extra.append(read_projector(os.path.basename(location), location, reader,
@@ -245,24 +246,24 @@ def _int(value: Any) -> int | None:
 def _check_header(f: SourceFile) -> None:
     h = f.header
     if h.byte_order != "<":
-        raise Refusal("bad_source", f"{f.name}: a big-endian GGUF (llama.cpp refuses it)")
+        raise Refused(f"{f.name}: a big-endian GGUF (llama.cpp refuses it)", code="bad_source")
     if h.duplicate_keys:
-        raise Refusal("hostile_source", f"{f.name}: duplicate metadata key(s): "
-                      f"{', '.join(h.duplicate_keys[:5])}")
+        raise Refused(f"{f.name}: duplicate metadata key(s): "
+                      f"{', '.join(h.duplicate_keys[:5])}", code="hostile_source")
     if h.duplicate_tensors:
-        raise Refusal("hostile_source", f"{f.name}: duplicate tensor name(s): "
-                      f"{', '.join(h.duplicate_tensors[:5])}")
+        raise Refused(f"{f.name}: duplicate tensor name(s): "
+                      f"{', '.join(h.duplicate_tensors[:5])}", code="hostile_source")
     spans = sorted((t.offset, t.offset + t.n_bytes, t.name) for t in h.tensors)
     for t in h.tensors:
         if t.n_bytes <= 0:
-            raise Refusal("bad_source", f"{f.name}: tensor {t.name} has an unknown type "
-                          f"({t.ggml_type}) or no elements")
+            raise Refused(f"{f.name}: tensor {t.name} has an unknown type "
+                          f"({t.ggml_type}) or no elements", code="bad_source")
         if h.data_offset + t.offset + t.n_bytes > f.size:
-            raise Refusal("bad_source", f"{f.name}: tensor {t.name} lies past the end of the "
-                          f"file ({f.size} bytes)")
+            raise Refused(f"{f.name}: tensor {t.name} lies past the end of the "
+                          f"file ({f.size} bytes)", code="bad_source")
     for (_, end, a), (start, _, b) in zip(spans, spans[1:], strict=False):
         if start < end:
-            raise Refusal("hostile_source", f"{f.name}: tensors {a} and {b} overlap")
+            raise Refused(f"{f.name}: tensors {a} and {b} overlap", code="hostile_source")
 
 
 def _check_split(files: list[SourceFile]) -> None:
@@ -273,16 +274,18 @@ def _check_split(files: list[SourceFile]) -> None:
         no, count = _int(kv.get("split.no")), _int(kv.get("split.count"))
         if n == 1:
             if count is not None and count > 1:
-                raise Refusal("sibling_mismatch", f"{f.name} says it is shard {(no or 0) + 1} "
-                              f"of {count} (split.count), but it is not named as a shard")
+                raise Refused(f"{f.name} says it is shard {(no or 0) + 1} "
+                              f"of {count} (split.count), but it is not named as a shard",
+                              code="sibling_mismatch")
             continue
         if no != i or count != n:
-            raise Refusal("sibling_mismatch", f"{f.name}: split.no={kv.get('split.no')!r}, "
-                          f"split.count={kv.get('split.count')!r}; expected {i} and {n}")
+            raise Refused(f"{f.name}: split.no={kv.get('split.no')!r}, "
+                          f"split.count={kv.get('split.count')!r}; expected {i} and {n}",
+                          code="sibling_mismatch")
         declared = _int(kv.get("split.tensors.count"))
         if declared is not None and declared != total:
-            raise Refusal("sibling_mismatch", f"{f.name}: split.tensors.count is {declared} "
-                          f"but the shards hold {total} tensors")
+            raise Refused(f"{f.name}: split.tensors.count is {declared} "
+                          f"but the shards hold {total} tensors", code="sibling_mismatch")
 
 
 def assemble(kind: Literal["local", "hub"], files: list[SourceFile], opener: Opener,
@@ -294,17 +297,17 @@ def assemble(kind: Literal["local", "hub"], files: list[SourceFile], opener: Ope
     primary = files[0].header
     arch = primary.architecture
     if not arch:
-        raise Refusal("bad_source", f"{files[0].name}: no general.architecture")
+        raise Refused(f"{files[0].name}: no general.architecture", code="bad_source")
     blocks = _int(primary.kv.get(f"{arch}.block_count"))
     if blocks is None or blocks < 1:
-        raise Refusal("bad_source", f"{files[0].name}: no positive {arch}.block_count")
+        raise Refused(f"{files[0].name}: no positive {arch}.block_count", code="bad_source")
     tensors: list[SourceTensor] = []
     seen: dict[str, str] = {}
     for i, f in enumerate(files):
         for t in sorted(f.header.tensors, key=lambda t: t.offset):
             if t.name in seen:
-                raise Refusal("sibling_mismatch", f"tensor {t.name} is in both {seen[t.name]} "
-                              f"and {f.name}")
+                raise Refused(f"tensor {t.name} is in both {seen[t.name]} "
+                              f"and {f.name}", code="sibling_mismatch")
             seen[t.name] = f.name
             tensors.append(SourceTensor(t, i, f.header.data_offset + t.offset))
     return SourceModel(kind, files, tensors, opener, list(projectors or []), **identity)

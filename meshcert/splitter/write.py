@@ -50,9 +50,10 @@ from pathlib import Path
 from typing import Any
 
 from meshcert.core.atomic import write_atomic
+from meshcert.core.errors import Refused
 from meshcert.splitter.card import render_card
 from meshcert.splitter.carrier import carrier_artifact, rows_from_headers
-from meshcert.splitter.errors import Aborted, Interrupted, Refusal
+from meshcert.splitter.errors import Aborted, Interrupted
 from meshcert.splitter.generation_defaults import read_generation_defaults
 from meshcert.splitter.hooks import after_artifact_hook
 from meshcert.splitter.manifest import (
@@ -188,15 +189,16 @@ def open_source(request: WriteRequest) -> SourceModel:
 
 
 def prepare(request: WriteRequest) -> Prepared:
-    """Open, inspect and plan; raise Refusal for anything that stops the write."""
+    """Open, inspect and plan; raise Refused for anything that stops the write."""
     source = open_source(request)
     if request.inspect:
         from meshcert.splitter.inspect_source import inspect_source
 
         inspect_source(source)
     if not source.kv_int("embedding_length"):
-        raise Refusal("bad_source", f"{source.primary.name}: no positive "
-                      f"{source.architecture}.embedding_length (the activation width)")
+        raise Refused(f"{source.primary.name}: no positive "
+                      f"{source.architecture}.embedding_length (the activation width)",
+                      code="bad_source")
     identity = _identity(request, source)
     plan = plan_for(request, source)
     root = Path(request.out_dir).resolve()
@@ -232,8 +234,8 @@ def _identity(request: WriteRequest, source: SourceModel) -> Identity:
 
         model_id = default_model_id(request.source)
     if not model_id or not model_id.strip():
-        raise Refusal("usage", "a local source needs --model-id (a coordinate such as "
-                      "org/repo-GGUF:Q4_K_M)")
+        raise Refused("a local source needs --model-id (a coordinate such as "
+                      "org/repo-GGUF:Q4_K_M)", code="usage")
     repo = request.source_repo or source.repo
     revision = request.source_revision or source.revision
     return Identity(model_id.strip(), repo, revision, request.source_file,
@@ -243,10 +245,11 @@ def _identity(request: WriteRequest, source: SourceModel) -> Identity:
 def preflight(plan: PackagePlan, root: Path, resume: bool,
               free_bytes: Callable[[str], int], need_bytes: int | None = None) -> list[str]:
     if (root / MANIFEST_NAME).exists():
-        raise Refusal("existing_manifest", f"{root} already holds {MANIFEST_NAME}: a finished "
-                      "package is never overwritten (write to a new directory)")
+        raise Refused(f"{root} already holds {MANIFEST_NAME}: a finished "
+                      "package is never overwritten (write to a new directory)",
+                      code="existing_manifest")
     if root.exists() and not root.is_dir():
-        raise Refusal("usage", f"{root} exists and is not a directory")
+        raise Refused(f"{root} exists and is not a directory", code="usage")
     sources = [os.path.realpath(f.location) for f in plan.source.files + plan.source.projectors
                if plan.source.kind == "local"]
     existing: list[str] = []
@@ -254,23 +257,25 @@ def preflight(plan: PackagePlan, root: Path, resume: bool,
         path = root / a.path
         if os.path.realpath(path) in sources or any(
                 path.exists() and os.path.samefile(path, s) for s in sources):
-            raise Refusal("artifact_is_source", f"{a.path} would be written over the source "
-                          f"file {path}: choose another --out-dir")
+            raise Refused(f"{a.path} would be written over the source "
+                          f"file {path}: choose another --out-dir", code="artifact_is_source")
         if path.exists() or path.is_symlink():
             if not path.is_file() or path.is_symlink():
-                raise Refusal("existing_artifacts", f"{path} exists and is not a regular file")
+                raise Refused(f"{path} exists and is not a regular file", code="existing_artifacts")
             existing.append(a.path)
     if existing and not resume:
-        raise Refusal("existing_artifacts", f"{root} already holds {len(existing)} of the "
+        raise Refused(f"{root} already holds {len(existing)} of the "
                       f"{len(plan.all_artifacts())} artifacts (e.g. {existing[0]}): pass "
-                      "--resume to re-verify and complete them, or choose another --out-dir")
+                      "--resume to re-verify and complete them, or choose another --out-dir",
+                      code="existing_artifacts")
     sizes = {a.path: a.size for a in plan.all_artifacts()}
     have = sum(min(os.path.getsize(root / p), sizes[p]) for p in existing)
     need = (plan.total_bytes - have if need_bytes is None else need_bytes) + _MARGIN
     free = free_bytes(str(root))
     if need > free:
-        raise Refusal("no_disk", f"the package needs {need:,} bytes ({need / 1e9:.2f} GB) "
-                      f"under {root}, but only {free:,} bytes ({free / 1e9:.2f} GB) are free")
+        raise Refused(f"the package needs {need:,} bytes ({need / 1e9:.2f} GB) "
+                      f"under {root}, but only {free:,} bytes ({free / 1e9:.2f} GB) are free",
+                      code="no_disk")
     return existing
 
 

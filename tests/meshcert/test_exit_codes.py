@@ -44,3 +44,14 @@ def test_the_documented_numbers() -> None:
     assert Exit.PHASE_E_GATE_FAILED == 2
     assert Exit.HISTORY_REGRESSED == 1
     assert EXIT_CODES == {"passed": 0, "failed": 1, "incomplete": 3}
+
+
+def test_every_error_kind_exits_with_its_named_status() -> None:
+    # meshcert.core.errors sits below the CLI, so it keeps the numbers itself: they must be
+    # the CLI's documented ones.
+    from meshcert.core.errors import ErrorKind
+
+    assert {kind: kind.exit_status for kind in ErrorKind} == {
+        ErrorKind.USAGE: Exit.USAGE, ErrorKind.REFUSAL: Exit.USAGE,
+        ErrorKind.FAILURE: Exit.FAILED, ErrorKind.INCOMPLETE: Exit.INCOMPLETE,
+        ErrorKind.INTERRUPTED: Exit.INTERRUPTED}

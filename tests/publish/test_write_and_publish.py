@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from meshcert.cli import app
+from meshcert.core.errors import Refused
 from meshcert.publish.request import PublishRequest
 from meshcert.publish.write_and_publish import write_and_publish
-from meshcert.splitter.errors import Refusal
 from meshcert.splitter.write import WriteRequest
 from meshcert.testing import llama_spec, write_source_gguf
 from tests.publish.test_service import assert_no_manifest_before_its_artifacts
@@ -87,7 +87,7 @@ def test_with_deletion_the_disk_check_asks_for_a_few_artifacts_not_the_package(
     assert streaming < whole // 2
     free = (streaming + whole) // 2  # too little for the package, enough for a few artifacts
 
-    with pytest.raises(Refusal, match="no_disk|needs"):
+    with pytest.raises(Refused, match="no_disk|needs"):
         write_and_publish(_write_request(source, tmp_path / "a", free_bytes=lambda _p: free),
                           PublishRequest(str(tmp_path / "a"), TARGET), delete_after_upload=False)
     outcome = write_and_publish(_write_request(source, tmp_path / "b",

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from meshcert.core.errors import Refused
 from meshcert.splitter.certify_step import certify_written
-from meshcert.splitter.errors import Aborted, Refusal
+from meshcert.splitter.errors import Aborted
 from meshcert.splitter.hub_source import parse_coordinate
 from tests.conftest import certify_dir
 from tests.splitter.builders import moe_sources, tiny_source, write_package
@@ -101,14 +102,14 @@ def test_hub_sources_are_refused_before_writing_when_incomplete_or_ambiguous(
     files["other-F16.gguf"] = first.read_bytes()
     hub.commit(REPO, files)
     out = tmp_path / "pkg"
-    with pytest.raises(Refusal, match="00003-of-00004") as err:
+    with pytest.raises(Refused, match="00003-of-00004") as err:
         write_package(f"hf://{REPO}/{first.name}", out, model_id="x/y:F16")
     assert err.value.code == "missing_sibling"
-    with pytest.raises(Refusal, match="more than one model file"):
+    with pytest.raises(Refused, match="more than one model file"):
         write_package(f"{REPO}:F16", out)
-    with pytest.raises(Refusal, match="no GGUF file"):
+    with pytest.raises(Refused, match="no GGUF file"):
         write_package(f"{REPO}:Q8_0", out)
-    with pytest.raises(Refusal) as err:
+    with pytest.raises(Refused) as err:
         write_package("meshcert/no-such-repo:F16", out)
     assert err.value.code == "hub_error"
     assert not out.exists()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.splitter.errors import Refusal
+from meshcert.core.errors import Refused
 from meshcert.splitter.plan import by_budget, mtp_layers, plan_package
 from meshcert.splitter.source import load_local
 from meshcert.testing import ModelSpec, TensorSpec, glm_dsa_spec, llama_spec, moe_mtp_spec
@@ -121,21 +121,21 @@ def test_deeper_or_inconsistent_mtp_evidence_is_refused(
         tmp_path: Path, edit: Callable[[ModelSpec], object], words: str) -> None:
     spec = glm_dsa_spec(block_count=4)
     edit(spec)
-    with pytest.raises(Refusal) as err:
+    with pytest.raises(Refused) as err:
         plan_package(load_local(str(tiny_source(tmp_path, spec))), "v2")
     assert err.value.code == "unsupported_mtp" and words in err.value.message
 
 
 def test_nextn_tensors_outside_the_last_layer_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(Refusal, match="inconsistent"):
+    with pytest.raises(Refused, match="inconsistent"):
         plan_package(load_local(str(tiny_source(tmp_path, _nextn_at(1)))), "v1")
 
 
 def test_a_block_count_that_disagrees_with_the_tensors_is_refused(tmp_path: Path) -> None:
     spec = llama_spec(block_count=4)
     spec.kv["llama.block_count"] = 5
-    with pytest.raises(Refusal, match=r"layer\(s\) 4 hold no tensors"):
+    with pytest.raises(Refused, match=r"layer\(s\) 4 hold no tensors"):
         plan_package(load_local(str(tiny_source(tmp_path / "more", spec))), "v2")
     spec.kv["llama.block_count"] = 3
-    with pytest.raises(Refusal, match="names layer 3"):
+    with pytest.raises(Refused, match="names layer 3"):
         plan_package(load_local(str(tiny_source(tmp_path / "fewer", spec))), "v2")

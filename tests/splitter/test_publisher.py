@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from meshcert.splitter.errors import Refusal
+from meshcert.core.errors import Refused
 from meshcert.splitter.publisher import PublisherInput, combine, plan_publisher, read_local
 
 REPO = "Qwen/Qwen3-8B"
@@ -46,8 +46,8 @@ def plan(*inputs: PublisherInput, repo: str | None = REPO, revision: str | None 
                           gguf_kv=GGUF_KV if kv is None else kv, architecture="llama")
 
 
-def refused(*inputs: PublisherInput, **kw: Any) -> Refusal:
-    with pytest.raises(Refusal) as err:
+def refused(*inputs: PublisherInput, **kw: Any) -> Refused:
+    with pytest.raises(Refused) as err:
         plan(*inputs, **kw)
     return err.value
 
@@ -97,10 +97,10 @@ def test_an_upper_case_hex_revision_is_accepted_as_mesh_llm_accepts_it() -> None
 
 def test_a_local_file_with_another_basename_is_refused_before_it_is_read(tmp_path: Path
                                                                          ) -> None:
-    with pytest.raises(Refusal) as err:
+    with pytest.raises(Refused) as err:
         read_local(str(tmp_path / "special_tokens_map.json"))  # does not even exist
     assert err.value.code == "publisher_metadata"
-    with pytest.raises(Refusal) as missing:
+    with pytest.raises(Refused) as missing:
         read_local(str(tmp_path / "config.json"))
     assert missing.value.code == "usage" and "config.json" in missing.value.message
 
@@ -110,7 +110,7 @@ def test_named_files_come_first_and_win_over_the_ones_picked_up() -> None:
               for name in ("config.json", "generation_config.json")]
     mine = doc("config.json", QWEN3_CONFIG)
     assert combine([mine], picked) == [mine, picked[1]]
-    with pytest.raises(Refusal) as err:
+    with pytest.raises(Refused) as err:
         combine([mine, mine], picked)
     assert "duplicate publisher metadata file" in err.value.message
 
@@ -244,6 +244,6 @@ def test_a_local_file_over_the_size_limit_is_refused_without_reading_it_all(
     monkeypatch.setattr("meshcert.splitter.publisher.MAX_PUBLISHER_FILE_BYTES", 16)
     big = tmp_path / "tokenizer_config.json"
     big.write_text(json.dumps({"added_tokens_decoder": {str(i): {} for i in range(100)}}))
-    with pytest.raises(Refusal) as err:
+    with pytest.raises(Refused) as err:
         read_local(str(big))
     assert err.value.code == "bad_publisher_file" and "over the 16 byte limit" in err.value.message

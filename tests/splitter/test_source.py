@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.splitter.errors import Refusal
+from meshcert.core.errors import Refused
 from meshcert.splitter.source import load_local
 from meshcert.testing import llama_spec
 from tests.core.gguf.ggufbuild import KV, GGUFFile, RawTensor, V
@@ -27,7 +27,7 @@ def test_a_split_set_is_read_from_its_first_shard(tmp_path: Path) -> None:
 
 def test_a_later_shard_is_refused_naming_the_first(tmp_path: Path) -> None:
     first = tiny_source(tmp_path, split=10)
-    with pytest.raises(Refusal, match="00001-of-00004") as err:
+    with pytest.raises(Refused, match="00001-of-00004") as err:
         load_local(str(first).replace("00001-of", "00002-of"))
     assert err.value.code == "usage"
 
@@ -35,7 +35,7 @@ def test_a_later_shard_is_refused_naming_the_first(tmp_path: Path) -> None:
 def test_a_missing_sibling_is_refused(tmp_path: Path) -> None:
     first = tiny_source(tmp_path, split=10)
     Path(str(first).replace("00001-of", "00003-of")).unlink()
-    with pytest.raises(Refusal, match="tiny-llama-F16-00003-of-00004.gguf") as err:
+    with pytest.raises(Refused, match="tiny-llama-F16-00003-of-00004.gguf") as err:
         load_local(str(first))
     assert err.value.code == "missing_sibling"
 
@@ -44,7 +44,7 @@ def test_a_sibling_from_another_place_in_the_set_is_refused(tmp_path: Path) -> N
     first = tiny_source(tmp_path, split=10)
     second, third = (Path(str(first).replace("00001-of", f"0000{i}-of")) for i in (2, 3))
     shutil.copy(third, second)  # shard 3's bytes under shard 2's name
-    with pytest.raises(Refusal, match="split.no=2") as err:
+    with pytest.raises(Refused, match="split.no=2") as err:
         load_local(str(first))
     assert err.value.code == "sibling_mismatch"
 
@@ -53,7 +53,7 @@ def test_a_shard_not_named_as_one_is_refused(tmp_path: Path) -> None:
     first = tiny_source(tmp_path, split=10)
     alone = tmp_path / "renamed.gguf"
     shutil.copy(first, alone)
-    with pytest.raises(Refusal, match="shard 1 of 4") as err:
+    with pytest.raises(Refused, match="shard 1 of 4") as err:
         load_local(str(alone))
     assert err.value.code == "sibling_mismatch"
 
@@ -72,16 +72,16 @@ def test_hostile_or_broken_headers_are_refused_before_any_planning(tmp_path: Pat
     duplicate = _gguf(tmp_path, kvs=[KV("general.architecture", V.STRING, "llama"),
                                      KV("llama.block_count", V.UINT32, 1),
                                      KV("llama.block_count", V.UINT32, 9)])
-    with pytest.raises(Refusal, match="duplicate metadata key") as err:
+    with pytest.raises(Refused, match="duplicate metadata key") as err:
         load_local(str(duplicate))
     assert err.value.code == "hostile_source"
     cut = tmp_path / "cut.gguf"
     cut.write_bytes(_gguf(tmp_path).read_bytes()[:-16])
-    with pytest.raises(Refusal, match="past the end") as err:
+    with pytest.raises(Refused, match="past the end") as err:
         load_local(str(cut))
     assert err.value.code == "bad_source"
     (tmp_path / "text.gguf").write_text("not a model")
-    with pytest.raises(Refusal, match="not a readable GGUF header"):
+    with pytest.raises(Refused, match="not a readable GGUF header"):
         load_local(str(tmp_path / "text.gguf"))
 
 

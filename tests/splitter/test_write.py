@@ -17,8 +17,9 @@ from meshcert.certify.report import CertReport
 from meshcert.certify.sources.local import load_local_package
 from meshcert.certify.sources.source_gguf import package_tensor_ranges
 from meshcert.certify.view import CertOptions
+from meshcert.core.errors import Refused
 from meshcert.splitter.certify_step import certify_written
-from meshcert.splitter.errors import Interrupted, Refusal
+from meshcert.splitter.errors import Interrupted
 from meshcert.splitter.facts import source_facts
 from meshcert.splitter.stream import NullWriteProgress
 from meshcert.splitter.write import WriteRequest, WriteResult, prepare, write
@@ -187,9 +188,9 @@ def _tree(root: Path) -> dict[str, tuple[int, int]]:
             for p in sorted(root.rglob("*")) if p.is_file()} if root.exists() else {}
 
 
-def _refused(source: Path | str, out: Path, **options: object) -> Refusal:
+def _refused(source: Path | str, out: Path, **options: object) -> Refused:
     before = _tree(out)
-    with pytest.raises(Refusal) as err:
+    with pytest.raises(Refused) as err:
         write_package(source, out, **options)
     assert _tree(out) == before  # nothing written or changed
     return err.value

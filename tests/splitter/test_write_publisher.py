@@ -13,7 +13,7 @@ from typing import Any, cast
 import pytest
 
 from meshcert.certify.formats.package_id import compute_package_id
-from meshcert.splitter.errors import Refusal
+from meshcert.core.errors import Refused
 from meshcert.splitter.manifest import manifest_bytes
 from meshcert.splitter.write import WriteResult
 from tests.conftest import certify_dir
@@ -168,7 +168,7 @@ def test_invalid_generation_defaults_are_refused_before_anything_is_written(
         tmp_path: Path, defaults: Any, words: str) -> None:
     path = tmp_path / "defaults.json"
     path.write_text(json.dumps(defaults))
-    with pytest.raises(Refusal) as err:
+    with pytest.raises(Refused) as err:
         write_package(tiny_source(tmp_path), tmp_path / "pkg", generation_defaults=str(path))
     assert err.value.code == "generation_defaults" and words in err.value.message
     assert not (tmp_path / "pkg").exists()
@@ -179,7 +179,7 @@ def test_a_bad_temperature_is_refused_with_the_certifiers_rule(tmp_path: Path) -
     bad["profiles"]["recommended"]["temperature"] = 1e400  # parses as infinity
     path = tmp_path / "defaults.json"
     path.write_text(json.dumps(bad).replace("Infinity", "1e400"))
-    with pytest.raises(Refusal) as err:
+    with pytest.raises(Refused) as err:
         write_package(tiny_source(tmp_path), tmp_path / "pkg", generation_defaults=str(path))
     assert "profiles[recommended].temperature: invalid_generation_value" in err.value.message
 
@@ -199,7 +199,7 @@ def test_publisher_refusals_come_before_any_payload(tmp_path: Path, options: dic
     files = [str(bad) if p == "geometry" else p for p in options.pop("publisher_metadata", [
         str(given["config.json"])])]
     fields = {"source_repo": REPO, "source_revision": REV} | options
-    with pytest.raises(Refusal) as err:
+    with pytest.raises(Refused) as err:
         write_package(tiny_source(tmp_path), tmp_path / "pkg", publisher_metadata=files,
                       **fields)
     assert err.value.code == code

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from meshcert.core.errors import MeshcertError
+
 _CR = 0x0D
 _LF = 0x0A
 
 
-class SSEError(ValueError):
+class SSEError(MeshcertError, ValueError):
     """The bytes are not a valid event stream (e.g. a line that is not UTF-8)."""
 
 

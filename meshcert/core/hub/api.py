@@ -163,8 +163,8 @@ class HubApi:
 
     # --- access, before any work ----------------------------------------------------------
     def identify(self) -> Identity:
-        """Who the token is, asked with a bounded retry budget; AccessRefused
-        (meshcert.core.hub.access) without a usable token or when the Hub cannot be reached.
+        """Who the token is, asked with a bounded retry budget; Refused
+        (meshcert.core.errors) without a usable token or when the Hub cannot be reached.
         From here on the token found is what the redactor hides."""
         token = find_token(self._token)
         self._redact = Redactor([token])
@@ -174,7 +174,7 @@ class HubApi:
 
     def check_write(self, identity: Identity, repo_id: str, *, repo_type: RepoType = "model",
                     pull_request: bool = False) -> None:
-        """AccessRefused unless `identity` may write (or create; with `pull_request`, read)
+        """Refused unless `identity` may write (or create; with `pull_request`, read)
         `repo_id`."""
         check_write(self._api, identity.token, identity.whoami, repo_id, endpoint=self.endpoint,
                     redact=self._redact, repo_type=repo_type, pull_request=pull_request,

@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from meshcert.core.errors import ErrorKind, MeshcertError
 from meshcert.core.findings import Finding, finding
 from meshcert.core.redact import Redactor
 
@@ -47,8 +48,12 @@ LOCAL_ERRORS: tuple[type[BaseException], ...] = (
 NO_TOKEN_MESSAGE = ("no Hugging Face token: set HF_TOKEN, or run `hf auth login`")
 
 
-class HubError(Exception):
-    """A Hub failure with its finding code. `retryable` failures may succeed if tried again."""
+class HubError(MeshcertError):
+    """A Hub failure with its finding code. `retryable` failures may succeed if tried again.
+    Of kind incomplete: a command a Hub failure stops cannot finish (exit 3); `incomplete`
+    below tells an unreachable Hub from a definite answer about the ref, for findings."""
+
+    kind = ErrorKind.INCOMPLETE
 
     def __init__(self, code: str, message: str, *, retryable: bool = False,
                  retry_after: float | None = None, status: int | None = None) -> None:
