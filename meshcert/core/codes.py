@@ -618,10 +618,10 @@ def _remediations(row: CodeEntry) -> str:
 
 def codes_markdown() -> str:
     """docs/finding-codes.md: every code, grouped, with its severity and remediation
-    (`python -m meshcert.core.codes > docs/finding-codes.md`; a test fails when it drifts)."""
+    (`python3 scripts/generate.py codes`; a test fails when it drifts)."""
     lines = ["# Finding codes", "",
-             "Generated from `meshcert/core/codes.py` (`python -m meshcert.core.codes > "
-             "docs/finding-codes.md`). Codes are a contract: scripts and tests assert them; "
+             "Generated from `meshcert/core/codes.py` (`python3 scripts/generate.py codes`). "
+             "Codes are a contract: scripts and tests assert them; "
              "`cert.json`'s schema lists them as the values `findings[].code` may take.", ""]
     groups: dict[str, list[CodeEntry]] = {}
     for row in CODES.values():
@@ -632,7 +632,3 @@ def codes_markdown() -> str:
                   for r in sorted(rows, key=lambda r: r.code)]
         lines.append("")
     return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    print(codes_markdown(), end="")
