@@ -1,8 +1,8 @@
 """HTML rendering: one self-contained file per report (inline CSS and SVG, no scripts, no URLs).
 
 Templates live in the `meshcert.templates` package (jinja2, autoescape on, StrictUndefined) and
-only lay
-out the view-models built in `cert_view` / `evidence_view`.
+only lay out the view-models built in `meshcert.reports.certification.view`,
+`meshcert.reports.evidence.view` and `meshcert.reports.catalog.view`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Why a write stops. The CLI maps each to its exit status (issue 22): a Refusal is 2 and
+"""Why a write stops. The CLI maps each to its exit status: a Refusal is 2 and
 leaves nothing written or changed; an Aborted run (a failing or file-changing hook) is 2 and
 leaves no manifest; an Interrupted run (Ctrl-C) is 130 and leaves no manifest."""
 
