@@ -14,8 +14,7 @@ where Xet would still be used is refused before anything is certified or uploade
 
 Every call is retried on 429, 5xx and dropped connections with backoff that honours
 Retry-After (meshcert.core.hub.retry), and every failure becomes a HubError whose message never
-holds
-the token.
+holds the token.
 """
 
 from __future__ import annotations
