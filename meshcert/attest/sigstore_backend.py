@@ -18,7 +18,7 @@ import base64
 import binascii
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from meshcert.attest import codes
 from meshcert.attest.dsse import PAYLOAD_TYPE, pae
@@ -38,11 +38,6 @@ class SigstoreUnavailable(MeshcertError, RuntimeError):
     """The `sigstore` package is not installed (pip install 'meshcert[sigstore]')."""
 
     kind = ErrorKind.USAGE
-
-
-class KeylessSigner(Protocol):
-    def sign_statement(self, statement: bytes) -> dict[str, Any]:
-        """A Sigstore bundle (v0.3) whose DSSE envelope carries `statement`."""
 
 
 @dataclass

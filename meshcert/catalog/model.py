@@ -2,13 +2,11 @@
 verdict, and the catalog's own findings.
 
 The JSON Schema in `docs/catalog-report.schema.json` is generated from these models
-(`python -m meshcert.catalog.model > docs/catalog-report.schema.json`); a test fails when
-it drifts.
+(`python3 scripts/generate.py catalog-report-schema`); a test fails when it drifts.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -179,7 +177,3 @@ class CatalogReport(_Model):
 
 def catalog_report_schema() -> dict[str, object]:
     return CatalogReport.model_json_schema()
-
-
-if __name__ == "__main__":
-    print(json.dumps(catalog_report_schema(), indent=2, sort_keys=True))

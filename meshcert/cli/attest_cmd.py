@@ -1,4 +1,5 @@
-"""`meshcert attest keygen` and `meshcert attest verify`: signed certifications (issue 28)."""
+"""`meshcert attest keygen` and `meshcert attest verify`: signed certifications
+(docs/attestation.md)."""
 
 from __future__ import annotations
 

@@ -340,7 +340,7 @@ def _trust_gate(trust: str | None, attestation: str | None
     return trust_gate(policy, attestation) if policy is not None else None
 
 
-# --- `models inspect` (issue 12b) -------------------------------------------------------------
+# --- `models inspect`: one GGUF file, not a package -------------------------------------------
 @app.command("inspect")
 def inspect(
     path: Annotated[str, typer.Argument(

@@ -1,7 +1,7 @@
 """`meshcert package write` and `meshcert package plan`: make a layer package, certified
 (`package publish` lives in meshcert/cli/publish_cmd.py).
 
-Exit statuses of `write` (issue 22): 0 written and certified passed; 1 written but
+Exit statuses of `write`: 0 written and certified passed; 1 written but
 certification failed; 2 refused (usage, bad or hostile input, existing manifest, missing
 sibling, no disk: nothing written or changed) or aborted by the hook (no manifest); 3
 certification incomplete; 130 interrupted (no manifest; `--resume` continues).

@@ -1,6 +1,6 @@
 """User decisions from a file (`meshcert evidence report --catalog FILE`): TOML or JSON,
 validated by `DecisionsFile` (JSON Schema: docs/evidence-catalog.schema.json, regenerate with
-`python -m meshcert.evidence.decisions_file > docs/evidence-catalog.schema.json`).
+`python3 scripts/generate.py decisions-file-schema`).
 
     schema_version = 1
 
@@ -34,9 +34,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 import tomllib
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Literal
@@ -220,12 +218,3 @@ def load_user_decisions(path: str | os.PathLike[str]) -> tuple[Rules, tuple[EnvV
 
 def schema_json(indent: int = 2) -> str:
     return json.dumps(DecisionsFile.model_json_schema(), indent=indent) + "\n"
-
-
-def _main(argv: Sequence[str]) -> int:
-    sys.stdout.write(schema_json())
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(_main(sys.argv[1:]))

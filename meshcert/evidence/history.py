@@ -47,12 +47,6 @@ INTERVAL_WINDOW = 200    # the interval resamples the latest 200 baseline runs (
 _REPLICATES = 2000
 
 
-def sha_id(sha: str) -> int:
-    """A source_sha as a 64-bit number (rows keep numbers, not strings; compared only within
-    one process, so the string hash serves)."""
-    return hash(sha)
-
-
 _LAST_EPOCH: list[tuple[str, float]] = [("", math.nan)]
 
 
@@ -96,7 +90,9 @@ class Series:
     def add(self, point: HistoryPoint, metrics: Iterable[str]) -> None:
         line, _, sha, created, complete, throughput, ttft = point
         self.lines.append(line)
-        self.shas.append(hash(sha))         # = sha_id(sha)
+        # source_sha as a number (rows keep numbers, not strings): compared only within one
+        # process, so the string hash serves
+        self.shas.append(hash(sha))
         self.created.append(epoch(created))
         self.complete.append(complete)
         self.recent.append((line, sha, created))

@@ -5,21 +5,17 @@
    second hashing); every file's stat is taken before certifying and checked again before its
    upload, so a file changed in between is never sent under a stale digest.
 2. Upload with huggingface_hub over plain LFS (meshcert.publish.hub_writer): artifacts in batched
-commits
-   (meshcert.publish.plan's limits), each batch re-planned against the target's listing on every
-   attempt,
-   so files already there with the same sha256 are skipped and a re-run after a failure resumes
-   without re-uploading; 429/5xx/dropped connections are retried with backoff (Retry-After
-   honoured). A manifest already on the target that differs from this one is deleted by the first
-   commit that changes an artifact, and the new `model-package.json` comes in the LAST commit,
-   with the model card (meshcert.splitter.card) and the removal of stale GGUF files: no commit shows
-   a
-   manifest whose artifacts are not all there.
+   commits (meshcert.publish.plan's limits), each batch re-planned against the target's listing on
+   every attempt, so files already there with the same sha256 are skipped and a re-run after a
+   failure resumes without re-uploading; 429/5xx/dropped connections are retried with backoff
+   (Retry-After honoured). A manifest already on the target that differs from this one is deleted by
+   the first commit that changes an artifact, and the new `model-package.json` comes in the LAST
+   commit, with the model card (meshcert.splitter.card) and the removal of stale GGUF files: no
+   commit shows a manifest whose artifacts are not all there.
 3. Certify `hf://target@<commit>` package-only.
 4. With a catalog, and only for a package that passed step 3: the catalog entry with the
-   package pinned (meshcert.publish.catalog), committed to the catalog's main branch, or opened as
-   a pull
-   request when `experimental` or when the token cannot push there.
+   package pinned (meshcert.publish.catalog), committed to the catalog's main branch, or opened as a
+   pull request when `experimental` or when the token cannot push there.
 
 Statuses: published (certified at its pinned commit), failed (the remote certification failed,
 or the Hub refused the upload for good), refused (nothing was sent: DIR did not certify

@@ -4,8 +4,8 @@ package and publish it in one pass (the HF job's command).
 1. The write is planned (refusals before a byte is written) and the target created.
 2. The package is written; each artifact is uploaded as soon as it is written and verified
    (`meshcert.publish.streaming`), and with `delete_after_upload` its file is removed once
-   committed,
-   so the disk needed is a few artifacts (the free-disk check asks for that, not the package).
+   committed, so the disk needed is a few artifacts (the free-disk check asks for that, not the
+   package).
 3. Kept files: the package is certified locally with the writer's digests (nothing hashed
    again); anything but `passed` and the manifest is never published. Deleted files: the
    writer's own verification stands in (every part's directory re-read and every tensor's

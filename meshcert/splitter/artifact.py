@@ -3,8 +3,7 @@
 `Artifact.header_pieces()` are the bytes [0, data_offset) of the file (preamble, metadata
 entries, tensor infos, padding); the data section follows, each tensor at its placement's
 offset. Planning (meshcert.splitter.plan) and the carrier (meshcert.splitter.carrier) build these;
-the writer
-(meshcert.splitter.stream) writes them.
+the writer (meshcert.splitter.stream) writes them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Why a write stops. The CLI maps each to its exit status (issue 22): a refusal
+"""Why a write stops. The CLI maps each to its exit status: a refusal
 (`meshcert.core.errors.Refused`, with the writer's refusal code) is 2 and leaves nothing written
 or changed; an Aborted run (a failing or file-changing hook) is 2 and leaves no manifest; an
 Interrupted run (Ctrl-C) is 130 and leaves no manifest."""

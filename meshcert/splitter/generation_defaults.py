@@ -5,8 +5,7 @@ types, bounds, profile names, provenance) before anything is written; any proble
 mesh-llm's writer then REPLACES `generation` with `{request_defaults}`, dropping the native-MTP
 declaration it inferred from the source. meshcert keeps it: `generation` is
 `{request_defaults, speculative_decoding}` (see meshcert.splitter.manifest), because mesh-llm's
-runtime
-warns "native MTP will not be enabled" for a package with `.nextn.` tensors and no
+runtime warns "native MTP will not be enabled" for a package with `.nextn.` tensors and no
 `speculative_decoding` (docs/writing.md).
 """
 

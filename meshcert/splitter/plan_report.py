@@ -2,12 +2,11 @@
 and what each node of an N-stage split would fetch, by certify's own stage rules (the package
 tool's plan: base = L // N, the first L % N stages one layer more; v1 and v2 selection as
 `models certify --stages`). The JSON schema is docs/package-plan.schema.json, generated from
-these models (`python -m meshcert.splitter.plan_report > docs/package-plan.schema.json`)."""
+these models (`python3 scripts/generate.py package-plan-schema`)."""
 
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -189,7 +188,3 @@ def _picked_up(a: Artifact) -> bool:
 
 def plan_json_schema() -> dict[str, Any]:
     return PackagePlanReport.model_json_schema()
-
-
-if __name__ == "__main__":
-    print(json.dumps(plan_json_schema(), indent=2, sort_keys=True))

@@ -12,8 +12,7 @@ SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "catalog-report.sch
 
 
 def test_checked_in_schema_matches_the_models() -> None:
-    """Regenerate with:
-    python -m meshcert.catalog.model > docs/catalog-report.schema.json"""
+    """Regenerate with: python3 scripts/generate.py catalog-report-schema"""
     assert json.loads(SCHEMA_FILE.read_text()) == json.loads(json.dumps(catalog_report_schema()))
 
 

@@ -191,6 +191,5 @@ def test_catalog_is_a_deprecated_alias_of_decisions(tmp_path: Path) -> None:
 
 
 def test_published_schema_is_current() -> None:
-    """Regenerate with `python -m meshcert.evidence.decisions_file >
-    docs/evidence-catalog.schema.json`."""
+    """Regenerate with `python3 scripts/generate.py decisions-file-schema`."""
     assert SCHEMA.read_text(encoding="utf-8") == schema_json()

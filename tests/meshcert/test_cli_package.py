@@ -162,6 +162,6 @@ def test_plan_prints_artifacts_and_stage_fetches_and_its_json_follows_the_schema
 
 
 def test_the_checked_in_plan_schema_matches_the_models() -> None:
-    """Regenerate with: python -m meshcert.splitter.plan_report > docs/package-plan.schema.json"""
+    """Regenerate with: python3 scripts/generate.py package-plan-schema"""
     checked_in = json.loads((DOCS / "package-plan.schema.json").read_text())
     assert checked_in == json.loads(json.dumps(plan_json_schema()))

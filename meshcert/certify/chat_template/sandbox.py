@@ -10,8 +10,7 @@ refuses an unsafe attribute as soon as it is looked up (not only when the result
 
 This module imports only jinja2 and the standard library: the render worker
 (``meshcert/certify/chat_template/worker.py``) runs it by file path in an isolated interpreter, and
-the
-static auditor parses with the very same environment (parsing never executes a template).
+the static auditor parses with the very same environment (parsing never executes a template).
 """
 
 from __future__ import annotations

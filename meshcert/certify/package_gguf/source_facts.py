@@ -1,6 +1,5 @@
 """What `--source SRC.gguf` gathered (data only): filled by meshcert.certify.sources.source_gguf,
-read by
-checks/source_parity.py. Stored on the view as ``view.source_facts[SOURCE_FACTS_KEY]``."""
+read by checks/source_parity.py. Stored on the view as ``view.source_facts[SOURCE_FACTS_KEY]``."""
 
 from __future__ import annotations
 

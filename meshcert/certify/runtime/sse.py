@@ -92,10 +92,6 @@ class SSEParser:
             events.append(self._dispatch(now, terminated=False))
         return events
 
-    @property
-    def pending_bytes(self) -> int:
-        return len(self._buf)
-
     def _line(self, raw: bytes, now: float, events: list[SSEEvent]) -> None:
         self.lines += 1
         try:
