@@ -10,7 +10,7 @@ from meshcert.core.errors import ErrorKind, MeshcertError
 
 class Aborted(MeshcertError):
     """Writing stopped part-way (the artifacts written so far are kept for --resume). A failure
-    that exits 2, as a refusal does (issue 22): no manifest was written."""
+    that exits 2, as a refusal does: no manifest was written."""
 
     kind = ErrorKind.FAILURE
 
