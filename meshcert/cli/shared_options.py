@@ -39,3 +39,6 @@ def catalog_target(value: str | None) -> str | None:
 
 # the --json of the commands that print a certification report (`models certify`, `models inspect`)
 ReportJsonOpt = Annotated[bool, typer.Option("--json", help="Print the report JSON.")]
+
+# the package format of the commands that write or plan a package
+PackageFormatOpt = Annotated[str, typer.Option("--format", help="v2 (default) or v1.")]
