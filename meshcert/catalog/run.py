@@ -42,6 +42,7 @@ from meshcert.certify.report import CertReport, OverallStatus, combine_statuses
 from meshcert.core.findings import Finding, finding
 from meshcert.core.hub.gate import RequestGate
 from meshcert.core.hub.settings import HubSettings
+from meshcert.core.usage import OptionError, release, within
 
 RESOLVE_REQUESTS = 1  # a sha-only model_info, for a reference that pins no commit
 # What certifying one package costs (bench/remote_certify.py): model_info with the listing,
@@ -82,6 +83,19 @@ class CatalogRequest:
     keep_reports: bool = False  # --out-dir: rows name their cert.json / cert.html
     # --trust FILE [--trust-attested]: the trust policy's verdicts (meshcert.attest)
     attestation: AttestationPolicy | None = None
+
+
+def check_catalog_options(concurrency: int, runtime_abi: str | None) -> None:
+    """`catalog certify`'s values, before the catalog is read: a concurrency within
+    1..MAX_CONCURRENCY and a runtime ABI major.minor[.patch] (OptionError otherwise)."""
+    within(concurrency, 1, MAX_CONCURRENCY, "--concurrency")
+    release(runtime_abi, "--runtime-abi")
+
+
+def check_attestation_options(trust: str | None, trust_attested: bool) -> None:
+    """--trust-attested accepts the attestations of the signers --trust names: it needs it."""
+    if trust is None and trust_attested:
+        raise OptionError("needs --trust FILE (whose signers to accept)", "--trust-attested")
 
 
 @dataclass

@@ -50,3 +50,10 @@ def catalog_target(value: str | None) -> str | None:
     if value is None or value.strip().lower() == "none":
         return None
     return value.removeprefix(_DATASET_PREFIX).rstrip("/")
+
+
+# the --json of the commands that print a certification report (`models certify`, `models inspect`)
+ReportJsonOpt = Annotated[bool, typer.Option("--json", help="Print the report JSON.")]
+
+# the package format of the commands that write or plan a package
+PackageFormatOpt = Annotated[str, typer.Option("--format", help="v2 (default) or v1.")]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.cli.models_cmd import load_evidence_verdicts
+from meshcert.certify.request_options import load_evidence_verdicts
 from meshcert.evidence import ingest_texts
 from meshcert.evidence.build import BuildOptions, build_report
 from meshcert.evidence.decisions import DecisionOptions
