@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -35,3 +35,22 @@ def catalog_target(value: str | None) -> str | None:
     if value is None or value.strip().lower() == "none":
         return None
     return value.removeprefix(_DATASET_PREFIX).rstrip("/")
+
+
+# `--quiet` and `--json`: one flag spelling and type each. What `--json` prints differs per
+# command, so its help is the command's own; `--quiet` keeps one help where stdout is a
+# summary (QuietOpt) and says what it keeps where it is more.
+QUIET_HELP = "Print nothing on stdout; errors still go to stderr."
+
+
+def quiet_option(help: str = QUIET_HELP) -> Any:
+    """The `--quiet` / `-q` option (typer's OptionInfo) with this help."""
+    return typer.Option("--quiet", "-q", help=help)
+
+
+def json_option(help: str) -> Any:
+    """The `--json` option (typer's OptionInfo); `help` says what JSON the command prints."""
+    return typer.Option("--json", help=help)
+
+
+QuietOpt = Annotated[bool, quiet_option()]
