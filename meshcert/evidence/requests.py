@@ -3,7 +3,7 @@
 The CLI parses its options into these and hands them to the service (meshcert.evidence.service,
 meshcert.evidence.run); the rules are pure functions of the option values that raise
 `OptionError` (meshcert.core.options) naming the option at fault, so they are tested without
-the CLI.
+the CLI. This module loads nothing heavy: `evidence ingest` of a small log needs no numpy.
 """
 
 from __future__ import annotations
@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from meshcert.core.options import OptionError
-from meshcert.evidence.decisions import DecisionOptions
-from meshcert.evidence.run.plan import RunPlan, Stream, build_variants, split_command
+
+if TYPE_CHECKING:  # numpy and pandas load with these, when the command needs them
+    from meshcert.evidence.decisions import DecisionOptions
+    from meshcert.evidence.run.plan import RunPlan
 
 
 def check_label(label: str | None) -> str | None:
@@ -85,7 +87,7 @@ class ReportRequest:
     out_dir: Path
     judging: Judging = field(default_factory=Judging)
     label: str | None = None
-    decisions: DecisionOptions = field(default_factory=DecisionOptions)
+    decisions: DecisionOptions | None = None  # None: the decisions' defaults
     package: str | None = None
     source_gguf: str | None = None
 
@@ -107,6 +109,8 @@ class RunOptions:
 
 def run_plan_of(options: RunOptions) -> RunPlan:
     """The runs `evidence run` makes; a bad variant, check or stream raises PlanError."""
+    from meshcert.evidence.run.plan import RunPlan, Stream, build_variants, split_command
+
     return RunPlan(tuple(options.command),
                    build_variants(options.variants, options.env, options.args,
                                   options.commands),
