@@ -25,18 +25,16 @@ def test_mypy_is_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-# The CLI modules whose commands are lean: each parses its options into a request and hands it
-# on, the option rules living beside the request. A module joins this list once no function in
-# it is over MAX_FUNCTION_LINES (the goal: every module of meshcert/cli).
-LEAN_CLI_MODULES = ("models_cmd.py", "package_cmd.py", "publish_cmd.py", "catalog_cmd.py",
-                    "hf_job_cmd.py", "cert_console.py")
+# Lean commands: each parses its options into a request and hands it on, the option rules
+# living beside the request (meshcert/core/usage.py); no function of meshcert/cli/ grows past
+# MAX_FUNCTION_LINES.
 MAX_FUNCTION_LINES = 80
 
 
 def test_no_cli_function_is_over_80_lines() -> None:
     too_long = []
-    for name in LEAN_CLI_MODULES:
-        path = ROOT / "meshcert" / "cli" / name
+    for path in sorted((ROOT / "meshcert" / "cli").glob("*.py")):
+        name = path.name
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 lines = (node.end_lineno or node.lineno) - node.lineno + 1

@@ -13,7 +13,14 @@ import typer
 from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import EXIT_CODES, Exit
 from meshcert.cli.option_errors import option_errors
-from meshcert.cli.shared_options import HtmlOpt, JunitOpt, MdOpt, SarifOpt, StrictOpt
+from meshcert.cli.shared_options import (
+    HtmlOpt,
+    JunitOpt,
+    MdOpt,
+    SarifOpt,
+    StrictOpt,
+    json_option,
+)
 
 if TYPE_CHECKING:
     from meshcert.attest.catalog_trust import CatalogTrust
@@ -83,7 +90,7 @@ WritePinsOpt = Annotated[str | None, typer.Option(
     "\"revision\" under DIR (the catalog itself is never touched).")]
 CatalogReportOutOpt = Annotated[str | None, typer.Option(
     "--report-out", help="Write the catalog report JSON here.")]
-CatalogJsonOpt = Annotated[bool, typer.Option("--json", help="Print the catalog report JSON.")]
+CatalogJsonOpt = Annotated[bool, json_option("Print the catalog report JSON.")]
 CatalogQuietOpt = Annotated[bool, typer.Option(
     "--quiet", "-q", help="No progress or summary: only errors, on stderr.")]
 TrustOpt = Annotated[str | None, typer.Option(

@@ -18,6 +18,7 @@ from meshcert.cli.shared_options import (
     ReportJsonOpt,
     SarifOpt,
     StrictOpt,
+    quiet_option,
 )
 
 if TYPE_CHECKING:  # the engine loads inside the commands
@@ -80,7 +81,7 @@ SourceOpt = Annotated[str | None, typer.Option(
     help="Source GGUF (or first shard) to compare tensors with.")]
 EvidenceOpt = Annotated[str | None, typer.Option(
     help="decisions.json from `meshcert evidence report`.")]
-CertQuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary: "
+CertQuietOpt = Annotated[bool, quiet_option("No progress or summary: "
                                             "only the errors, on stderr.")]
 MaterializeOpt = Annotated[bool, typer.Option(
     "--materialize", help="Build both certification stage GGUFs and re-open them with "
@@ -278,7 +279,7 @@ def inspect(
     report_out: Annotated[str | None, typer.Option("--report-out",
                                                    help="Write the report JSON here.")] = None,
     json_out: ReportJsonOpt = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary.")] = False,
+    quiet: Annotated[bool, quiet_option("No summary.")] = False,
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,

@@ -30,6 +30,8 @@ from meshcert.cli.shared_options import (
     PackageFormatOpt,
     SarifOpt,
     catalog_target,
+    json_option,
+    quiet_option,
 )
 
 if TYPE_CHECKING:
@@ -87,8 +89,8 @@ ResumeOpt = Annotated[bool, typer.Option(
     "rewrite any that fails.")]
 WriteReportOutOpt = Annotated[str | None, typer.Option(
     "--report-out", help="Write the package's cert.json here.")]
-WriteJsonOpt = Annotated[bool, typer.Option("--json", help="Print cert.json on stdout.")]
-WriteQuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary.")]
+WriteJsonOpt = Annotated[bool, json_option("Print cert.json on stdout.")]
+WriteQuietOpt = Annotated[bool, quiet_option("No progress or summary.")]
 PublishOpt = Annotated[str | None, typer.Option(
     "--publish", metavar="NS/REPO", help="Upload each artifact to this model repo as soon "
     "as it is written and verified; the manifest last; then certify the published commit.")]
@@ -387,7 +389,7 @@ def plan(
     publisher_metadata: PublisherMetadataOpt = None,
     no_publisher_metadata: NoPublisherMetadataOpt = False,
     generation_defaults: GenerationDefaultsOpt = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the plan as JSON "
+    json_out: Annotated[bool, json_option("Print the plan as JSON "
                                            "(docs/package-plan.schema.json).")] = False,
 ) -> None:
     """From the header alone: the artifacts `package write` would write and what each of

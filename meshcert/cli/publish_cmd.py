@@ -10,7 +10,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from meshcert.cli.exit_codes import Exit
-from meshcert.cli.shared_options import CatalogTargetOpt, catalog_target
+from meshcert.cli.shared_options import (
+    CatalogTargetOpt,
+    catalog_target,
+    quiet_option,
+)
 
 if TYPE_CHECKING:
     from meshcert.publish.request import PublishResult, SignPublished
@@ -61,7 +65,7 @@ def publish(
         help="Artifact bytes per commit.")] = 16 * 1024**3,
     verify_cache: Annotated[str | None, typer.Option(
         help="Digest cache of the local certification, reused.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+    quiet: Annotated[bool, quiet_option("No progress lines.")] = False,
     attest_key: Annotated[str | None, typer.Option(
         "--attest-key", metavar="NAME.key", help="Sign the published commit's passed "
         "certification and commit it as attestations/meshcert.intoto.jsonl "

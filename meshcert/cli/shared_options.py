@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -52,8 +52,26 @@ def catalog_target(value: str | None) -> str | None:
     return value.removeprefix(_DATASET_PREFIX).rstrip("/")
 
 
-# the --json of the commands that print a certification report (`models certify`, `models inspect`)
-ReportJsonOpt = Annotated[bool, typer.Option("--json", help="Print the report JSON.")]
+# `--quiet` and `--json`: one flag spelling and type each. What `--json` prints differs per
+# command, so its help is the command's own; `--quiet` keeps one help where stdout is a
+# summary (QuietOpt) and says what it keeps where it is more.
+QUIET_HELP = "Print nothing on stdout; errors still go to stderr."
 
-# the package format of the commands that write or plan a package
+
+def quiet_option(help: str = QUIET_HELP) -> Any:
+    """The `--quiet` / `-q` option (typer's OptionInfo) with this help."""
+    return typer.Option("--quiet", "-q", help=help)
+
+
+def json_option(help: str) -> Any:
+    """The `--json` option (typer's OptionInfo); `help` says what JSON the command prints."""
+    return typer.Option("--json", help=help)
+
+
+QuietOpt = Annotated[bool, quiet_option()]
+
+# the --json of the commands that print a certification report (`models certify`, `models inspect`)
+ReportJsonOpt = Annotated[bool, json_option("Print the report JSON.")]
+
+# the package format of the commands that write, plan or submit a package write
 PackageFormatOpt = Annotated[str, typer.Option("--format", help="v2 (default) or v1.")]

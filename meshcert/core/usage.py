@@ -11,12 +11,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from meshcert.core.errors import ErrorKind, MeshcertError
+
 _RELEASE = re.compile(r"^\d+\.\d+(\.\d+)?$")
 
 
-class OptionError(ValueError):
-    """An option value, or a combination of options, a request cannot take. `option` names
-    the option(s) as a user types them (e.g. `--stage`, `--layers / --stage`, `MODEL`)."""
+class OptionError(MeshcertError):
+    """An option value, or a combination of options, a request cannot take (a usage error,
+    exit 2). `option` names the option(s) as a user types them (e.g. `--stage`, `--layers /
+    --stage`, `MODEL`)."""
+
+    kind = ErrorKind.USAGE
 
     def __init__(self, message: str, option: str | None = None) -> None:
         super().__init__(message)
