@@ -14,8 +14,8 @@ from meshcert.core.atomic import write_atomic
 from meshcert.evidence.report import EvidenceReport
 from meshcert.evidence.service import example_evidence
 from meshcert.reports.outputs import write_decisions, write_reports
-from meshcert.splitter.write import write_file
 from meshcert.testing import glm_dsa_spec, llama_spec, write_package
+from meshcert.writer.write import write_file
 
 
 @dataclass

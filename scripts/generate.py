@@ -42,21 +42,24 @@ def evidence_schema() -> dict[Path, str]:
 
 
 def catalog_report_schema() -> dict[Path, str]:
-    from meshcert.catalog.model import catalog_report_schema as schema
+    from meshcert.catalog.report import catalog_report_schema as schema
 
     return {REPO / "docs" / "catalog-report.schema.json": _schema(schema)}
 
 
 def package_plan_schema() -> dict[Path, str]:
-    from meshcert.splitter.plan_report import plan_json_schema
+    from meshcert.writer.plan_report import plan_json_schema
 
     return {REPO / "docs" / "package-plan.schema.json": _schema(plan_json_schema)}
 
 
-def decisions_file_schema() -> dict[Path, str]:
-    from meshcert.evidence.decisions_file import schema_json
+def decision_rules_schema() -> dict[Path, str]:
+    from meshcert.evidence.decision_rules import schema_json
 
-    return {REPO / "docs" / "evidence-catalog.schema.json": schema_json()}
+    # evidence-catalog.schema.json is the file's old name, kept as a copy for the users and the
+    # `--decisions` help that point at it
+    return {REPO / "docs" / name: schema_json()
+            for name in ("evidence-rules.schema.json", "evidence-catalog.schema.json")}
 
 
 def finding_codes() -> dict[Path, str]:
@@ -104,7 +107,7 @@ GENERATORS: dict[str, Callable[[], dict[Path, str]]] = {
     "evidence-schema": evidence_schema,
     "catalog-report-schema": catalog_report_schema,
     "package-plan-schema": package_plan_schema,
-    "decisions-file-schema": decisions_file_schema,
+    "decision-rules-schema": decision_rules_schema,
     "codes": finding_codes,
     "evidence-format-tables": evidence_format_tables,
     "example-evidence": example_evidence,

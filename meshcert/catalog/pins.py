@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from meshcert.catalog.entries import PackageReference
-from meshcert.catalog.model import CatalogPackage
+from meshcert.catalog.report import CatalogPackage
 from meshcert.core.atomic import write_atomic
 from meshcert.core.errors import ErrorKind, MeshcertError
 

@@ -26,7 +26,7 @@ from meshcert.catalog.compare import Certified, Resolution, build_row, from_row,
 from meshcert.catalog.entries import PackageReference, ParsedEntry, parse_entry
 from meshcert.catalog.facts import package_facts
 from meshcert.catalog.mesh_versions import mixed_version_findings
-from meshcert.catalog.model import (
+from meshcert.catalog.report import (
     CatalogCounts,
     CatalogOptions,
     CatalogPackage,
@@ -276,7 +276,7 @@ class _Runner:
 def attested_certified(check: AttestedCheck) -> Certified:
     """A package accepted from its attestation: passed as attested, its facts from the
     manifest alone; mesh-llm's refusals were not re-checked, so its verdict stays unknown."""
-    from meshcert.catalog.model import Certification
+    from meshcert.catalog.report import Certification
 
     facts = package_facts(manifest_view(check.manifest_raw or b""))
     warnings = sorted(set(check.warning_codes))

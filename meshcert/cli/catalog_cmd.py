@@ -24,7 +24,7 @@ from meshcert.cli.shared_options import (
 
 if TYPE_CHECKING:
     from meshcert.attest.catalog_trust import CatalogTrust
-    from meshcert.catalog.model import CatalogOptions
+    from meshcert.catalog.report import CatalogOptions
     from meshcert.catalog.run import CatalogRun
     from meshcert.catalog.since import Previous
     from meshcert.catalog.sources import CatalogSource
@@ -125,7 +125,7 @@ def certify(
 ) -> None:
     """Certify every layer-package reference of a catalog; exit 0 all passed, 1 any failed,
     2 usage error, 3 any incomplete (the Hub unreachable for some)."""
-    from meshcert.catalog.model import CatalogOptions
+    from meshcert.catalog.report import CatalogOptions
     from meshcert.catalog.run import CatalogRequest, certify_catalog, check_catalog_options
     from meshcert.catalog.sources import CatalogError
 

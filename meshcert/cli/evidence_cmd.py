@@ -221,15 +221,15 @@ def _rules_and_settings(decisions_file: Path | None, require_gates: bool
                           ) -> tuple[Rules, EvidenceSettings]:
     """The built-in catalog, or the user's decisions from --catalog (a bad file is an
     `error:` line and exit 2), with the settings their env vars read."""
-    from meshcert.evidence.decisions_file import DecisionsFileError, load_user_decisions
+    from meshcert.evidence.decision_rules import DecisionRulesError, load_user_rules
     from meshcert.evidence.rules import RULES
 
     rules = RULES
     extra: tuple[EnvVar, ...] = ()
     if decisions_file is not None:
         try:
-            rules, extra = load_user_decisions(decisions_file)
-        except DecisionsFileError as exc:
+            rules, extra = load_user_rules(decisions_file)
+        except DecisionRulesError as exc:
             raise error_exit(exc) from None
     return rules, _settings(require_gates, extra)
 

@@ -37,8 +37,8 @@ from meshcert.cli.shared_options import (
 if TYPE_CHECKING:
     from meshcert.certify.report import CertReport
     from meshcert.publish.request import PublishWhileWriting
-    from meshcert.splitter.plan_report import PackagePlanReport
-    from meshcert.splitter.write import WriteRequest, WriteResult
+    from meshcert.writer.plan_report import PackagePlanReport
+    from meshcert.writer.write import WriteRequest, WriteResult
 
 app = typer.Typer(help="Write, plan and publish layer packages.", no_args_is_help=True,
                   rich_markup_mode=None)
@@ -170,7 +170,7 @@ def _fail(code: int, text: str) -> typer.Exit:
 def _write_errors(after_abort: str, after_interrupt: str) -> Iterator[None]:
     """The writer's refusals and aborts exit 2, an interrupt 130, each said in one line."""
     from meshcert.core.errors import Refused
-    from meshcert.splitter.errors import Aborted, Interrupted
+    from meshcert.writer.errors import Aborted, Interrupted
 
     try:
         yield
@@ -218,8 +218,8 @@ def write(
     2 refused, 3 incomplete, 130 interrupted. With --publish, the same statuses for the
     published package."""
     from meshcert.publish.request import PublishWhileWriting
-    from meshcert.splitter.write import WriteRequest
-    from meshcert.splitter.write_options import check_write_options
+    from meshcert.writer.write import WriteRequest
+    from meshcert.writer.write_options import check_write_options
 
     with option_errors():
         request = WriteRequest(
@@ -246,8 +246,8 @@ def write(
 
 def _write_and_certify(request: WriteRequest, progress: LineProgress | None,
                        outputs: ReportFiles, *, json_out: bool, quiet: bool) -> NoReturn:
-    from meshcert.splitter.write import prepare
-    from meshcert.splitter.write import write as write_package
+    from meshcert.writer.write import prepare
+    from meshcert.writer.write import write as write_package
 
     started = time.monotonic()
     prepared = None
@@ -314,7 +314,7 @@ def _write_and_publish(request: WriteRequest, target: str, publishing: PublishWh
 def _certify_and_deliver(result: WriteResult, seconds: float, progress: LineProgress | None,
                          outputs: ReportFiles, json_out: bool, quiet: bool) -> NoReturn:
     from meshcert.core.progress import NullProgress
-    from meshcert.splitter.certify_step import certify_written
+    from meshcert.writer.certify_step import certify_written
 
     try:
         report = certify_written(result, progress or NullProgress())
@@ -395,9 +395,9 @@ def plan(
     """From the header alone: the artifacts `package write` would write and what each of
     N nodes would fetch; exit 0, or 2 when the source is refused."""
     from meshcert.core.errors import Refused
-    from meshcert.splitter.plan_report import plan_report
-    from meshcert.splitter.write import WriteRequest, open_source, plan_for
-    from meshcert.splitter.write_options import check_plan_options
+    from meshcert.writer.plan_report import plan_report
+    from meshcert.writer.write import WriteRequest, open_source, plan_for
+    from meshcert.writer.write_options import check_plan_options
 
     with option_errors():
         request = WriteRequest(

@@ -597,7 +597,7 @@ def entry(code: str) -> CodeEntry:
     try:
         return CODES[code]
     except KeyError:
-        raise KeyError(f"finding code {code!r} is not in the catalog") from None
+        raise KeyError(f"finding code {code!r} is not in the code table") from None
 
 
 def _cell(text: str) -> str:

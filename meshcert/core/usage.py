@@ -2,7 +2,7 @@
 functions that raise one `OptionError`.
 
 Each part keeps the rules of its own request beside it (`meshcert.certify.request_options`,
-`meshcert.splitter.write_options`, ...); the CLI turns an `OptionError` into its usage error
+`meshcert.writer.write_options`, ...); the CLI turns an `OptionError` into its usage error
 for `option` (exit 2), so a rule is tested without the CLI.
 """
 

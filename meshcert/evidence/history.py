@@ -5,7 +5,7 @@ For each cohort (same `cohort_key`: the same setup) the current row is its lates
 `source_sha`. Classes: not complete -> `correctness-failure`; fewer than 3 baseline rows ->
 `insufficient-baseline`; throughput down more than 5% AND below the median by more than
 max(3 x MAD, 1% of the median), or TTFT up more than 10% AND by more than that floor ->
-`performance-regression`; else `pass`. The limits are `catalog.HISTORY_RULE`.
+`performance-regression`; else `pass`. The limits are `rules.HISTORY_RULE`.
 
 Also what the interval says: the 95% bootstrap interval of the change (baseline resampled,
 `stats.ratio_interval`): `regression` when it lies wholly past the limit, `within-noise` when

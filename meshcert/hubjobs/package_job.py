@@ -4,7 +4,7 @@ package on Hugging Face Jobs, next to the source, with everything that can fail 
 Pre-flight, before any money is spent (`plan_package_job`):
 - the source revision is resolved to a commit, its files listed (shards, `mmproj*`
   projectors) and their headers read by range requests: the package is planned exactly as
-  the job will write it (`splitter`), so the largest artifact and the disk a streaming write
+  the job will write it (`writer`), so the largest artifact and the disk a streaming write
   needs (`--publish --delete-after-upload`: a few artifacts, not the package) are known;
 - the model id, the target name and the token are checked here (the token must be able to
   create and push to the target's namespace), not after paying;
@@ -160,8 +160,8 @@ def plan_package_job(source: str, *, target: str, model_id: str | None, fmt: str
     """Everything the job needs, decided here; Refused when it must not be submitted.
     Raises the writer's Refused for a source that cannot be planned. `catalog_readable`: whether
     the catalog dataset exists and the token can read it (None: not asked)."""
-    from meshcert.splitter.hub_source import default_model_id, load_hub, parse_coordinate
-    from meshcert.splitter.write import WriteRequest, is_hub_source, plan_for
+    from meshcert.writer.hub_source import default_model_id, load_hub, parse_coordinate
+    from meshcert.writer.write import WriteRequest, is_hub_source, plan_for
 
     if parse_coordinate(source) is None or not is_hub_source(source):
         raise Refused(f"{source!r} is not org/repo[@rev]:QUANT or "

@@ -7,7 +7,7 @@
 - `catalog`: the catalog entry (`entries/<owner>/<repo>.json`) with the package pinned;
 - `hub_writer`: the small interface over huggingface_hub (uploads over plain LFS, never Xet);
 - `request`: what a publish is asked (PublishRequest) and what it reports (PublishResult);
-- `service`: the use case, request in, result out, the model card (`meshcert.splitter.card`)
+- `service`: the use case, request in, result out, the model card (`meshcert.writer.card`)
   committed last. It never prints and never exits;
 - `attestation`: the signed attestation committed on top of a passed publish (`--attest-key`);
 - `streaming`, `write_and_publish`: `package write --publish`, each artifact uploaded as soon as

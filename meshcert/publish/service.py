@@ -10,7 +10,7 @@
    failure resumes without re-uploading; 429/5xx/dropped connections are retried with backoff
    (Retry-After honoured). A manifest already on the target that differs from this one is deleted by
    the first commit that changes an artifact, and the new `model-package.json` comes in the LAST
-   commit, with the model card (meshcert.splitter.card) and the removal of stale GGUF files: no
+   commit, with the model card (meshcert.writer.card) and the removal of stale GGUF files: no
    commit shows a manifest whose artifacts are not all there.
 3. Certify `hf://target@<commit>` package-only.
 4. With a catalog, and only for a package that passed step 3: the catalog entry with the
@@ -57,7 +57,7 @@ from meshcert.publish.request import (
     PublishResult,
     PublishStatus,
 )
-from meshcert.splitter.card import render_card
+from meshcert.writer.card import render_card
 
 if TYPE_CHECKING:
     pass

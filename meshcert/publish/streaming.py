@@ -34,8 +34,8 @@ from meshcert.publish.service import Upload
 
 if TYPE_CHECKING:
     from meshcert.publish.hub_writer import HubWriter
-    from meshcert.splitter.artifact import PackagePlan
-    from meshcert.splitter.stream import ArtifactResult
+    from meshcert.writer.artifact import PackagePlan
+    from meshcert.writer.stream import ArtifactResult
 
 IN_FLIGHT_WRITES = 2  # artifacts the writer may have open at once beyond the queue (estimate)
 

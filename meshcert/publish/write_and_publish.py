@@ -40,13 +40,13 @@ from meshcert.publish.service import (
     refusal_of_target,
 )
 from meshcert.publish.streaming import StreamingPublisher, UploadStopped, streaming_disk_bytes
-from meshcert.splitter.card import render_card
+from meshcert.writer.card import render_card
 
 if TYPE_CHECKING:
     from meshcert.certify.report import CertReport
     from meshcert.core.progress import ProgressObserver
-    from meshcert.splitter.stream import WriteProgress
-    from meshcert.splitter.write import WriteRequest, WriteResult
+    from meshcert.writer.stream import WriteProgress
+    from meshcert.writer.write import WriteRequest, WriteResult
 
 ROOM = 2  # finished artifacts that may wait for upload before the writer is held
 
@@ -64,12 +64,12 @@ def write_and_publish(write_request: WriteRequest, request: PublishRequest, *,
                       progress: WriteProgress | None = None,
                       certify_progress: ProgressObserver | None = None,
                       say: Progress | None = None) -> WritePublishOutcome:
-    """Raises what `meshcert.splitter.write` raises before or while writing (Refused, Aborted,
+    """Raises what `meshcert.writer.write` raises before or while writing (Refused, Aborted,
     Interrupted); every Hub outcome is in the returned PublishResult."""
-    from meshcert.splitter.certify_step import certify_written
-    from meshcert.splitter.facts import source_facts
-    from meshcert.splitter.publication_gate import refuse_unpublishable
-    from meshcert.splitter.write import prepare, write
+    from meshcert.writer.certify_step import certify_written
+    from meshcert.writer.facts import source_facts
+    from meshcert.writer.publication_gate import refuse_unpublishable
+    from meshcert.writer.write import prepare, write
 
     say = say or (lambda _m: None)
     result = PublishResult("refused", "", request.target)

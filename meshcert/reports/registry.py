@@ -29,7 +29,7 @@ class Report(Protocol):
 KINDS: dict[str, str] = {
     "meshcert.certify.report.CertReport": "certification",
     "meshcert.evidence.report.EvidenceReport": "evidence",
-    "meshcert.catalog.model.CatalogReport": "catalog",
+    "meshcert.catalog.report.CatalogReport": "catalog",
 }
 
 

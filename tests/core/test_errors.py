@@ -31,7 +31,7 @@ def test_an_instance_may_narrow_its_kind() -> None:
 
 def test_an_aborted_write_is_a_failure_that_exits_2() -> None:
     # issue 22: a write aborted by its hook exits 2, as a refusal does (no manifest written)
-    from meshcert.splitter.errors import Aborted
+    from meshcert.writer.errors import Aborted
 
     aborted = Aborted("hook_failed", "--after-artifact-command exited with status 1")
     assert (aborted.kind, aborted.exit_status) == (ErrorKind.FAILURE, 2)

@@ -13,7 +13,7 @@ import os
 import shutil
 from pathlib import Path
 
-from meshcert.catalog.model import CatalogReport
+from meshcert.catalog.report import CatalogReport
 from meshcert.certify.report import CertReport
 from meshcert.core.atomic import write_atomic
 from meshcert.reports.registry import FORMATS, render
