@@ -25,8 +25,8 @@ applicable), the runtime gates that ran, and last the verdict line every format 
 (one line, never wrapped). `render_lines` is pure (text and a style
 name per line, wrapped to a width); `print_certification` writes them through rich, which
 colours only on a terminal and honours NO_COLOR. To a pipe or a file rich would write each
-line's text as it is, so the lines are written directly (meshcert.cli.terminal asks rich
-whether the stream is a terminal), unless a line holds a tab or a control code rich rewrites.
+line's text as it is, so the lines are written directly and rich is never imported
+(meshcert.cli.terminal), unless a line holds a tab or a control code rich rewrites.
 """
 
 from __future__ import annotations

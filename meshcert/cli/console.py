@@ -23,6 +23,10 @@ class RichProgress:
         self._lock = threading.Lock()
 
     def begin(self, label: str, total: int | None) -> None:
+        from meshcert.cli.terminal import plain_stream
+
+        if self._console is None and plain_stream(sys.stderr):
+            return  # a pipe or a CI log: no bar, and no rich to import to find that out
         from rich.console import Console
 
         if self._console is None:
