@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # remote_certify's Hub
 
 from remote_certify import HubProcess  # noqa: E402  (prepares the Hub environment first)
 
-from meshcert.catalog.model import CatalogOptions  # noqa: E402
+from meshcert.catalog.report import CatalogOptions  # noqa: E402
 from meshcert.catalog.run import CatalogRequest, certify_catalog  # noqa: E402
 from meshcert.catalog.sources import LocalCatalog  # noqa: E402
 from meshcert.certify.service import CertRequest, certify_package  # noqa: E402

@@ -157,7 +157,7 @@ def main() -> None:
     bin_dir = llama_bin_dir()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
-    subprocess.run([PY, "-m", "compileall", "-q", "certify", "splitter", "meshcert"],
+    subprocess.run([PY, "-m", "compileall", "-q", "meshcert"],
                    cwd=ROOT, check=True)
     sides = [
         Side("cp", ["cp", str(source), str(work / "copy.gguf")], work / "copy.gguf"),

@@ -45,8 +45,8 @@ prepare_process_env()  # before huggingface_hub is imported
 
 from meshcert.certify.service import CertRequest, certify_package  # noqa: E402
 from meshcert.certify.view import CertOptions  # noqa: E402
-from meshcert.splitter.write import write_file  # noqa: E402
 from meshcert.testing import llama_spec, write_package, write_source_gguf  # noqa: E402
+from meshcert.writer.write import write_file  # noqa: E402
 from tests.support.hub_server import FakeHub  # noqa: E402
 
 

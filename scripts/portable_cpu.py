@@ -5,7 +5,7 @@ Why not ``GGML_NATIVE=ON``: ``-march=native`` turns on every extension the CPU *
 AMX among them, and ggml then routes quantized matmuls through its AMX backend. Cloud VMs with
 Sapphire Rapids-class CPUs advertise ``amx_tile``/``amx_int8`` while some hypervisors fault on
 the tile instructions: llama.cpp dies with SIGSEGV in ``ggml_backend_amx_mul_mat`` at the first
-decode (issue 21). CPU inference speed is no claim of meshcert's, so both llama.cpp builds
+decode. CPU inference speed is no claim of meshcert's, so both llama.cpp builds
 (the tools, ``scripts/build_llama_cpp.py``; llama-cpp-python, ``scripts/setup_llama_cpp_python.py``)
 use a portable baseline instead: ``GGML_NATIVE=OFF``, the AVX2-era extensions only when
 ``/proc/cpuinfo`` lists them, and AVX-512 and AMX always off.

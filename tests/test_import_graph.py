@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ("meshcert.core", "meshcert.certify", "meshcert.catalog", "meshcert.splitter",
+LAYERS = ("meshcert.core", "meshcert.certify", "meshcert.catalog", "meshcert.writer",
           "meshcert.testing", "meshcert.evidence", "meshcert.reports", "meshcert.publish",
           "meshcert.hubjobs", "meshcert.attest", "meshcert.demo", "meshcert.cli", "meshcert")
 

@@ -19,6 +19,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from meshcert.attest.keys import key_id
+from meshcert.core.errors import MeshcertError
 
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 BUNDLE_MEDIA_PREFIX = "application/vnd.dev.sigstore.bundle"
@@ -26,7 +27,7 @@ MAX_FILE_BYTES = 4 * 1024 * 1024  # an envelope is a few KiB per hundred subject
 _URLSAFE = re.compile(r"^[A-Za-z0-9_-]*={0,2}$")
 
 
-class EnvelopeError(ValueError):
+class EnvelopeError(MeshcertError, ValueError):
     """The attestation file or an envelope in it cannot be read (message names which)."""
 
 

@@ -16,13 +16,17 @@ from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from meshcert.core.errors import ErrorKind, MeshcertError
+
 KEY_ID = re.compile(r"^ed25519:([0-9a-f]{64})$")
 PASSPHRASE_ENV = "MESHCERT_ATTEST_KEY_PASSPHRASE"
 MAX_KEY_FILE_BYTES = 64 * 1024
 
 
-class KeyFileError(ValueError):
+class KeyFileError(MeshcertError, ValueError):
     """A key file that cannot be used for what it was given for (the message names it)."""
+
+    kind = ErrorKind.USAGE
 
 
 @dataclass(frozen=True)

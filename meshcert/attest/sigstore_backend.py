@@ -18,13 +18,14 @@ import base64
 import binascii
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from meshcert.attest import codes
 from meshcert.attest.dsse import PAYLOAD_TYPE, pae
 from meshcert.attest.package_state import PackageState
 from meshcert.attest.statement import Statement, StatementError, parse_statement
 from meshcert.attest.trust import TrustPolicy
+from meshcert.core.errors import ErrorKind, MeshcertError
 from meshcert.core.findings import Finding, finding
 
 BUNDLE_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle.v0.3+json"
@@ -33,13 +34,10 @@ ISSUER_V2_OID = "1.3.6.1.4.1.57264.1.8"
 ISSUER_V1_OID = "1.3.6.1.4.1.57264.1.1"
 
 
-class SigstoreUnavailable(RuntimeError):
+class SigstoreUnavailable(MeshcertError, RuntimeError):
     """The `sigstore` package is not installed (pip install 'meshcert[sigstore]')."""
 
-
-class KeylessSigner(Protocol):
-    def sign_statement(self, statement: bytes) -> dict[str, Any]:
-        """A Sigstore bundle (v0.3) whose DSSE envelope carries `statement`."""
+    kind = ErrorKind.USAGE
 
 
 @dataclass

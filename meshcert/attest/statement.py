@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from meshcert.core.errors import MeshcertError
 from meshcert.core.version import MESH_LLM_VERSION
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ PARITY_LEVEL = "MESHCERT_PARITY_V1"
 MESH_LLM_RULES = MESH_LLM_VERSION
 
 
-class StatementError(ValueError):
+class StatementError(MeshcertError, ValueError):
     """A payload that is not a Statement v1 with the VSA predicate (message says why)."""
 
 

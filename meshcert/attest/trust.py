@@ -26,14 +26,17 @@ from typing import Literal
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from meshcert.attest.keys import KeyFileError, key_id, load_public
+from meshcert.core.errors import ErrorKind, MeshcertError
 
 Mode = Literal["off", "warn", "enforce"]
 MODES: tuple[Mode, ...] = ("off", "warn", "enforce")
 MAX_TRUST_FILE_BYTES = 1024 * 1024
 
 
-class TrustFileError(ValueError):
+class TrustFileError(MeshcertError, ValueError):
     """A trust file that cannot be used (the message names the file and the entry)."""
+
+    kind = ErrorKind.USAGE
 
 
 @dataclass(frozen=True)

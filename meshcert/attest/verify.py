@@ -24,6 +24,7 @@ from meshcert.attest.keys import key_id
 from meshcert.attest.package_state import PackageState
 from meshcert.attest.statement import MANIFEST_NAME, Statement, StatementError, parse_statement
 from meshcert.attest.trust import TrustPolicy
+from meshcert.core.errors import ErrorKind, MeshcertError
 from meshcert.core.findings import Finding, finding
 
 # How far an envelope got: the one that got furthest explains a refusal.
@@ -224,8 +225,10 @@ def with_mode(findings: list[Finding], mode: str) -> list[Finding]:
             for f in findings]
 
 
-class UsageError(ValueError):
+class UsageError(MeshcertError, ValueError):
     """A PKG or attestation argument that names nothing usable (a usage error, exit 2)."""
+
+    kind = ErrorKind.USAGE
 
 
 def read_local_attestation(path: str) -> bytes | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from meshcert.catalog.entries import PackageReference
-from meshcert.catalog.model import (
+from meshcert.catalog.report import (
     CatalogOptions,
     CatalogPackage,
     Certification,

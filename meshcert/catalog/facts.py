@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from meshcert.catalog.model import PackageFacts
+from meshcert.catalog.report import PackageFacts
 from meshcert.certify.manifest_model import is_int
 from meshcert.certify.mesh_llm_versions import minimum_mesh_llm
 from meshcert.certify.node_defaults import node_defaults

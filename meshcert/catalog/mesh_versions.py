@@ -4,7 +4,7 @@ serves older nodes must know which (pure)."""
 
 from __future__ import annotations
 
-from meshcert.catalog.model import CatalogPackage
+from meshcert.catalog.report import CatalogPackage
 from meshcert.certify.mesh_llm_versions import parse_version
 from meshcert.core.findings import Finding, finding
 

@@ -16,12 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from meshcert.catalog.entries import PackageReference
-from meshcert.catalog.model import CatalogPackage
+from meshcert.catalog.report import CatalogPackage
 from meshcert.core.atomic import write_atomic
+from meshcert.core.errors import ErrorKind, MeshcertError
 
 
-class PinError(Exception):
+class PinError(MeshcertError):
     """DIR would write into the catalog, or an entry could not be re-written."""
+
+    kind = ErrorKind.USAGE
 
 
 @dataclass

@@ -26,7 +26,7 @@ from meshcert.catalog.compare import Certified, Resolution, build_row, from_row,
 from meshcert.catalog.entries import PackageReference, ParsedEntry, parse_entry
 from meshcert.catalog.facts import package_facts
 from meshcert.catalog.mesh_versions import mixed_version_findings
-from meshcert.catalog.model import (
+from meshcert.catalog.report import (
     CatalogCounts,
     CatalogOptions,
     CatalogPackage,
@@ -42,6 +42,7 @@ from meshcert.certify.report import CertReport, OverallStatus, combine_statuses
 from meshcert.core.findings import Finding, finding
 from meshcert.core.hub.gate import RequestGate
 from meshcert.core.hub.settings import HubSettings
+from meshcert.core.usage import OptionError, release, within
 
 RESOLVE_REQUESTS = 1  # a sha-only model_info, for a reference that pins no commit
 # What certifying one package costs (bench/remote_certify.py): model_info with the listing,
@@ -82,6 +83,19 @@ class CatalogRequest:
     keep_reports: bool = False  # --out-dir: rows name their cert.json / cert.html
     # --trust FILE [--trust-attested]: the trust policy's verdicts (meshcert.attest)
     attestation: AttestationPolicy | None = None
+
+
+def check_catalog_options(concurrency: int, runtime_abi: str | None) -> None:
+    """`catalog certify`'s values, before the catalog is read: a concurrency within
+    1..MAX_CONCURRENCY and a runtime ABI major.minor[.patch] (OptionError otherwise)."""
+    within(concurrency, 1, MAX_CONCURRENCY, "--concurrency")
+    release(runtime_abi, "--runtime-abi")
+
+
+def check_attestation_options(trust: str | None, trust_attested: bool) -> None:
+    """--trust-attested accepts the attestations of the signers --trust names: it needs it."""
+    if trust is None and trust_attested:
+        raise OptionError("needs --trust FILE (whose signers to accept)", "--trust-attested")
 
 
 @dataclass
@@ -194,7 +208,7 @@ class _Runner:
             counter = TransferCounter()
             api = HubApi(self.settings, counter=counter, redact=hub_redactor(), gate=self.gate)
             try:
-                commit = api.commit_of(job.repo, job.revision)
+                commit = api.resolve(job.repo, job.revision, listing=False).commit
             except HubError as err:
                 return _Outcome(Resolution(None, None, err.to_finding()), None,
                                 counter.requests)
@@ -262,7 +276,7 @@ class _Runner:
 def attested_certified(check: AttestedCheck) -> Certified:
     """A package accepted from its attestation: passed as attested, its facts from the
     manifest alone; mesh-llm's refusals were not re-checked, so its verdict stays unknown."""
-    from meshcert.catalog.model import Certification
+    from meshcert.catalog.report import Certification
 
     facts = package_facts(manifest_view(check.manifest_raw or b""))
     warnings = sorted(set(check.warning_codes))

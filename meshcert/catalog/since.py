@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from meshcert.catalog.entries import PackageReference
-from meshcert.catalog.model import (
+from meshcert.catalog.report import (
     CatalogOptions,
     CatalogPackage,
     CatalogReport,

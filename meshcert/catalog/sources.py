@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from meshcert.catalog.entries import MAX_ENTRY_BYTES
 from meshcert.catalog.errors import CatalogError
@@ -21,7 +22,10 @@ from meshcert.core.findings import Finding, finding
 from meshcert.core.refs import RefError, parse_ref
 
 if TYPE_CHECKING:
-    from meshcert.core.hub.errors import Redact
+    from meshcert.core.hub.api import HubApi
+    from meshcert.core.hub.errors import Redactor
+
+T = TypeVar("T")
 
 DEFAULT_CATALOG = "hf://datasets/meshllm/catalog"
 DATASETS_PREFIX = "hf://datasets/"
@@ -118,22 +122,24 @@ class HubDatasetCatalog:
         self.endpoint = endpoint
 
     def snapshot(self) -> CatalogSnapshot:
-        from huggingface_hub import HfApi
+        from dataclasses import replace
 
-        from meshcert.core.version import __version__
+        from meshcert.core.hub.api import HubApi
+        from meshcert.core.hub.settings import HubSettings
 
-        api = HfApi(endpoint=self.endpoint, library_name="meshcert",
-                    library_version=__version__)
+        hub = HubApi(replace(HubSettings.from_env(), endpoint=self.endpoint),
+                     redact=hub_redactor())
         where = f"{self.repo}@{self.revision}" if self.revision else self.repo
-        info = self._call(f"dataset_info {where}",
-                          lambda: api.dataset_info(self.repo, revision=self.revision))
+        info = self._call(hub, f"dataset_info {where}", lambda api: api.dataset_info(
+            self.repo, revision=self.revision))
         commit = str(getattr(info, "sha", "") or "").lower()
         if len(commit) != 40:
             raise CatalogError(f"dataset_info {where}: the Hub gave no commit id",
                                incomplete=True)
-        listing = self._call(f"list_repo_tree {self.repo}@{commit} entries/", lambda: list(
-            api.list_repo_tree(self.repo, path_in_repo=ENTRIES_DIR, recursive=True,
-                               revision=commit, repo_type="dataset")))
+        listing = self._call(hub, f"list_repo_tree {self.repo}@{commit} entries/",
+                             lambda api: list(api.list_repo_tree(
+                                 self.repo, path_in_repo=ENTRIES_DIR, recursive=True,
+                                 revision=commit, repo_type="dataset")))
         out = CatalogSnapshot(input=self.text, kind="hf", location=self.repo, revision=commit,
                               requested_revision=self.revision)
         wanted: list[str] = []
@@ -151,15 +157,14 @@ class HubDatasetCatalog:
                 wanted.append(path)
         with tempfile.TemporaryDirectory(prefix="meshcert-catalog-") as cache:
             def fetch(path: str) -> tuple[str, bytes | str]:
-                from huggingface_hub import hf_hub_download
-
-                try:
-                    local = hf_hub_download(self.repo, path, repo_type="dataset",
-                                            revision=commit, cache_dir=cache,
-                                            endpoint=self.endpoint)
+                action = f"download {path}"
+                try:  # one try: a file that cannot be read is a finding, not the catalog
+                    local = hub.call(action, lambda api: api.hf_hub_download(
+                        self.repo, path, repo_type="dataset", revision=commit,
+                        cache_dir=cache), retry=False)
                     return path, Path(str(local)).read_bytes()
-                except Exception as exc:  # classified below: one file, not the catalog
-                    return path, self._describe(f"download {path}", exc)
+                except Exception as exc:  # classified: one file, not the catalog
+                    return path, hub.error(exc, action).message
 
             with ThreadPoolExecutor(max_workers=_DOWNLOAD_WORKERS,
                                     thread_name_prefix="catalog-entry") as pool:
@@ -171,39 +176,23 @@ class HubDatasetCatalog:
         return out
 
     @staticmethod
-    def _describe(action: str, exc: BaseException) -> str:
-        from meshcert.core.hub.errors import from_exception
+    def _call(hub: HubApi, action: str, fn: Callable[[Any], T]) -> T:
+        from meshcert.core.hub.errors import HubError
 
-        return from_exception(exc, action=action, redact=hub_redactor()).message
-
-    def _call(self, action: str, fn: Any) -> Any:
-        from meshcert.core.hub.errors import from_exception
-        from meshcert.core.hub.retry import call_with_retries
-        from meshcert.core.hub.settings import HubSettings
-
-        settings = HubSettings.from_env()
         try:
-            return call_with_retries(fn, settings=settings, classify=lambda exc: from_exception(
-                exc, action=action, redact=hub_redactor()))
-        except Exception as exc:
-            error = from_exception(exc, action=action, redact=hub_redactor())
+            return hub.call(action, fn)
+        except HubError as error:
             if error.incomplete and error.status != 404:
                 raise CatalogError(f"the catalog could not be read: {error.message}",
                                    incomplete=True) from None
             raise CatalogError(f"the catalog could not be read: {error.message}") from None
 
 
-def hub_redactor() -> Redact:
+def hub_redactor() -> Redactor:
     """Hides the Hub token (HF_TOKEN or the stored one) in any text that quotes it."""
-    from meshcert.core.hub.errors import Redactor
+    from meshcert.core.hub.token import token_redactor
 
-    try:
-        from huggingface_hub.utils import get_token
-
-        token = get_token()
-    except Exception:  # no token store: nothing to redact
-        token = None
-    return Redactor([token])
+    return token_redactor()
 
 
 def open_catalog(text: str, *, endpoint: str | None = None) -> CatalogSource:

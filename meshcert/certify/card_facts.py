@@ -1,5 +1,5 @@
 """What a model card says about a package, read from its manifest: one source of truth for the
-card meshcert writes (meshcert/splitter/card.py, for `package write` and `package publish`) and
+card meshcert writes (meshcert/writer/card.py, for `package write` and `package publish`) and
 for the `readme` check, which flags a card whose stated facts contradict the manifest.
 
 Pure: manifest dict in, facts out. Every reader tolerates a malformed manifest (a value of the

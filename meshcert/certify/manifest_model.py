@@ -60,10 +60,6 @@ class ArtifactEntry:
         return self.declared_int(V2_SIZE_KEY if self.fmt == "v2" else V1_SIZE_KEY)
 
     @property
-    def size_key(self) -> str:
-        return V2_SIZE_KEY if self.fmt == "v2" else V1_SIZE_KEY
-
-    @property
     def label(self) -> str:
         if self.fmt == "v2":
             return f"artifact_catalog.entries[{self.index}] (id {self.raw.get('id')!r})"

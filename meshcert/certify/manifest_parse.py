@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from meshcert.core.errors import MeshcertError
 from meshcert.core.findings import Finding, finding
 
 MANIFEST_NAME = "model-package.json"
@@ -19,7 +20,7 @@ class ParsedManifest:
     findings: list[Finding] = field(default_factory=list)
 
 
-class _DuplicateKey(Exception):
+class _DuplicateKey(MeshcertError):
     pass
 
 

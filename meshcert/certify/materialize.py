@@ -38,6 +38,7 @@ from meshcert.certify.paths import unsafe_path_reason
 from meshcert.certify.stages import StageRange, certification_ranges, stage_parts
 from meshcert.certify.view import PackageView
 from meshcert.core.cache_paths import STAGES, cache_dir
+from meshcert.core.errors import MeshcertError
 from meshcert.core.gguf import wire
 from meshcert.core.gguf.model import GGUFHeader
 from meshcert.core.gguf.names import is_metadata_role
@@ -50,7 +51,7 @@ _COPY_CHUNK = 8 << 20
 Advance = Callable[[int], None]
 
 
-class ComposeError(ValueError):
+class ComposeError(MeshcertError, ValueError):
     """The stage cannot be composed from the package (a package fault, with the reason)."""
 
 

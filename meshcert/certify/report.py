@@ -1,12 +1,11 @@
 """cert.json: the certification report models (a superset of mesh-llm's report).
 
 The JSON Schema in `docs/cert.schema.json` is generated from these models
-(`python -m meshcert.certify.report > docs/cert.schema.json`); a test fails when it drifts.
+(`python3 scripts/generate.py cert-schema`); a test fails when it drifts.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -310,7 +309,3 @@ def combine_statuses(statuses: list[str]) -> OverallStatus:
 
 def cert_json_schema() -> dict[str, object]:
     return CertReport.model_json_schema()
-
-
-if __name__ == "__main__":
-    print(json.dumps(cert_json_schema(), indent=2, sort_keys=True))

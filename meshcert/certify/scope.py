@@ -2,10 +2,9 @@
 
 A mesh node loads only its stage's parts, so it can verify exactly those: the selection follows
 the stage rules of `meshcert.certify.stages` (metadata always, embeddings when A = 0, the layers in
-range,
-output when B = L, v2's shared/common always). For certification, the stage that starts at
-layer 0 also takes every projector/sidecar and every artifact no stage loads (v2 roles `other`
-and `publisher`), so that the N slices of a plan together cover every declared artifact.
+range, output when B = L, v2's shared/common always). For certification, the stage that starts at
+layer 0 also takes every projector/sidecar and every artifact no stage loads (v2 roles `other` and
+`publisher`), so that the N slices of a plan together cover every declared artifact.
 
 With `--hash-once` (`--stage I/N` only), a slice hashes only its share of the plan
 (`meshcert.certify.stages.hashing_shares`): every artifact is hashed by exactly one of the N

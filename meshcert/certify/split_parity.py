@@ -4,12 +4,11 @@ The whole model is composed from the package (every layer, through the same comp
 stages use: v1 parts' own headers, v2 the carrier's locators) into a temporary GGUF. The source
 and the reassembled model are each loaded with llama.cpp (llama-cpp-python, CPU, fixed thread
 count, one at a time, each in its own worker process: `meshcert.certify.workers.llama_decode`), and
-for
-each prompt the greedy continuation of `tokens` tokens is run; the token ids and the logits at
-every generated position must be identical (same llama.cpp, same threads, same bytes:
-bit-identical, so exact equality is the honest bar). A worker that dies (a signal, an abort, its
-wall clock) makes the result `crashed`: the gate is incomplete, and the report says how it died.
-The temporary directory is removed in a `finally`, also on Ctrl-C.
+for each prompt the greedy continuation of `tokens` tokens is run; the token ids and the logits at
+every generated position must be identical (same llama.cpp, same threads, same bytes: bit-identical,
+so exact equality is the honest bar). A worker that dies (a signal, an abort, its wall clock) makes
+the result `crashed`: the gate is incomplete, and the report says how it died. The temporary
+directory is removed in a `finally`, also on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ from meshcert.certify.view import PackageView
 from meshcert.certify.workers import llama_library
 from meshcert.certify.workers.llama_decode import (
     DEFAULT_TIMEOUT_S,
-    LlamaCppRefused,
+    LlamaCppError,
     Run,
     greedy_runs,
 )
@@ -265,7 +264,7 @@ def _run(view: PackageView, request: ParityRequest, progress: ProgressObserver
                                     f"{exc}", death=exc.death)
             except LlamaParserUnavailable as exc:
                 return ParityResult("not_run", str(exc))
-            except LlamaCppRefused as exc:
+            except LlamaCppError as exc:
                 status: ParityStatus = "not_run" if label == "source" else "failed"
                 return ParityResult(status, f"llama.cpp could not run the {label} model: "
                                     f"{str(exc)[:300]}")

@@ -20,11 +20,13 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from meshcert.core.errors import MeshcertError
+
 ROSTER_RESOURCE = "split-certified.json"
 RECIPE_KEYS = ("llama_upstream_sha", "skippy_abi", "patch_queue_sha256")
 
 
-class RosterError(ValueError):
+class RosterError(MeshcertError, ValueError):
     """The roster file is not in mesh-llm's schema 2 shape."""
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from meshcert.certify.manifest_model import ArtifactEntry, artifact_entries, is_int
+from meshcert.certify.manifest_model import ArtifactEntry, is_int
 
 
 @dataclass(frozen=True)
@@ -77,12 +76,6 @@ def select_v2_parts(entries: list[ArtifactEntry], stage: StageRange, layer_count
                     and stage.layer_start <= ordinal < stage.layer_end)):
             parts.append(entry)
     return parts
-
-
-def select_parts(manifest: dict[str, Any], stage: StageRange, layer_count: int,
-                 projector_path: str | None = None) -> list[ArtifactEntry]:
-    """v1 parts a stage loads, from the manifest (see `select_entries`)."""
-    return select_entries(artifact_entries(manifest), stage, layer_count, projector_path)
 
 
 def select_entries(entries: list[ArtifactEntry], stage: StageRange, layer_count: int,

@@ -1,4 +1,5 @@
-"""`meshcert attest keygen` and `meshcert attest verify`: signed certifications (issue 28)."""
+"""`meshcert attest keygen` and `meshcert attest verify`: signed certifications
+(docs/attestation.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import Exit
+from meshcert.cli.option_errors import option_errors
+from meshcert.cli.shared_options import json_option
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -18,12 +22,6 @@ if TYPE_CHECKING:
 
 app = typer.Typer(help="Signed certifications: make a signing key, verify an attestation.",
                   no_args_is_help=True, rich_markup_mode=None)
-USAGE = Exit.USAGE
-
-
-def _usage(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(USAGE)
 
 
 @app.command("keygen")
@@ -37,7 +35,7 @@ def keygen(
     try:
         pair = generate(out)
     except KeyFileError as exc:
-        raise _usage(str(exc)) from None
+        raise error_exit(exc) from None
     typer.echo(f"private key: {pair.private_path} (keep it secret; never share it)")
     typer.echo(f"public key: {pair.public_path}")
     typer.echo(pair.key_id)
@@ -56,11 +54,11 @@ def load_signing_key(path: str, flag: str = "--attest-key") -> Ed25519PrivateKey
 def load_policy(trust: str | None, trusted_keys: list[str] | None) -> TrustPolicy:
     """--trust FILE or --trusted-key PUB... (exactly one) as a policy."""
     from meshcert.attest.keys import KeyFileError, load_public
+    from meshcert.attest.requests import check_trust_options
     from meshcert.attest.trust import TrustFileError, TrustPolicy, load_trust
 
-    if (trust is None) == (not trusted_keys):
-        raise typer.BadParameter("give --trusted-key PUB... or --trust FILE (one of them)",
-                                 param_hint="--trusted-key / --trust")
+    with option_errors():
+        check_trust_options(trust, trusted_keys)
     if trust is not None:
         try:
             return load_trust(trust)
@@ -91,18 +89,21 @@ def verify(
         "ed25519:<hex>), for every repo; repeatable.")] = None,
     trust: Annotated[str | None, typer.Option(
         "--trust", metavar="FILE", help="A trust policy (trust.toml).")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")
-                        ] = False,
+    json_out: Annotated[bool, json_option("Print the verdict as JSON.")] = False,
 ) -> None:
     """Verify a signed certification against the package as it is now; exit 0 valid and
     trusted, 1 not, 2 usage error."""
+    from meshcert.attest.requests import VerifyRequest
     from meshcert.attest.verify import UsageError, verify_ref
 
-    policy = load_policy(trust, trusted_key)
+    with option_errors():
+        request = VerifyRequest(package, attestation, trust,
+                                tuple(trusted_key or ()))
+    policy = load_policy(request.trust, list(request.trusted_keys))
     try:
-        verdict = verify_ref(package, attestation, policy)
+        verdict = verify_ref(request.package, request.attestation, policy)
     except UsageError as exc:
-        raise _usage(str(exc)) from None
+        raise error_exit(exc) from None
     if json_out:
         from meshcert.cli.pipe import write_or_drop
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from meshcert.cli.exit_codes import Exit
+from meshcert.cli.option_errors import option_errors
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -22,14 +23,10 @@ if TYPE_CHECKING:
 
 def attestation_target(report_out: str | None, attestation_out: str | None) -> str:
     """Where the attestation goes; a usage error when neither path is given."""
-    from meshcert.attest.sign import default_attestation_path
+    from meshcert.attest.requests import attestation_path
 
-    if attestation_out is not None:
-        return attestation_out
-    if report_out is None:
-        raise typer.BadParameter("needs --report-out (the attestation goes beside it) or "
-                                 "--attestation-out PATH", param_hint="--attest-key")
-    return default_attestation_path(report_out)
+    with option_errors():
+        return attestation_path(report_out, attestation_out)
 
 
 def sign_certification(report: CertReport, key: Ed25519PrivateKey, path: str, *,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 import threading
 import time
@@ -11,19 +10,29 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
+from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import EXIT_CODES, Exit
-from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
-from meshcert.cli.shared_options import StrictOpt
+from meshcert.cli.option_errors import option_errors
+from meshcert.cli.shared_options import (
+    HtmlOpt,
+    JunitOpt,
+    MdOpt,
+    SarifOpt,
+    StrictOpt,
+    json_option,
+)
 
 if TYPE_CHECKING:
     from meshcert.attest.catalog_trust import CatalogTrust
+    from meshcert.catalog.report import CatalogOptions
     from meshcert.catalog.run import CatalogRun
+    from meshcert.catalog.since import Previous
+    from meshcert.catalog.sources import CatalogSource
 
 app = typer.Typer(help="Catalog commands: certify every package a catalog lists.",
                   no_args_is_help=True, rich_markup_mode=None)
 
 DEFAULT_CATALOG = "hf://datasets/meshllm/catalog"
-_ABI = re.compile(r"^\d+\.\d+(\.\d+)?$")
 USAGE = Exit.USAGE
 
 
@@ -60,44 +69,55 @@ def _fail(message: str, status: int = USAGE) -> typer.Exit:
     return typer.Exit(status)
 
 
+CatalogArg = Annotated[str, typer.Argument(
+    help="hf://datasets/ns/name[@rev] or a local checkout holding entries/<owner>/<repo>.json.")]
+ConcurrencyOpt = Annotated[int, typer.Option(
+    help="Packages certified at once (all share one cap of requests in flight).")]
+RuntimeAbiOpt = Annotated[str | None, typer.Option(
+    help="Check each package's ABI against this runtime ABI (X.Y.Z); also predicts "
+    "mesh-llm v0.76.2's producer-ABI refusals.")]
+VerifySha256Opt = Annotated[bool, typer.Option(
+    "--verify-sha256/--no-verify-sha256",
+    help="Stream and hash every artifact instead of trusting the Hub's LFS sha256.")]
+OutDirOpt = Annotated[str | None, typer.Option(
+    help="Keep every package's cert.json and cert.html here, with catalog.json and "
+    "catalog.html.")]
+SinceOpt = Annotated[str | None, typer.Option(
+    metavar="REPORT.json", help="A previous catalog report: certify again only the "
+    "packages whose commit changed.")]
+WritePinsOpt = Annotated[str | None, typer.Option(
+    metavar="DIR", help="Write the entries with each passed package's commit pinned as "
+    "\"revision\" under DIR (the catalog itself is never touched).")]
+CatalogReportOutOpt = Annotated[str | None, typer.Option(
+    "--report-out", help="Write the catalog report JSON here.")]
+CatalogJsonOpt = Annotated[bool, json_option("Print the catalog report JSON.")]
+CatalogQuietOpt = Annotated[bool, typer.Option(
+    "--quiet", "-q", help="No progress or summary: only errors, on stderr.")]
+TrustOpt = Annotated[str | None, typer.Option(
+    "--trust", metavar="trust.toml", help="Verify each package's signed attestation "
+    "(attestations/meshcert.intoto.jsonl) under this trust policy: mode warn reports a "
+    "missing or bad one as a warning, enforce as an error.")]
+TrustAttestedOpt = Annotated[bool, typer.Option(
+    "--trust-attested", help="With --trust: accept a package whose valid, trusted PASSED "
+    "attestation matches the commit's listing without certifying it again (no header "
+    "read; 3 Hub requests).")]
+
+
 @app.command("certify")
 def certify(
-    catalog: Annotated[str, typer.Argument(
-        help="hf://datasets/ns/name[@rev] or a local checkout holding "
-        "entries/<owner>/<repo>.json.")] = DEFAULT_CATALOG,
-    concurrency: Annotated[int, typer.Option(
-        help="Packages certified at once (all share one cap of requests in flight).")] = 4,
-    runtime_abi: Annotated[str | None, typer.Option(
-        help="Check each package's ABI against this runtime ABI (X.Y.Z); also predicts "
-        "mesh-llm v0.76.2's producer-ABI refusals.")] = None,
+    catalog: CatalogArg = DEFAULT_CATALOG,
+    concurrency: ConcurrencyOpt = 4,
+    runtime_abi: RuntimeAbiOpt = None,
     strict: StrictOpt = False,
-    verify_sha256: Annotated[bool, typer.Option(
-        "--verify-sha256/--no-verify-sha256",
-        help="Stream and hash every artifact instead of trusting the Hub's LFS sha256.")
-    ] = False,
-    out_dir: Annotated[str | None, typer.Option(
-        help="Keep every package's cert.json and cert.html here, with catalog.json and "
-        "catalog.html.")] = None,
-    since: Annotated[str | None, typer.Option(
-        metavar="REPORT.json", help="A previous catalog report: certify again only the "
-        "packages whose commit changed.")] = None,
-    write_pins: Annotated[str | None, typer.Option(
-        metavar="DIR", help="Write the entries with each passed package's commit pinned as "
-        "\"revision\" under DIR (the catalog itself is never touched).")] = None,
-    report_out: Annotated[str | None, typer.Option(
-        "--report-out", help="Write the catalog report JSON here.")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the catalog report JSON.")
-                        ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary: only "
-                                        "errors, on stderr.")] = False,
-    trust: Annotated[str | None, typer.Option(
-        "--trust", metavar="trust.toml", help="Verify each package's signed attestation "
-        "(attestations/meshcert.intoto.jsonl) under this trust policy: mode warn reports a "
-        "missing or bad one as a warning, enforce as an error.")] = None,
-    trust_attested: Annotated[bool, typer.Option(
-        "--trust-attested", help="With --trust: accept a package whose valid, trusted PASSED "
-        "attestation matches the commit's listing without certifying it again (no header "
-        "read; 3 Hub requests).")] = False,
+    verify_sha256: VerifySha256Opt = False,
+    out_dir: OutDirOpt = None,
+    since: SinceOpt = None,
+    write_pins: WritePinsOpt = None,
+    report_out: CatalogReportOutOpt = None,
+    json_out: CatalogJsonOpt = False,
+    quiet: CatalogQuietOpt = False,
+    trust: TrustOpt = None,
+    trust_attested: TrustAttestedOpt = False,
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
@@ -105,29 +125,14 @@ def certify(
 ) -> None:
     """Certify every layer-package reference of a catalog; exit 0 all passed, 1 any failed,
     2 usage error, 3 any incomplete (the Hub unreachable for some)."""
-    from meshcert.catalog.model import CatalogOptions
-    from meshcert.catalog.pins import PinError, check_target
-    from meshcert.catalog.run import MAX_CONCURRENCY, CatalogRequest, certify_catalog
-    from meshcert.catalog.since import Previous, load_previous
-    from meshcert.catalog.sources import CatalogError, LocalCatalog, open_catalog
+    from meshcert.catalog.report import CatalogOptions
+    from meshcert.catalog.run import CatalogRequest, certify_catalog, check_catalog_options
+    from meshcert.catalog.sources import CatalogError
 
-    if not 1 <= concurrency <= MAX_CONCURRENCY:
-        raise typer.BadParameter(f"must be within 1..{MAX_CONCURRENCY}",
-                                 param_hint="--concurrency")
-    if runtime_abi is not None and not _ABI.match(runtime_abi):
-        raise typer.BadParameter("must be major.minor[.patch]", param_hint="--runtime-abi")
+    with option_errors():
+        check_catalog_options(concurrency, runtime_abi)
     options = CatalogOptions(runtime_abi=runtime_abi, strict=strict, verify_sha256=verify_sha256)
-    try:
-        source = open_catalog(catalog)
-        previous = Previous.of(load_previous(since), since, options) if since else None
-    except CatalogError as exc:
-        raise _fail(str(exc)) from None
-    root = str(source.root) if isinstance(source, LocalCatalog) else None
-    if write_pins is not None:
-        try:
-            check_target(write_pins, root)
-        except PinError as exc:
-            raise _fail(str(exc)) from None
+    source, previous, root = _open(catalog, since, options, write_pins)
     progress = None if (quiet or json_out) else ProgressLines()
     on_certified = None
     if out_dir is not None:
@@ -140,7 +145,7 @@ def certify(
     try:
         run = certify_catalog(source, request, progress=progress, on_certified=on_certified)
     except CatalogError as exc:
-        raise _fail(str(exc), Exit.INCOMPLETE if exc.incomplete else USAGE) from None
+        raise error_exit(exc) from None
     except KeyboardInterrupt:
         raise _fail("interrupted: no catalog report written", Exit.INCOMPLETE) from None
     except OSError as exc:  # a cert file under --out-dir could not be written
@@ -151,11 +156,34 @@ def certify(
              junit=junit, sarif=sarif)
 
 
+def _open(catalog: str, since: str | None, options: CatalogOptions, write_pins: str | None
+          ) -> tuple[CatalogSource, Previous | None, str | None]:
+    """The catalog, the previous report (--since) and the local checkout's root (None on the
+    Hub), the --write-pins target checked against it; a usage error when one is unusable."""
+    from meshcert.catalog.pins import PinError, check_target
+    from meshcert.catalog.since import Previous, load_previous
+    from meshcert.catalog.sources import CatalogError, LocalCatalog, open_catalog
+
+    try:
+        source = open_catalog(catalog)
+        previous = Previous.of(load_previous(since), since, options) if since else None
+    except CatalogError as exc:
+        raise error_exit(exc) from None
+    root = str(source.root) if isinstance(source, LocalCatalog) else None
+    if write_pins is not None:
+        try:
+            check_target(write_pins, root)
+        except PinError as exc:
+            raise error_exit(exc) from None
+    return source, previous, root
+
+
 def _catalog_trust(trust: str | None, trust_attested: bool) -> CatalogTrust | None:
+    from meshcert.catalog.run import check_attestation_options
+
+    with option_errors():
+        check_attestation_options(trust, trust_attested)
     if trust is None:
-        if trust_attested:
-            raise typer.BadParameter("needs --trust FILE (whose signers to accept)",
-                                     param_hint="--trust-attested")
         return None
     from meshcert.attest.catalog_trust import CatalogTrust
     from meshcert.cli.attest_cmd import load_policy

@@ -225,7 +225,7 @@ def plain_text(lines: Iterable[Line]) -> str:
 
 
 # rich expands tabs (by cell width) and drops these control codes from a Text; a line holding
-# none of them it writes exactly as its text and a newline (tests/meshcert/test_cert_console.py)
+# none of them it writes exactly as its text and a newline (tests/cli/test_cert_console.py)
 _REWRITTEN_BY_RICH = re.compile("[\t\x07\x08\x0b\x0c\x0d]")
 
 

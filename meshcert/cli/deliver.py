@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
@@ -24,7 +24,7 @@ def undeliverable(exc: OSError) -> typer.Exit:
 
 def deliver(report: CertReport, *, report_out: str | None, json_out: bool, quiet: bool,
             html: str | None = None, md: str | None = None, junit: str | None = None,
-            sarif: str | None = None, inspect: bool = False) -> None:
+            sarif: str | None = None, inspect: bool = False) -> NoReturn:
     """Write the requested files, print, and exit with the report's status."""
     from meshcert.cli.cert_console import print_certification
     from meshcert.core.atomic import write_atomic

@@ -18,13 +18,23 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from meshcert.cli.deliver import undeliverable
+from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import Exit
-from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, QuietOpt, SarifOpt
+from meshcert.cli.option_errors import option_errors
+from meshcert.cli.shared_options import (
+    HtmlOpt,
+    JunitOpt,
+    MdOpt,
+    QuietOpt,
+    SarifOpt,
+    json_option,
+    quiet_option,
+)
 from meshcert.evidence.defaults import (
     DEFAULT_REPEATS,
     DEFAULT_REPLICATES,
@@ -33,10 +43,11 @@ from meshcert.evidence.defaults import (
 )
 
 if TYPE_CHECKING:  # the evidence engine (pandas, numpy) loads inside the commands
+    from meshcert.evidence.history_report import HistoryReport
     from meshcert.evidence.ingest import IngestResult
     from meshcert.evidence.report import EvidenceReport, GateResult
     from meshcert.evidence.rules import EnvVar, Rules
-    from meshcert.evidence.run import RunEvidence, RunRecord
+    from meshcert.evidence.run import RunEvidence, RunRecord, RunSession
     from meshcert.evidence.run.plan import PlannedRun
     from meshcert.evidence.settings import EvidenceSettings
 
@@ -66,17 +77,19 @@ def ingest(
     label: Annotated[str | None, typer.Option(
         "--label", help="Variant label for every row (default: the sweep file name under "
         "kernel-sweep/ or fixed-block-dispatch/, else 'default').")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
+    json_out: Annotated[bool, json_option("Print the summary as JSON.")] = False,
+    quiet: Annotated[bool, quiet_option("Print nothing.")] = False,
 ) -> None:
     """Parse benchmark logs into one evidence table; report rows per file and every problem
     with file:line. Exit 0 when some file gave rows (problems are listed, they do not fail);
     1 when no file gave a row (nothing is written); usage errors exit 2."""
     from meshcert.evidence.ingest import ingest_files, write_evidence_json
+    from meshcert.evidence.requests import IngestRequest
 
-    if label is not None and not label.strip():
-        raise typer.BadParameter("must not be blank", param_hint="--label")
-    result = ingest_files(files, label=label)
+    with option_errors():
+        request = IngestRequest(tuple(files), out, label)
+    out, label = request.out, request.label
+    result = ingest_files(request.files, label=label)
     if result.row_count == 0:
         if json_out:
             typer.echo(json.dumps(ingest_summary(result, None), indent=2, ensure_ascii=False))
@@ -168,14 +181,14 @@ DeprecatedCatalogOpt = Annotated[Path | None, typer.Option(
 
 def _decisions(decisions: Path | None, catalog_alias: Path | None) -> Path | None:
     """--decisions, or the deprecated --catalog with a warning on stderr."""
-    if catalog_alias is None:
-        return decisions
-    if decisions is not None:
-        raise typer.BadParameter("give --decisions only (--catalog is its deprecated alias)",
-                                 param_hint="--catalog")
-    typer.echo("warning: --catalog is deprecated on the evidence commands; use --decisions "
-               "FILE", err=True)
-    return catalog_alias
+    from meshcert.evidence.requests import decisions_input
+
+    with option_errors():
+        given = decisions_input(decisions, catalog_alias)
+    if given.via_deprecated_alias:
+        typer.echo("warning: --catalog is deprecated on the evidence commands; use --decisions "
+                   "FILE", err=True)
+    return given.path
 
 
 def _refuse(lines: list[str]) -> typer.Exit:
@@ -201,23 +214,23 @@ def _settings(require_gates: bool, extra: tuple[EnvVar, ...] = ()) -> EvidenceSe
         return load_settings(overrides={REQUIRE_GATES: True} if require_gates else None,
                              extra=extra)
     except SettingsError as exc:
-        raise _fail([str(exc)]) from None
+        raise error_exit(exc) from None
 
 
 def _rules_and_settings(decisions_file: Path | None, require_gates: bool
                           ) -> tuple[Rules, EvidenceSettings]:
     """The built-in catalog, or the user's decisions from --catalog (a bad file is an
     `error:` line and exit 2), with the settings their env vars read."""
-    from meshcert.evidence.decisions_file import DecisionsFileError, load_user_decisions
+    from meshcert.evidence.decision_rules import DecisionRulesError, load_user_rules
     from meshcert.evidence.rules import RULES
 
     rules = RULES
     extra: tuple[EnvVar, ...] = ()
     if decisions_file is not None:
         try:
-            rules, extra = load_user_decisions(decisions_file)
-        except DecisionsFileError as exc:
-            raise _fail([str(exc)]) from None
+            rules, extra = load_user_rules(decisions_file)
+        except DecisionRulesError as exc:
+            raise error_exit(exc) from None
     return rules, _settings(require_gates, extra)
 
 
@@ -231,7 +244,7 @@ def _warn_problems(result: IngestResult) -> None:
 
 def print_gate(gate: GateResult, echo: Callable[[str], None] = typer.echo) -> None:
     """The gate table: required rows, the estimate, then one line per gate."""
-    from meshcert.evidence.summary import gate_threshold, gate_value
+    from meshcert.reports.fmt import gate_threshold, gate_value
 
     if not gate.applies:
         echo(f"Phase E MoE gate: {gate.applicability}")
@@ -270,24 +283,26 @@ def gate(
     phase_e: PhaseEOpt = False,
     label: LabelOpt = None,
     backend: BackendOpt = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the gate result as "
-                                           "JSON.")] = False,
+    json_out: Annotated[bool, json_option("Print the gate result as JSON.")] = False,
 ) -> None:
     """The Phase E MoE gate of glm52-phase-e-moe-report.sh: required rows, the routed FFN
     decode estimate and the hard gates. Advisory (exit 0) unless --require-gates or
     GLM52_PHASE_E_REQUIRE_GATES is non-zero: then any failure exits 2 with `error: ...` lines
     on stderr. GLM52_PHASE_E_* variables set the sweep, sanity probe and thresholds."""
     from meshcert.evidence.matching import BackendError
+    from meshcert.evidence.requests import GateRequest, Judging
     from meshcert.evidence.service import UnusableInputError, gate_files
 
-    settings = _settings(require_gates)
+    request = GateRequest(tuple(files), Judging(require_gates, phase_e, backend), label)
+    judging = request.judging
+    settings = _settings(judging.require_gates)
     try:
-        run = gate_files(files, settings=settings, label=label, backend=backend,
-                         phase_e=phase_e)
+        run = gate_files(request.files, settings=settings, label=request.label,
+                         backend=judging.backend, phase_e=judging.phase_e)
     except UnusableInputError as exc:
         raise _refuse(exc.lines) from None
     except BackendError as exc:
-        raise _fail([str(exc)]) from None
+        raise error_exit(exc) from None
     _warn_problems(run.ingest)
     if json_out:
         typer.echo(run.gate.model_dump_json(indent=2))
@@ -358,6 +373,37 @@ def print_mesh_decisions(report: EvidenceReport,
              f"{pc.meshcert_verdict} ({'agree' if pc.agree else 'disagree'})")
 
 
+ReportOutDirOpt = Annotated[Path, typer.Option("--out-dir", help="Folder for decisions.json and "
+                                              "summary.md.", file_okay=False)]
+PackageOpt = Annotated[str | None, typer.Option(
+    "--package", help="Package dir or hf:// ref: check that its NextN/MTP layers keep "
+    "their original routed down-projection type (q2_K recipe rule).")]
+SourceGgufOpt = Annotated[Path | None, typer.Option(
+    "--source-gguf", help="Source GGUF giving the original tensor types for --package.",
+    exists=True, dir_okay=False)]
+MaxPplIncreaseOpt = Annotated[float | None, typer.Option(
+    "--max-ppl-increase", help="q2_K recipe: largest allowed relative perplexity "
+    "increase vs the baseline (default 0.01 = 1%).", min=0.0)]
+MaxKldOpt = Annotated[float | None, typer.Option(
+    "--max-kld", help="q2_K recipe: largest allowed mean KL divergence vs the baseline "
+    "(default 0.01).", min=0.0)]
+QualityBaselineOpt = Annotated[str | None, typer.Option(
+    "--quality-baseline", help="Variant label or file name of the baseline quality run "
+    "(default q3-k-routed-down).")]
+QualityCandidateOpt = Annotated[str | None, typer.Option(
+    "--quality-candidate", help="Variant label or file name of the candidate quality run "
+    "(default q2-k-routed-down).")]
+SeedOpt = Annotated[int, typer.Option(help="Bootstrap seed.")]
+ReplicatesOpt = Annotated[int, typer.Option(help="Bootstrap replicates.", min=1000)]
+DecisionsOpt = Annotated[Path | None, typer.Option(
+    "--decisions", help="TOML or JSON file of your own promotion decisions (rows, "
+    "threshold and its env var, parity and quality needs; schema "
+    "docs/evidence-catalog.schema.json), added to the built-in GLM Phase E/D decisions.",
+    dir_okay=False)]
+ReportJsonOpt = Annotated[bool, json_option(
+    "Print the decisions JSON (the EvidenceReport) on stdout, nothing else.")]
+
+
 @app.command("report", help=(
     "Gate + decisions: write decisions.json (the EvidenceReport) and summary.md, led by the "
     "headline (each decision the evidence supports and one overall verdict). Exit 2 when "
@@ -365,89 +411,73 @@ def print_mesh_decisions(report: EvidenceReport,
     "an input cannot be read or recognised (FILE:LINE named)."))
 def report(
     files: FilesArg,
-    out_dir: Annotated[Path, typer.Option("--out-dir", help="Folder for decisions.json and "
-                                          "summary.md.", file_okay=False)],
-    package: Annotated[str | None, typer.Option(
-        "--package", help="Package dir or hf:// ref: check that its NextN/MTP layers keep "
-        "their original routed down-projection type (q2_K recipe rule).")] = None,
-    source_gguf: Annotated[Path | None, typer.Option(
-        "--source-gguf", help="Source GGUF giving the original tensor types for --package.",
-        exists=True, dir_okay=False)] = None,
+    out_dir: ReportOutDirOpt,
+    package: PackageOpt = None,
+    source_gguf: SourceGgufOpt = None,
     require_gates: RequireOpt = False,
     phase_e: PhaseEOpt = False,
     label: LabelOpt = None,
     backend: BackendOpt = None,
-    max_ppl_increase: Annotated[float | None, typer.Option(
-        "--max-ppl-increase", help="q2_K recipe: largest allowed relative perplexity "
-        "increase vs the baseline (default 0.01 = 1%).", min=0.0)] = None,
-    max_kld: Annotated[float | None, typer.Option(
-        "--max-kld", help="q2_K recipe: largest allowed mean KL divergence vs the baseline "
-        "(default 0.01).", min=0.0)] = None,
-    quality_baseline: Annotated[str | None, typer.Option(
-        "--quality-baseline", help="Variant label or file name of the baseline quality run "
-        "(default q3-k-routed-down).")] = None,
-    quality_candidate: Annotated[str | None, typer.Option(
-        "--quality-candidate", help="Variant label or file name of the candidate quality run "
-        "(default q2-k-routed-down).")] = None,
-    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = DEFAULT_SEED,
-    replicates: Annotated[int, typer.Option(help="Bootstrap replicates.",
-                                            min=1000)] = DEFAULT_REPLICATES,
+    max_ppl_increase: MaxPplIncreaseOpt = None,
+    max_kld: MaxKldOpt = None,
+    quality_baseline: QualityBaselineOpt = None,
+    quality_candidate: QualityCandidateOpt = None,
+    seed: SeedOpt = DEFAULT_SEED,
+    replicates: ReplicatesOpt = DEFAULT_REPLICATES,
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
     sarif: SarifOpt = None,
-    decisions_file: Annotated[Path | None, typer.Option(
-        "--decisions", help="TOML or JSON file of your own promotion decisions (rows, "
-        "threshold and its env var, parity and quality needs; schema "
-        "docs/evidence-catalog.schema.json), added to the built-in GLM Phase E/D decisions.",
-        dir_okay=False)] = None,
+    decisions_file: DecisionsOpt = None,
     catalog_alias: DeprecatedCatalogOpt = None,
-    json_out: Annotated[bool, typer.Option(
-        "--json", help="Print the decisions JSON (the EvidenceReport) on stdout, nothing "
-        "else.")] = False,
+    json_out: ReportJsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Gate + decisions: write decisions.json (the EvidenceReport) and summary.md. Exit 2 when
     the gate is enforced and fails, or when --package breaks the q2_K routed-down rule."""
-    from meshcert.core.atomic import write_atomic
     from meshcert.evidence.decisions import DecisionOptions
     from meshcert.evidence.matching import BackendError
     from meshcert.evidence.package_rules import PackageLoadError
+    from meshcert.evidence.requests import Judging, ReportRequest
     from meshcert.evidence.service import UnusableInputError, report_files
-    from meshcert.evidence.summary import render_summary
-    from meshcert.reports.outputs import write_reports
+    from meshcert.reports.outputs import write_decisions, write_reports
 
-    decisions_file = _decisions(decisions_file, catalog_alias)
-    rules, settings = _rules_and_settings(decisions_file, require_gates)
-    options = DecisionOptions(quality_baseline=quality_baseline,
-                              quality_candidate=quality_candidate,
-                              max_ppl_increase=max_ppl_increase, max_kld_mean=max_kld,
-                              seed=seed, replicates=replicates)
+    request = ReportRequest(
+        tuple(files), out_dir,
+        Judging(require_gates, phase_e, backend, _decisions(decisions_file, catalog_alias)),
+        label=label, package=package, source_gguf=str(source_gguf) if source_gguf else None,
+        decisions=DecisionOptions(quality_baseline=quality_baseline,
+                                  quality_candidate=quality_candidate,
+                                  max_ppl_increase=max_ppl_increase, max_kld_mean=max_kld,
+                                  seed=seed, replicates=replicates))
+    rules, settings = _rules_and_settings(request.judging.decisions_file, require_gates)
     try:
-        run = report_files(files, settings=settings, label=label, backend=backend,
-                           decisions=options, package=package,
-                           source_gguf=str(source_gguf) if source_gguf else None,
-                           rules=rules, phase_e=phase_e)
+        run = report_files(request.files, settings=settings, label=label, backend=backend,
+                           decisions=request.decisions, package=request.package,
+                           source_gguf=request.source_gguf, rules=rules, phase_e=phase_e)
     except UnusableInputError as exc:
         raise _refuse(exc.lines) from None
     except (BackendError, PackageLoadError) as exc:
-        raise _fail([str(exc)]) from None
+        raise error_exit(exc) from None
     _warn_problems(run.ingest)
     try:
-        written = [write_atomic(out_dir / "decisions.json", run.report.to_json())]
-        summary = out_dir / "summary.md"
-        if md is None or Path(md).resolve() != summary.resolve():  # --md there replaces it
-            written.append(write_atomic(summary, render_summary(run.report)))
-        written += write_reports(run.report, html=html, md=md, junit=junit,
-                                 sarif=sarif).values()
+        written = [*write_decisions(run.report, out_dir, md=md).values(),
+                   *write_reports(run.report, html=html, md=md, junit=junit,
+                                  sarif=sarif).values()]
     except OSError as exc:
         raise undeliverable(exc) from None
     if json_out:
         typer.echo(run.report.to_json(), nl=False)
     elif not quiet:
         print_report(run.report, written)
-    errors = list(run.report.gate.errors) if run.report.gate.enforced else []
-    pc = run.report.package_check
+    _end_report(run.report)
+
+
+def _end_report(report: EvidenceReport) -> None:
+    """Exit 2 when the enforced gate failed or --package broke its rule (each reason an
+    `error:` line); a package rule that could not be checked is a warning."""
+    errors = list(report.gate.errors) if report.gate.enforced else []
+    pc = report.package_check
     if pc is not None and pc.status == "failed":
         errors += [f"error: {pc.rule}: {m}" for m in pc.messages]
     elif pc is not None and pc.status == "unknown":
@@ -478,12 +508,11 @@ def history(
         file_okay=False)] = None,
     gate_on: Annotated[bool, typer.Option("--gate", help="Exit 1 when a setup regressed or "
                                           "failed.")] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the decision JSON.")] = False,
+    json_out: Annotated[bool, json_option("Print the decision JSON.")] = False,
     quiet: QuietOpt = False,
 ) -> None:
     """The regression table per setup of a performance history."""
     from meshcert.core.atomic import write_atomic
-    from meshcert.evidence.history import metric_class
     from meshcert.evidence.history_report import HistoryError, history_files
     from meshcert.reports.evidence.history import render_history_markdown
     from meshcert.reports.html import render_history_html
@@ -491,7 +520,7 @@ def history(
     try:
         run = history_files(sources)
     except HistoryError as exc:
-        raise _fail([str(exc)]) from None
+        raise error_exit(exc) from None
     rep = run.report
     for line in rep.problems[:MAX_WARNINGS_SHOWN]:
         typer.echo(f"warning: {line}", err=True)
@@ -501,21 +530,7 @@ def history(
     if json_out:
         typer.echo(rep.model_dump_json(indent=2))
     elif not quiet:
-        typer.echo(f"history: {rep.rows} row(s), {len(rep.history)} setup(s), "
-                   f"{len(rep.problems)} problem(s)")
-        typer.echo(f"{'CLASS':<24} {'SETUP':<14} {'METRIC':<26} {'CURRENT':>10} "
-                   f"{'MEDIAN':>10} {'CHANGE':>8} {'BASE':>4}  INTERVAL")
-        for h in rep.history:
-            for v in h.metrics:
-                own = metric_class(h, v)
-                cur = "-" if v.current is None else f"{v.current:g}"
-                med = "-" if v.baseline_median is None else f"{v.baseline_median:g}"
-                change = "-" if v.change is None else f"{v.change:+.1%}"
-                interval = ("-" if v.change_low is None else
-                            f"[{v.change_low:+.1%}, {v.change_high or 0:+.1%}] "
-                            f"{v.interval_says}")
-                typer.echo(f"{own:<24} {h.cohort_key[:12]:<14} {v.metric:<26} "
-                           f"{cur:>10} {med:>10} {change:>8} {h.baseline_n:>4}  {interval}")
+        print_history(rep)
     if out_dir is not None:
         for name, body in (("history.json", rep.model_dump_json(indent=2) + "\n"),
                            ("history.html", render_history_html(
@@ -533,6 +548,28 @@ def history(
             typer.echo(f"error: {h.history_class}: {h.cohort_key[:12]} at {h.file}:{h.line}",
                        err=True)
         raise typer.Exit(HISTORY_GATE_EXIT)
+
+
+def print_history(rep: HistoryReport, echo: Callable[[str], None] = typer.echo) -> None:
+    """The counts, then one line per setup and metric: its class, the change and its
+    interval."""
+    from meshcert.evidence.history import metric_class
+
+    echo(f"history: {rep.rows} row(s), {len(rep.history)} setup(s), "
+         f"{len(rep.problems)} problem(s)")
+    echo(f"{'CLASS':<24} {'SETUP':<14} {'METRIC':<26} {'CURRENT':>10} "
+         f"{'MEDIAN':>10} {'CHANGE':>8} {'BASE':>4}  INTERVAL")
+    for h in rep.history:
+        for v in h.metrics:
+            own = metric_class(h, v)
+            cur = "-" if v.current is None else f"{v.current:g}"
+            med = "-" if v.baseline_median is None else f"{v.baseline_median:g}"
+            change = "-" if v.change is None else f"{v.change:+.1%}"
+            interval = ("-" if v.change_low is None else
+                        f"[{v.change_low:+.1%}, {v.change_high or 0:+.1%}] "
+                        f"{v.interval_says}")
+            echo(f"{own:<24} {h.cohort_key[:12]:<14} {v.metric:<26} "
+                 f"{cur:>10} {med:>10} {change:>8} {h.baseline_n:>4}  {interval}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -555,6 +592,38 @@ class _Progress:
                    f"{record.status}{code}{took}", err=True)
 
 
+RunCommandArg = Annotated[list[str], typer.Argument(
+    help="The fixture command and its arguments (after `--`).", show_default=False)]
+RunOutDirOpt = Annotated[Path, typer.Option(
+    "--out-dir", help="Folder for runs/, runs.json, evidence*.json, decisions.json and "
+    "summary.md.", file_okay=False)]
+VariantOpt = Annotated[list[str] | None, typer.Option(
+    "--variant", help="A variant label, in run order (repeatable). Default: the names "
+    "used by --env/--args/--command, else one variant 'default'.")]
+EnvOpt = Annotated[list[str] | None, typer.Option(
+    "--env", help="VARIANT:KEY=VALUE, an environment override for one variant "
+    "(repeatable).")]
+ArgsOpt = Annotated[list[str] | None, typer.Option(
+    "--args", help="VARIANT:ARGS, arguments appended for one variant (shell-split).")]
+VariantCommandOpt = Annotated[list[str] | None, typer.Option(
+    "--command", help="VARIANT:CMD, a whole command replacing COMMAND for one variant "
+    "(shell-split).")]
+CheckOpt = Annotated[list[str] | None, typer.Option(
+    "--check", help="CMD (shell-split) run once per variant before the timed runs, with "
+    "the variant's env and --args: e.g. 'test-backend-ops test -b CPU -o ADD' for "
+    "parity.")]
+RepeatOpt = Annotated[int, typer.Option("--repeat", "-n", help="Runs per variant.", min=1)]
+TimeoutOpt = Annotated[float | None, typer.Option(
+    "--timeout", help="Seconds per run before it is stopped (recorded as timeout).",
+    min=0.001)]
+StreamOpt = Annotated[str, typer.Option(
+    "--stream", help="What ingest reads: auto (stdout when it is a machine format such as "
+    "llama-bench -o json, else both streams merged), merged, stdout or stderr.")]
+RunDecisionsOpt = Annotated[Path | None, typer.Option(
+    "--decisions", help="TOML or JSON file of your own promotion decisions, as for "
+    "`evidence report`.", dir_okay=False)]
+
+
 @app.command("run", context_settings={"allow_interspersed_args": False}, help=(
     "Run a fixture command (test-backend-ops perf/test, llama-bench, llama-perplexity, or any "
     "command) --repeat times per variant, interleaved A B A B, record every run (output, "
@@ -565,43 +634,22 @@ class _Progress:
     "once per variant first, for parity evidence. Put the command last, after `--`. Exits 1 "
     "when no timed run produced a row (each run and the end of its output are printed)."))
 def run(
-    command: Annotated[list[str], typer.Argument(
-        help="The fixture command and its arguments (after `--`).", show_default=False)],
-    out_dir: Annotated[Path, typer.Option(
-        "--out-dir", help="Folder for runs/, runs.json, evidence*.json, decisions.json and "
-        "summary.md.", file_okay=False)],
-    variant: Annotated[list[str] | None, typer.Option(
-        "--variant", help="A variant label, in run order (repeatable). Default: the names "
-        "used by --env/--args/--command, else one variant 'default'.")] = None,
-    env: Annotated[list[str] | None, typer.Option(
-        "--env", help="VARIANT:KEY=VALUE, an environment override for one variant "
-        "(repeatable).")] = None,
-    args: Annotated[list[str] | None, typer.Option(
-        "--args", help="VARIANT:ARGS, arguments appended for one variant (shell-split).")] = None,
-    variant_command: Annotated[list[str] | None, typer.Option(
-        "--command", help="VARIANT:CMD, a whole command replacing COMMAND for one variant "
-        "(shell-split).")] = None,
-    check: Annotated[list[str] | None, typer.Option(
-        "--check", help="CMD (shell-split) run once per variant before the timed runs, with "
-        "the variant's env and --args: e.g. 'test-backend-ops test -b CPU -o ADD' for "
-        "parity.")] = None,
-    repeat: Annotated[int, typer.Option("--repeat", "-n", help="Runs per variant.",
-                                        min=1)] = DEFAULT_REPEATS,
-    timeout: Annotated[float | None, typer.Option(
-        "--timeout", help="Seconds per run before it is stopped (recorded as timeout).",
-        min=0.001)] = None,
-    stream: Annotated[str, typer.Option(
-        "--stream", help="What ingest reads: auto (stdout when it is a machine format such as "
-        "llama-bench -o json, else both streams merged), merged, stdout or stderr.")] = "auto",
+    command: RunCommandArg,
+    out_dir: RunOutDirOpt,
+    variant: VariantOpt = None,
+    env: EnvOpt = None,
+    args: ArgsOpt = None,
+    variant_command: VariantCommandOpt = None,
+    check: CheckOpt = None,
+    repeat: RepeatOpt = DEFAULT_REPEATS,
+    timeout: TimeoutOpt = None,
+    stream: StreamOpt = "auto",
     require_gates: RequireOpt = False,
     phase_e: PhaseEOpt = False,
     backend: BackendOpt = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print runs and decisions as "
-                                           "JSON.")] = False,
+    json_out: Annotated[bool, json_option("Print runs and decisions as JSON.")] = False,
     quiet: QuietOpt = False,
-    decisions_file: Annotated[Path | None, typer.Option(
-        "--decisions", help="TOML or JSON file of your own promotion decisions, as for "
-        "`evidence report`.", dir_okay=False)] = None,
+    decisions_file: RunDecisionsOpt = None,
     catalog_alias: DeprecatedCatalogOpt = None,
     html: HtmlOpt = None,
     md: MdOpt = None,
@@ -609,32 +657,28 @@ def run(
     sarif: SarifOpt = None,
 ) -> None:
     from meshcert.evidence.matching import BackendError
-    from meshcert.evidence.run import (
-        PlanError,
-        RunPlan,
-        build_variants,
-        evidence_from_runs,
-        run_plan,
-    )
-    from meshcert.evidence.run.plan import Stream, split_command
-    from meshcert.reports.outputs import write_reports
+    from meshcert.evidence.requests import Judging, RunOptions, RunRequest, run_plan_of
+    from meshcert.evidence.run import PlanError, evidence_from_runs, run_plan
+    from meshcert.reports.outputs import write_decisions, write_reports
 
-    decisions_file = _decisions(decisions_file, catalog_alias)
-    rules, settings = _rules_and_settings(decisions_file, require_gates)
+    judging = Judging(require_gates, phase_e, backend, _decisions(decisions_file, catalog_alias))
+    rules, settings = _rules_and_settings(judging.decisions_file, judging.require_gates)
     try:
-        plan = RunPlan(tuple(command), build_variants(variant or (), env or (), args or (),
-                                                       variant_command or ()),
-                       repeats=repeat, timeout_s=timeout, stream=cast(Stream, stream),
-                       checks=tuple(tuple(split_command(c, "--check")) for c in check or ()))
+        plan = run_plan_of(RunOptions(command, variant or (), env or (), args or (),
+                                      variant_command or (), check or (), repeats=repeat,
+                                      timeout_s=timeout, stream=stream))
     except PlanError as exc:
         raise typer.BadParameter(str(exc)) from None
-    session = run_plan(plan, out_dir, observer=None if quiet or json_out else _Progress())
+    request = RunRequest(plan, out_dir, judging)
+    session = run_plan(request.plan, out_dir,
+                       observer=None if quiet or json_out else _Progress())
     try:
         evidence = evidence_from_runs(session, settings=settings, backend=backend,
                                       rules=rules, phase_e=phase_e)
     except BackendError as exc:
-        raise _fail([str(exc)]) from None
+        raise error_exit(exc) from None
     try:
+        decisions = write_decisions(evidence.report, out_dir)
         rendered = write_reports(evidence.report, html=html, md=md, junit=junit, sarif=sarif)
     except OSError as exc:
         raise undeliverable(exc) from None
@@ -647,7 +691,13 @@ def run(
         typer.echo(f"runs: {counts} ({len(plan.variants)} variant(s) x {repeat}, "
                    f"interleaved)")
         print_report(evidence.report, [out_dir / "runs.json", *evidence.written.values(),
-                                       *rendered.values()])
+                                       *decisions.values(), *rendered.values()])
+    _end_run(session, evidence, out_dir)
+
+
+def _end_run(session: RunSession, evidence: RunEvidence, out_dir: Path) -> None:
+    """Warn of the runs that measured nothing (when some did), then the exit status: 130
+    interrupted, 2 no run started or the enforced gate failed, 1 nothing measured."""
     if not evidence.nothing_measured:
         for item in evidence.unmeasured:
             typer.echo(f"warning: {item.describe()}", err=True)

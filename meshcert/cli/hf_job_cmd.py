@@ -5,17 +5,24 @@ meshcert.hubjobs.certify_slices."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
+from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import Exit
-from meshcert.cli.job_budget import USAGE, end_dry_run, refuse_over_budget
+from meshcert.cli.job_budget import end_dry_run, refuse_over_budget
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+    from meshcert.certify.report import CertReport
+    from meshcert.certify.request_options import CertifyInput
+    from meshcert.hubjobs.certify_options import CertifyJobsOptions
     from meshcert.hubjobs.certify_slices import CertifyJobsPlan
+    from meshcert.hubjobs.jobs_api import HubJobs
 
 
 def _minutes(seconds: int) -> str:
@@ -51,44 +58,23 @@ def describe_plan(plan: CertifyJobsPlan, *, dry_run: bool) -> str:
     return "\n".join(lines)
 
 
-def certify_on_hf_jobs(model: str, *, stages: int | None, flavor: str, install: str | None,
-                       confirm: bool, follow: bool, max_cost_usd: float | None,
-                       runtime_abi: str | None, allow_unpinned: bool, report_out: str | None,
-                       json_out: bool, quiet: bool, html: str | None, md: str | None,
-                       junit: str | None, sarif: str | None, strict: bool = False,
-                       signing: tuple[Ed25519PrivateKey, str] | None = None) -> None:
-    """`signing` (--attest-key): the merged report is signed here, on the launching machine;
+def certify_on_hf_jobs(given: CertifyInput, options: CertifyJobsOptions, *,
+                       report_out: str | None, json_out: bool, quiet: bool, html: str | None,
+                       md: str | None, junit: str | None, sarif: str | None,
+                       signing: tuple[Ed25519PrivateKey, str] | None = None) -> NoReturn:
+    """Options that passed `meshcert.hubjobs.certify_options.check_on_jobs`: the pre-flight,
+    the plan and its cost, then (with --confirm) the jobs and their merged report.
+    `signing` (--attest-key): the merged report is signed here, on the launching machine;
     the key never goes to a job."""
-    from meshcert.certify.service import CertRequest, certify_package
-    from meshcert.certify.view import CertOptions
     from meshcert.cli.deliver import deliver
     from meshcert.core.hub.errors import HubError
     from meshcert.core.hub.settings import HubSettings
-    from meshcert.hubjobs.certify_slices import (
-        Launch,
-        PlanRefused,
-        plan_certify_jobs,
-        run_certify_jobs,
-    )
-    from meshcert.hubjobs.commands import default_install
+    from meshcert.hubjobs.certify_slices import Launch, run_certify_jobs
     from meshcert.hubjobs.jobs_api import HubJobs
 
-    if not model.startswith("hf://"):
-        raise typer.BadParameter("--hf-job certifies a published package: hf://ns/repo@<sha>",
-                                 param_hint="MODEL")
-    if stages is None:
-        raise typer.BadParameter("--hf-job needs --stages N (one job per stage)",
-                                 param_hint="--stages")
-    if max_cost_usd is not None and max_cost_usd <= 0:
-        raise typer.BadParameter("must be > 0", param_hint="--max-cost-usd")
     say = (lambda _text: None) if (quiet or json_out) else (
         lambda text: typer.echo(text, err=True))
-    say(f"pre-flight: certifying {model} header-only with the {stages}-stage plan")
-    # --strict applies here: the pre-flight reads every header of the whole package, so every
-    # package-level warning is found before anything is spent
-    options = CertOptions(runtime_abi=runtime_abi, allow_unpinned=allow_unpinned,
-                          stages=stages, strict=strict)
-    preflight = certify_package(CertRequest(model=model, options=options))
+    preflight = _preflight(given, say)
     if preflight.status != "passed":
         typer.echo(f"pre-flight {preflight.status}: nothing was submitted", err=True)
         deliver(preflight, report_out=report_out, json_out=json_out, quiet=quiet, html=html,
@@ -97,21 +83,7 @@ def certify_on_hf_jobs(model: str, *, stages: int | None, flavor: str, install: 
 
     token = get_token()
     jobs = HubJobs(HubSettings.from_env(), token=token)
-    try:
-        plan = plan_certify_jobs(preflight, jobs.hardware(), flavor_name=flavor,
-                                 install=install or default_install())
-    except PlanRefused as exc:
-        typer.echo(f"refused: {exc}", err=True)
-        raise typer.Exit(USAGE) from None
-    except HubError as exc:
-        typer.echo(f"error: {exc.message}", err=True)
-        raise typer.Exit(Exit.INCOMPLETE) from None
-    if not quiet:
-        typer.echo(describe_plan(plan, dry_run=not confirm), err=True)
-    refuse_over_budget(plan.max_cost_usd, max_cost_usd)
-    if not confirm:
-        end_dry_run(plan.as_json(), json_out=json_out, what=f"{len(plan.slices)} job(s)",
-                    say=say)
+    plan = _plan(preflight, jobs, options, quiet=quiet, json_out=json_out, say=say)
 
     def on_state(item: object, state: object) -> None:
         say(f"slice {getattr(item, 'label', '?')}: job {getattr(state, 'job_id', '?')} "
@@ -120,7 +92,7 @@ def certify_on_hf_jobs(model: str, *, stages: int | None, flavor: str, install: 
     def on_log(item: object, line: str) -> None:
         sys.stderr.write(f"[slice {getattr(item, 'label', '?')}] {line.rstrip()}\n")
 
-    launch = Launch(on_state=on_state, on_log=on_log if follow else None)
+    launch = Launch(on_state=on_state, on_log=on_log if options.follow else None)
     try:
         report = run_certify_jobs(plan, preflight, jobs, token=token, launch=launch)
     except KeyboardInterrupt:
@@ -136,3 +108,39 @@ def certify_on_hf_jobs(model: str, *, stages: int | None, flavor: str, install: 
         report = sign_certification(report, signing[0], signing[1], quiet=quiet)
     deliver(report, report_out=report_out, json_out=json_out, quiet=quiet, html=html, md=md,
             junit=junit, sarif=sarif)
+
+
+def _preflight(given: CertifyInput, say: Callable[[str], None]) -> CertReport:
+    """The whole package certified header-only with the N-stage plan, before anything is
+    spent."""
+    from meshcert.certify.service import CertRequest, certify_package
+    from meshcert.certify.view import CertOptions
+
+    say(f"pre-flight: certifying {given.model} header-only with the {given.stages}-stage plan")
+    # --strict applies here: the pre-flight reads every header of the whole package, so every
+    # package-level warning is found before anything is spent
+    options = CertOptions(runtime_abi=given.runtime_abi, allow_unpinned=given.allow_unpinned,
+                          stages=given.stages, strict=given.strict)
+    return certify_package(CertRequest(model=given.model, options=options))
+
+
+def _plan(preflight: CertReport, jobs: HubJobs, options: CertifyJobsOptions, *, quiet: bool,
+          json_out: bool, say: Callable[[str], None]) -> CertifyJobsPlan:
+    """The jobs' plan, shown with its cost; a dry run or a plan above the budget ends here."""
+    from meshcert.core.errors import Refused
+    from meshcert.core.hub.errors import HubError
+    from meshcert.hubjobs.certify_slices import plan_certify_jobs
+    from meshcert.hubjobs.commands import default_install
+
+    try:
+        plan = plan_certify_jobs(preflight, jobs.hardware(), flavor_name=options.flavor,
+                                 install=options.install or default_install())
+    except (Refused, HubError) as exc:
+        raise error_exit(exc) from None
+    if not quiet:
+        typer.echo(describe_plan(plan, dry_run=not options.confirm), err=True)
+    refuse_over_budget(plan.max_cost_usd, options.max_cost_usd)
+    if not options.confirm:
+        end_dry_run(plan.as_json(), json_out=json_out, what=f"{len(plan.slices)} job(s)",
+                    say=say)
+    return plan

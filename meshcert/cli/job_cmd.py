@@ -1,35 +1,35 @@
 """`meshcert package job`: write, publish and certify a package on HF Jobs (a dry run unless
---confirm), and manage those jobs. The work is in meshcert.hubjobs.package_job."""
+--confirm), and follow the job to its certification. The work is in
+meshcert.hubjobs.package_job; the options' rules in meshcert.hubjobs.requests; the submitted
+jobs are managed by `meshcert job ...` (job_group.py, which also gives the Jobs client)."""
 
 from __future__ import annotations
 
 import json
-import re
 import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from meshcert.cli import job_group
+from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import Exit
-from meshcert.cli.job_budget import USAGE, end_dry_run, refuse_over_budget
-from meshcert.cli.shared_options import CatalogTargetOpt, catalog_target
+from meshcert.cli.job_budget import end_dry_run, refuse_over_budget
+from meshcert.cli.job_group import jobs_client
+from meshcert.cli.option_errors import option_errors
+from meshcert.cli.shared_options import (
+    CatalogTargetOpt,
+    PackageFormatOpt,
+    catalog_target,
+    json_option,
+)
 
 if TYPE_CHECKING:
     from meshcert.hubjobs.jobs_api import HubJobs, JobState
     from meshcert.hubjobs.package_job import PackageJobPlan
+    from meshcert.hubjobs.requests import PackageJobRequest
 
 FAILED, INCOMPLETE = Exit.FAILED, Exit.INCOMPLETE
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
-_UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration(text: str) -> int:
-    """'7200', '90m', '2h', '1d' -> seconds (what HF Jobs' --timeout accepts)."""
-    match = _DURATION.match(text)
-    if match is None or float(match.group(1)) <= 0:
-        raise typer.BadParameter("give seconds, or a number with s, m, h or d",
-                                 param_hint="--timeout")
-    return int(float(match.group(1)) * _UNIT_S[match.group(2)])
 
 
 def describe(plan: PackageJobPlan, *, dry_run: bool) -> str:
@@ -66,159 +66,141 @@ def describe(plan: PackageJobPlan, *, dry_run: bool) -> str:
     return "\n".join(lines)
 
 
-def _jobs() -> tuple[HubJobs, str]:
-    """The Jobs client, once the token and the Hub answered (asked first, a few seconds at
-    most): without a usable token, or with the Hub unreachable, exit 2 before any work."""
-    from meshcert.cli.publish_cmd import quiet_hub_logs
-    from meshcert.core.hub.access import AccessRefused, find_token
-    from meshcert.core.hub.settings import HubSettings
-    from meshcert.hubjobs.jobs_api import HubJobs
+SourceArg = Annotated[str | None, typer.Argument(
+    metavar="SOURCE", help="org/repo[@rev]:QUANT or hf://org/repo@rev/path.gguf")]
+TargetOpt = Annotated[str | None, typer.Option("--target", metavar="NS/REPO",
+                                               help="The model repo the package goes to.")]
+ModelIdOpt = Annotated[str | None, typer.Option(
+    help="Model coordinate for the manifest (default: SOURCE's org/repo:QUANT).")]
+TimeoutOpt = Annotated[str | None, typer.Option(
+    help="Job timeout (seconds, or 90m, 2h, 1d; default: from the source size).")]
+ExperimentalOpt = Annotated[bool, typer.Option(
+    "--experimental", help="Public with a warning; the catalog entry is a pull request.")]
+DryRunOpt = Annotated[bool, typer.Option(
+    "--dry-run", help="Print the plan and its cost; submit nothing (the default).")]
+ConfirmOpt = Annotated[bool, typer.Option("--confirm", help="Submit the job (spends money).")]
+FollowOpt = Annotated[bool, typer.Option(
+    "--follow", help="Stream the job's logs and end with its final stage.")]
+StatusOpt = Annotated[str | None, typer.Option(
+    "--status", metavar="ID", help="Deprecated: `meshcert job status ID`.")]
+LogsOpt = Annotated[str | None, typer.Option(
+    "--logs", metavar="ID", help="Deprecated: `meshcert job logs ID [--follow]`.")]
+CancelOpt = Annotated[str | None, typer.Option(
+    "--cancel", metavar="ID", help="Deprecated: `meshcert job cancel ID`.")]
+ListOpt = Annotated[bool, typer.Option(
+    "--list", help="Deprecated: `meshcert job list` (meshcert's package jobs).")]
+FlavorOpt = Annotated[str, typer.Option(
+    help="auto (the cheapest that fits) or a flavor of the Hub's hardware list.")]
+MaxCostOpt = Annotated[float | None, typer.Option(
+    help="Refuse a plan whose maximum cost is above this.")]
+InstallOpt = Annotated[str | None, typer.Option(
+    help="What the job pip-installs (default meshcert==<this version>).")]
+NoPublisherMetadataOpt = Annotated[bool, typer.Option(
+    "--no-publisher-metadata", help="Do not add the publisher files (config.json, ...) "
+    "present at the source commit (by default the job adds every one, as mesh-llm's "
+    "does).")]
+GenerationDefaultsOpt = Annotated[str | None, typer.Option(
+    "--generation-defaults", metavar="FILE", help="A GenerationRequestDefaults JSON "
+    "file, validated here and passed to the job as GENERATION_DEFAULTS_JSON.")]
+JsonOpt = Annotated[bool, json_option("Print the plan (or job) as JSON.")]
+AttestKeyOpt = Annotated[str | None, typer.Option(
+    "--attest-key", metavar="NAME.key", help="The job signs the published commit's passed "
+    "certification (attestations/meshcert.intoto.jsonl); the key reaches it as an HF Jobs "
+    "secret only.")]
 
-    quiet_hub_logs()
-    try:
-        token = find_token()
-        jobs = HubJobs(HubSettings.from_env(), token=token)
-        jobs.identify()
-    except AccessRefused as exc:
-        typer.echo(f"refused: {exc.message}", err=True)
-        raise typer.Exit(USAGE) from None
-    return jobs, token
-
-
-def _hub_error(exc: Exception) -> typer.Exit:
-    typer.echo(f"error: {getattr(exc, 'message', exc)}", err=True)
-    return typer.Exit(INCOMPLETE)
+_DEPRECATED_MODES = {"--status": "status ID", "--logs": "logs ID", "--cancel": "cancel ID",
+                     "--list": "list"}
 
 
 def job(
-    source: Annotated[str | None, typer.Argument(
-        metavar="SOURCE", help="org/repo[@rev]:QUANT or hf://org/repo@rev/path.gguf")] = None,
-    target: Annotated[str | None, typer.Option("--target", metavar="NS/REPO",
-                                               help="The model repo the package goes to.")
-                      ] = None,
-    model_id: Annotated[str | None, typer.Option(
-        help="Model coordinate for the manifest (default: SOURCE's org/repo:QUANT).")] = None,
-    timeout: Annotated[str | None, typer.Option(
-        help="Job timeout (seconds, or 90m, 2h, 1d; default: from the source size).")] = None,
-    experimental: Annotated[bool, typer.Option(
-        "--experimental", help="Public with a warning; the catalog entry is a pull request.")
-                            ] = False,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Print the plan and its cost; submit nothing (the default).")
-                       ] = False,
-    confirm: Annotated[bool, typer.Option("--confirm", help="Submit the job (spends money).")
-                       ] = False,
-    follow: Annotated[bool, typer.Option(
-        "--follow", help="Stream the job's logs and end with its final stage.")] = False,
-    status: Annotated[str | None, typer.Option(
-        "--status", metavar="ID", help="Deprecated: `meshcert job status ID`.")] = None,
-    logs: Annotated[str | None, typer.Option(
-        "--logs", metavar="ID", help="Deprecated: `meshcert job logs ID [--follow]`.")] = None,
-    cancel: Annotated[str | None, typer.Option(
-        "--cancel", metavar="ID", help="Deprecated: `meshcert job cancel ID`.")] = None,
-    list_jobs: Annotated[bool, typer.Option(
-        "--list", help="Deprecated: `meshcert job list` (meshcert's package jobs).")] = False,
-    flavor: Annotated[str, typer.Option(
-        help="auto (the cheapest that fits) or a flavor of the Hub's hardware list.")] = "auto",
-    max_cost_usd: Annotated[float | None, typer.Option(
-        help="Refuse a plan whose maximum cost is above this.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="v2 (default) or v1.")] = "v2",
-    install: Annotated[str | None, typer.Option(
-        help="What the job pip-installs (default meshcert==<this version>).")] = None,
+    source: SourceArg = None,
+    target: TargetOpt = None,
+    model_id: ModelIdOpt = None,
+    timeout: TimeoutOpt = None,
+    experimental: ExperimentalOpt = False,
+    dry_run: DryRunOpt = False,
+    confirm: ConfirmOpt = False,
+    follow: FollowOpt = False,
+    status: StatusOpt = None,
+    logs: LogsOpt = None,
+    cancel: CancelOpt = None,
+    list_jobs: ListOpt = False,
+    flavor: FlavorOpt = "auto",
+    max_cost_usd: MaxCostOpt = None,
+    fmt: PackageFormatOpt = "v2",
+    install: InstallOpt = None,
     catalog: CatalogTargetOpt = None,
-    no_publisher_metadata: Annotated[bool, typer.Option(
-        "--no-publisher-metadata", help="Do not add the publisher files (config.json, ...) "
-        "present at the source commit (by default the job adds every one, as mesh-llm's "
-        "does).")] = False,
-    generation_defaults: Annotated[str | None, typer.Option(
-        "--generation-defaults", metavar="FILE", help="A GenerationRequestDefaults JSON "
-        "file, validated here and passed to the job as GENERATION_DEFAULTS_JSON.")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the plan (or job) as JSON.")
-                        ] = False,
-    attest_key: Annotated[str | None, typer.Option(
-        "--attest-key", metavar="NAME.key", help="The job signs the published commit's passed "
-        "certification (attestations/meshcert.intoto.jsonl); the key reaches it as an HF Jobs "
-        "secret only.")] = None,
+    no_publisher_metadata: NoPublisherMetadataOpt = False,
+    generation_defaults: GenerationDefaultsOpt = None,
+    json_out: JsonOpt = False,
+    attest_key: AttestKeyOpt = None,
 ) -> None:
     """Write, publish and certify a package on HF Jobs (manage the jobs with `meshcert job
     list|status|logs|cancel`). Exit 0 (a dry
     run, a submitted job, or with --follow a COMPLETED job whose package certified passed),
     1 failed, 2 refused or usage, 3 incomplete (cancelled, unreachable)."""
-    modes = [m for m, on in (("--status", status), ("--logs", logs), ("--cancel", cancel),
-                             ("--list", list_jobs), ("SOURCE", source)) if on]
-    if len(modes) != 1:
-        raise typer.BadParameter("give SOURCE --target NS/REPO, or one of --status ID, "
-                                 "--logs ID, --cancel ID, --list", param_hint="SOURCE")
+    from meshcert.hubjobs.requests import job_mode, package_job_request
+
+    with option_errors():
+        mode = job_mode(source, status=status, logs=logs, cancel=cancel,
+                        list_jobs=list_jobs)
     if source is None:
-        old, new = next((old, new) for old, new in _DEPRECATED_MODES.items() if old in modes)
-        typer.echo(f"warning: `package job {old}` is deprecated; use `meshcert job {new}`",
-                   err=True)
-        manage(status=status, logs=logs, cancel=cancel, list_jobs=list_jobs, follow=follow,
-               json_out=json_out)
+        typer.echo(f"warning: `package job {mode}` is deprecated; use `meshcert job "
+                   f"{_DEPRECATED_MODES[mode]}`", err=True)
+        job_group.manage(status=status, logs=logs, cancel=cancel, list_jobs=list_jobs,
+                         follow=follow, json_out=json_out)
         return
-    if dry_run and confirm:
-        raise typer.BadParameter("--dry-run and --confirm contradict", param_hint="--confirm")
-    if target is None:
-        raise typer.BadParameter("needs --target NS/REPO", param_hint="--target")
-    if fmt not in ("v2", "v1"):
-        raise typer.BadParameter("must be v2 or v1", param_hint="--format")
-    if max_cost_usd is not None and max_cost_usd <= 0:
-        raise typer.BadParameter("must be > 0", param_hint="--max-cost-usd")
-    _plan_and_run(source, target=target, model_id=model_id,
-                  timeout_s=parse_duration(timeout) if timeout else None,
-                  experimental=experimental, confirm=confirm, follow=follow, flavor=flavor,
-                  max_cost_usd=max_cost_usd, fmt=fmt, install=install,
-                  catalog=catalog_target(catalog), json_out=json_out,
-                  no_publisher_metadata=no_publisher_metadata,
-                  generation_defaults=generation_defaults, attest_key=attest_key)
+    with option_errors():
+        request = package_job_request(
+            source, target=target, model_id=model_id, timeout=timeout,
+            experimental=experimental, dry_run=dry_run, confirm=confirm, follow=follow,
+            flavor=flavor, max_cost_usd=max_cost_usd, fmt=fmt, install=install,
+            catalog=catalog_target(catalog), no_publisher_metadata=no_publisher_metadata,
+            generation_defaults=generation_defaults, attest_key=attest_key)
+    _plan_and_run(request, json_out=json_out)
 
 
-def _plan_and_run(source: str, *, target: str, model_id: str | None, timeout_s: int | None,
-                  experimental: bool, confirm: bool, follow: bool, flavor: str,
-                  max_cost_usd: float | None, fmt: str, install: str | None,
-                  catalog: str | None, json_out: bool, no_publisher_metadata: bool = False,
-                  generation_defaults: str | None = None, attest_key: str | None = None
-                  ) -> None:
+def _plan_and_run(request: PackageJobRequest, *, json_out: bool) -> None:
+    from meshcert.core.errors import Refused
     from meshcert.core.hub.errors import HubError
     from meshcert.hubjobs.commands import default_install
-    from meshcert.hubjobs.package_job import REPO_ID, JobRefused, job_spec, plan_package_job
-    from meshcert.splitter.errors import Refusal
+    from meshcert.hubjobs.package_job import REPO_ID, job_spec, plan_package_job
 
-    key_pem = _attest_key_pem(attest_key)
-    jobs, token = _jobs()
+    key_pem = _attest_key_pem(request.attest_key)
+    jobs, token = jobs_client()
+    catalog, confirm = request.catalog, request.confirm
     try:
-        plan = plan_package_job(source, target=target, model_id=model_id, fmt=fmt,
-                                flavors=jobs.hardware(), flavor_name=flavor,
-                                timeout_s=timeout_s, install=install or default_install(),
-                                catalog=catalog, experimental=experimental,
+        plan = plan_package_job(request.source, target=request.target,
+                                model_id=request.model_id, fmt=request.fmt,
+                                flavors=jobs.hardware(), flavor_name=request.flavor,
+                                timeout_s=request.timeout_s,
+                                install=request.install or default_install(),
+                                catalog=catalog, experimental=request.experimental,
                                 whoami=jobs.whoami(),
-                                no_publisher_metadata=no_publisher_metadata,
-                                generation_defaults=generation_defaults,
+                                no_publisher_metadata=request.no_publisher_metadata,
+                                generation_defaults=request.generation_defaults,
                                 catalog_readable=None if catalog is None
                                 or not REPO_ID.match(catalog)
                                 else jobs.dataset_readable(catalog))
-    except (JobRefused, Refusal) as exc:
-        typer.echo(f"refused: {getattr(exc, 'message', exc)}", err=True)
-        raise typer.Exit(USAGE) from None
-    except HubError as exc:
-        raise _hub_error(exc) from None
+    except (Refused, HubError) as exc:
+        raise error_exit(exc) from None
     plan.attest = key_pem is not None
     typer.echo(describe(plan, dry_run=not confirm), err=True)
-    refuse_over_budget(plan.max_cost_usd, max_cost_usd)
+    refuse_over_budget(plan.max_cost_usd, request.max_cost_usd)
     if not confirm:
         end_dry_run(plan.as_json(), json_out=json_out, what="it",
                     say=lambda text: typer.echo(text, err=True))
     try:
         state = jobs.run(job_spec(plan, token, key_pem))
     except HubError as exc:
-        raise _hub_error(exc) from None
+        raise error_exit(exc) from None
     plan.job_id = state.job_id
     if json_out:
         typer.echo(json.dumps(plan.as_json(), indent=2))
     typer.echo(f"submitted job {state.job_id} ({state.stage}); its logs: `meshcert job logs "
                f"{state.job_id} --follow`, its state: `meshcert job status {state.job_id}`",
                err=True)
-    if follow:
+    if request.follow:
         _follow_to_the_end(jobs, state.job_id)
 
 
@@ -262,7 +244,7 @@ def _follow_to_the_end(jobs: HubJobs, job_id: str) -> None:
             threading.Event().wait(2.0)
             state = jobs.inspect(job_id)
     except HubError as exc:
-        raise _hub_error(exc) from None
+        raise error_exit(exc) from None
     typer.echo(f"job {job_id}: {state.stage}" + (f" ({state.message})" if state.message
                                                  else ""))
     _report_from_the_logs(jobs, job_id, channel, state)
@@ -284,7 +266,7 @@ def _report_from_the_logs(jobs: HubJobs, job_id: str, channel: list[str], state:
             raw = decode(list(jobs.logs(job_id)), REPORT_TAG)
         report = CertReport.model_validate_json(raw)
     except HubError as exc:
-        raise _hub_error(exc) from None
+        raise error_exit(exc) from None
     except (ChannelError, ValueError) as exc:
         typer.echo(f"no certification came back from the job: {exc}", err=True)
         raise typer.Exit(INCOMPLETE if state.stage in ("CANCELED", "COMPLETED") else FAILED
@@ -297,37 +279,3 @@ def _report_from_the_logs(jobs: HubJobs, job_id: str, channel: list[str], state:
                      else FAILED)
 
 
-_DEPRECATED_MODES = {"--status": "status ID", "--logs": "logs ID", "--cancel": "cancel ID",
-                     "--list": "list"}
-
-
-def manage(*, status: str | None = None, logs: str | None = None, cancel: str | None = None,
-           list_jobs: bool = False, follow: bool = False, json_out: bool = False) -> None:
-    """One of: a job's state, its logs, cancel it, or (list_jobs) meshcert's package jobs."""
-    from meshcert.core.hub.errors import HubError
-
-    jobs, _token = _jobs()
-    try:
-        if status is not None:
-            _print_states([jobs.inspect(status)], json_out)
-        elif logs is not None:
-            for line in jobs.logs(logs, follow=follow):
-                typer.echo(line.rstrip())
-        elif cancel is not None:
-            jobs.cancel(cancel)
-            _print_states([jobs.inspect(cancel)], json_out)
-        elif list_jobs:
-            _print_states(jobs.list({"meshcert-task": "package-write"}), json_out)
-    except HubError as exc:
-        raise _hub_error(exc) from None
-
-
-def _print_states(states: list[JobState], json_out: bool) -> None:
-    if json_out:
-        typer.echo(json.dumps([{"job_id": s.job_id, "stage": s.stage, "message": s.message,
-                                "flavor": s.flavor, "labels": s.labels} for s in states],
-                              indent=2))
-        return
-    for s in states:
-        label = ", ".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
-        typer.echo(f"{s.job_id}  {s.stage:<10} {s.flavor or '-':<12} {label}")

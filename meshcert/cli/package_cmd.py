@@ -1,7 +1,7 @@
 """`meshcert package write` and `meshcert package plan`: make a layer package, certified
 (`package publish` lives in meshcert/cli/publish_cmd.py).
 
-Exit statuses of `write` (issue 22): 0 written and certified passed; 1 written but
+Exit statuses of `write`: 0 written and certified passed; 1 written but
 certification failed; 2 refused (usage, bad or hostile input, existing manifest, missing
 sibling, no disk: nothing written or changed) or aborted by the hook (no manifest); 3
 certification incomplete; 130 interrupted (no manifest; `--resume` continues).
@@ -15,24 +15,35 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from meshcert.cli.deliver import undeliverable
 from meshcert.cli.exit_codes import EXIT_CODES, Exit
-from meshcert.cli.report_cmd import HtmlOpt, JunitOpt, MdOpt, SarifOpt
-from meshcert.cli.shared_options import CatalogTargetOpt, catalog_target
+from meshcert.cli.option_errors import option_errors
+from meshcert.cli.shared_options import (
+    CatalogTargetOpt,
+    HtmlOpt,
+    JunitOpt,
+    MdOpt,
+    PackageFormatOpt,
+    SarifOpt,
+    catalog_target,
+    json_option,
+    quiet_option,
+)
 
 if TYPE_CHECKING:
     from meshcert.certify.report import CertReport
-    from meshcert.splitter.plan_report import PackagePlanReport
-    from meshcert.splitter.write import WriteRequest, WriteResult
+    from meshcert.publish.request import PublishWhileWriting
+    from meshcert.writer.plan_report import PackagePlanReport
+    from meshcert.writer.write import WriteRequest, WriteResult
 
 app = typer.Typer(help="Write, plan and publish layer packages.", no_args_is_help=True,
                   rich_markup_mode=None)
 
-EXIT_REFUSED, EXIT_INTERRUPTED = Exit.USAGE, Exit.INTERRUPTED
+EXIT_INTERRUPTED = Exit.INTERRUPTED
 DEFAULT_MAX = 8 << 30
 PUBLISHER_HELP = ("v2: a source publisher file copied into metadata/ and listed in "
                   "publisher_metadata (repeatable): config.json, generation_config.json, "
@@ -43,6 +54,56 @@ NO_PUBLISHER_HELP = ("A Hub SOURCE: do not pick up the publisher files present a
 GENERATION_DEFAULTS_HELP = ("v2: a GenerationRequestDefaults JSON file, validated, written as "
                             "generation.request_defaults (an inferred MTP declaration is "
                             "kept beside it).")
+
+
+# the options `package write` and `package plan` share
+MaxArtifactBytesOpt = Annotated[int, typer.Option(
+    help="v2: cut a group larger than this into -partNN files.")]
+SourceRepoOpt = Annotated[str | None, typer.Option(
+    help="Source repo recorded in source_model.repo.")]
+SourceRevisionOpt = Annotated[str | None, typer.Option(
+    help="Source revision recorded in source_model.revision.")]
+PublisherMetadataOpt = Annotated[list[str] | None, typer.Option(
+    "--publisher-metadata", metavar="FILE", help=PUBLISHER_HELP)]
+NoPublisherMetadataOpt = Annotated[bool, typer.Option(
+    "--no-publisher-metadata", help=NO_PUBLISHER_HELP)]
+GenerationDefaultsOpt = Annotated[str | None, typer.Option(
+    "--generation-defaults", metavar="FILE", help=GENERATION_DEFAULTS_HELP)]
+# `package write`'s own
+SourceArg = Annotated[str, typer.Argument(
+    metavar="SOURCE", help="A GGUF file, the first shard of a split set "
+    "(*-00001-of-0000N.gguf), org/repo[@rev]:QUANT or hf://org/repo@rev/path.gguf.")]
+OutDirOpt = Annotated[str, typer.Option("--out-dir", help="Where the package is written.")]
+ModelIdOpt = Annotated[str | None, typer.Option(
+    help="Model coordinate for the manifest (required for a local SOURCE).")]
+SourceFileOpt = Annotated[str | None, typer.Option(
+    help="Primary file name recorded in source_model.primary_file.")]
+ProjectorOpt = Annotated[list[str] | None, typer.Option(
+    "--projector", help="A multimodal projector GGUF (repeatable; for a Hub SOURCE a "
+    "repo path; default there: every mmproj* file).")]
+AfterArtifactOpt = Annotated[str | None, typer.Option(
+    help="Shell command run after each artifact (SKIPPY_PACKAGE_ARTIFACT_PATH, "
+    "SKIPPY_PACKAGE_ARTIFACT_RELATIVE_PATH); a non-zero exit aborts.")]
+ResumeOpt = Annotated[bool, typer.Option(
+    "--resume", help="Continue into an out-dir with artifacts: re-verify each one, "
+    "rewrite any that fails.")]
+WriteReportOutOpt = Annotated[str | None, typer.Option(
+    "--report-out", help="Write the package's cert.json here.")]
+WriteJsonOpt = Annotated[bool, json_option("Print cert.json on stdout.")]
+WriteQuietOpt = Annotated[bool, quiet_option("No progress or summary.")]
+PublishOpt = Annotated[str | None, typer.Option(
+    "--publish", metavar="NS/REPO", help="Upload each artifact to this model repo as soon "
+    "as it is written and verified; the manifest last; then certify the published commit.")]
+DeleteAfterUploadOpt = Annotated[bool, typer.Option(
+    "--delete-after-upload", help="--publish: remove each artifact once uploaded, so "
+    "the disk needed is a few artifacts, not the package.")]
+PrivateOpt = Annotated[bool, typer.Option("--private", help="--publish: create the repo private.")]
+ExperimentalOpt = Annotated[bool, typer.Option(
+    "--experimental", help="--publish: mark it experimental; the catalog entry is a "
+    "pull request.")]
+WriteAttestKeyOpt = Annotated[str | None, typer.Option(
+    "--attest-key", metavar="NAME.key", help="--publish: sign the published commit's "
+    "passed certification and commit it as attestations/meshcert.intoto.jsonl.")]
 
 
 class LineProgress:
@@ -108,14 +169,15 @@ def _fail(code: int, text: str) -> typer.Exit:
 @contextlib.contextmanager
 def _write_errors(after_abort: str, after_interrupt: str) -> Iterator[None]:
     """The writer's refusals and aborts exit 2, an interrupt 130, each said in one line."""
-    from meshcert.splitter.errors import Aborted, Interrupted, Refusal
+    from meshcert.core.errors import Refused
+    from meshcert.writer.errors import Aborted, Interrupted
 
     try:
         yield
-    except Refusal as err:
-        raise _fail(EXIT_REFUSED, f"refused ({err.code}): {err.message}") from None
+    except Refused as err:
+        raise _fail(err.exit_status, f"refused ({err.code}): {err.message}") from None
     except Aborted as err:
-        raise _fail(EXIT_REFUSED, f"aborted ({err.code}): {err.message}; {after_abort}"
+        raise _fail(err.exit_status, f"aborted ({err.code}): {err.message}; {after_abort}"
                     ) from None
     except (Interrupted, KeyboardInterrupt):
         raise _fail(EXIT_INTERRUPTED, f"interrupted: {after_interrupt}; run again with "
@@ -124,96 +186,69 @@ def _write_errors(after_abort: str, after_interrupt: str) -> Iterator[None]:
 
 @app.command("write")
 def write(
-    source: Annotated[str, typer.Argument(
-        metavar="SOURCE", help="A GGUF file, the first shard of a split set "
-        "(*-00001-of-0000N.gguf), org/repo[@rev]:QUANT or hf://org/repo@rev/path.gguf.")],
-    out_dir: Annotated[str, typer.Option("--out-dir", help="Where the package is written.")],
-    model_id: Annotated[str | None, typer.Option(
-        help="Model coordinate for the manifest (required for a local SOURCE).")] = None,
-    source_repo: Annotated[str | None, typer.Option(
-        help="Source repo recorded in source_model.repo.")] = None,
-    source_revision: Annotated[str | None, typer.Option(
-        help="Source revision recorded in source_model.revision.")] = None,
-    source_file: Annotated[str | None, typer.Option(
-        help="Primary file name recorded in source_model.primary_file.")] = None,
-    projector: Annotated[list[str] | None, typer.Option(
-        "--projector", help="A multimodal projector GGUF (repeatable; for a Hub SOURCE a "
-        "repo path; default there: every mmproj* file).")] = None,
-    after_artifact_command: Annotated[str | None, typer.Option(
-        help="Shell command run after each artifact (SKIPPY_PACKAGE_ARTIFACT_PATH, "
-        "SKIPPY_PACKAGE_ARTIFACT_RELATIVE_PATH); a non-zero exit aborts.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="v2 (default) or v1.")] = "v2",
-    max_artifact_bytes: Annotated[int, typer.Option(
-        help="v2: cut a group larger than this into -partNN files.")] = DEFAULT_MAX,
-    publisher_metadata: Annotated[list[str] | None, typer.Option(
-        "--publisher-metadata", metavar="FILE", help=PUBLISHER_HELP)] = None,
-    no_publisher_metadata: Annotated[bool, typer.Option(
-        "--no-publisher-metadata", help=NO_PUBLISHER_HELP)] = False,
-    generation_defaults: Annotated[str | None, typer.Option(
-        "--generation-defaults", metavar="FILE", help=GENERATION_DEFAULTS_HELP)] = None,
-    resume: Annotated[bool, typer.Option(
-        "--resume", help="Continue into an out-dir with artifacts: re-verify each one, "
-        "rewrite any that fails.")] = False,
-    report_out: Annotated[str | None, typer.Option(
-        "--report-out", help="Write the package's cert.json here.")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print cert.json on stdout.")
-                        ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary.")
-                     ] = False,
+    source: SourceArg,
+    out_dir: OutDirOpt,
+    model_id: ModelIdOpt = None,
+    source_repo: SourceRepoOpt = None,
+    source_revision: SourceRevisionOpt = None,
+    source_file: SourceFileOpt = None,
+    projector: ProjectorOpt = None,
+    after_artifact_command: AfterArtifactOpt = None,
+    fmt: PackageFormatOpt = "v2",
+    max_artifact_bytes: MaxArtifactBytesOpt = DEFAULT_MAX,
+    publisher_metadata: PublisherMetadataOpt = None,
+    no_publisher_metadata: NoPublisherMetadataOpt = False,
+    generation_defaults: GenerationDefaultsOpt = None,
+    resume: ResumeOpt = False,
+    report_out: WriteReportOutOpt = None,
+    json_out: WriteJsonOpt = False,
+    quiet: WriteQuietOpt = False,
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
     sarif: SarifOpt = None,
-    publish: Annotated[str | None, typer.Option(
-        "--publish", metavar="NS/REPO", help="Upload each artifact to this model repo as soon "
-        "as it is written and verified; the manifest last; then certify the published "
-        "commit.")] = None,
-    delete_after_upload: Annotated[bool, typer.Option(
-        "--delete-after-upload", help="--publish: remove each artifact once uploaded, so "
-        "the disk needed is a few artifacts, not the package.")] = False,
-    private: Annotated[bool, typer.Option("--private", help="--publish: create the repo "
-                                          "private.")] = False,
+    publish: PublishOpt = None,
+    delete_after_upload: DeleteAfterUploadOpt = False,
+    private: PrivateOpt = False,
     catalog: CatalogTargetOpt = None,
-    experimental: Annotated[bool, typer.Option(
-        "--experimental", help="--publish: mark it experimental; the catalog entry is a "
-        "pull request.")] = False,
-    attest_key: Annotated[str | None, typer.Option(
-        "--attest-key", metavar="NAME.key", help="--publish: sign the published commit's "
-        "passed certification and commit it as attestations/meshcert.intoto.jsonl.")] = None,
+    experimental: ExperimentalOpt = False,
+    attest_key: WriteAttestKeyOpt = None,
 ) -> None:
     """Split SOURCE into a layer package, verify it, certify it; exit 0 passed, 1 failed,
     2 refused, 3 incomplete, 130 interrupted. With --publish, the same statuses for the
     published package."""
-    from meshcert.splitter.write import WriteRequest, prepare
-    from meshcert.splitter.write import write as write_package
+    from meshcert.publish.request import PublishWhileWriting
+    from meshcert.writer.write import WriteRequest
+    from meshcert.writer.write_options import check_write_options
 
-    if fmt not in ("v2", "v1"):
-        raise typer.BadParameter("must be v2 or v1", param_hint="--format")
-    if max_artifact_bytes <= 0:
-        raise typer.BadParameter("must be > 0", param_hint="--max-artifact-bytes")
-    request = WriteRequest(source=source, out_dir=out_dir, fmt="v1" if fmt == "v1" else "v2",
-                           model_id=model_id, source_repo=source_repo,
-                           source_revision=source_revision, source_file=source_file,
-                           projectors=list(projector or []),
-                           after_artifact_command=after_artifact_command,
-                           max_artifact_bytes=max_artifact_bytes, resume=resume,
-                           publisher_metadata=list(publisher_metadata or []),
-                           pick_up_publisher_metadata=not no_publisher_metadata,
-                           generation_defaults=generation_defaults)
+    with option_errors():
+        request = WriteRequest(
+            source=source, out_dir=out_dir, fmt=check_write_options(fmt, max_artifact_bytes),
+            model_id=model_id, source_repo=source_repo, source_revision=source_revision,
+            source_file=source_file, projectors=list(projector or []),
+            after_artifact_command=after_artifact_command,
+            max_artifact_bytes=max_artifact_bytes, resume=resume,
+            publisher_metadata=list(publisher_metadata or []),
+            pick_up_publisher_metadata=not no_publisher_metadata,
+            generation_defaults=generation_defaults)
+        publishing = PublishWhileWriting(
+            publish, delete_after_upload=delete_after_upload, private=private,
+            catalog=catalog_target(catalog), experimental=experimental, attest_key=attest_key)
     progress = None if (quiet or json_out) else LineProgress()
+    outputs = ReportFiles(report_out, html, md, junit, sarif)
     if publish is not None:
-        _write_and_publish(request, publish, delete_after_upload=delete_after_upload,
-                           private=private, catalog=catalog_target(catalog),
-                           experimental=experimental,
-                           progress=progress, outputs=ReportFiles(report_out, html, md, junit,
-                                                                  sarif),
-                           json_out=json_out, quiet=quiet, attest_key=attest_key)
-    for flag, given in (("--delete-after-upload", delete_after_upload), ("--private", private),
-                        ("--catalog", catalog_target(catalog) is not None),
-                        ("--experimental", experimental),
-                        ("--attest-key", attest_key is not None)):
-        if given:
-            raise typer.BadParameter(f"{flag} only applies with --publish", param_hint=flag)
+        _write_and_publish(request, publish, publishing, progress=progress, outputs=outputs,
+                           json_out=json_out, quiet=quiet)
+    with option_errors():
+        publishing.check()
+    _write_and_certify(request, progress, outputs, json_out=json_out, quiet=quiet)
+
+
+def _write_and_certify(request: WriteRequest, progress: LineProgress | None,
+                       outputs: ReportFiles, *, json_out: bool, quiet: bool) -> NoReturn:
+    from meshcert.writer.write import prepare
+    from meshcert.writer.write import write as write_package
+
     started = time.monotonic()
     prepared = None
     try:
@@ -225,14 +260,12 @@ def write(
         if prepared is not None:
             prepared.source.close()
     seconds = time.monotonic() - started
-    _certify_and_deliver(result, seconds, progress, ReportFiles(report_out, html, md, junit, sarif),
-                         json_out, quiet)
+    _certify_and_deliver(result, seconds, progress, outputs, json_out, quiet)
 
 
-def _write_and_publish(request: WriteRequest, target: str, *, delete_after_upload: bool,
-                       private: bool, catalog: str | None, experimental: bool,
+def _write_and_publish(request: WriteRequest, target: str, publishing: PublishWhileWriting, *,
                        progress: LineProgress | None, outputs: ReportFiles, json_out: bool,
-                       quiet: bool, attest_key: str | None = None) -> None:
+                       quiet: bool) -> NoReturn:
     from meshcert.cli.publish_cmd import EXIT_CODES as PUBLISH_EXIT
     from meshcert.cli.publish_cmd import (
         attest_signer,
@@ -242,9 +275,9 @@ def _write_and_publish(request: WriteRequest, target: str, *, delete_after_uploa
     )
     from meshcert.publish.request import PublishRequest
     from meshcert.publish.write_and_publish import write_and_publish
-    publish = PublishRequest(package_dir=request.out_dir, target=target, private=private,
-                             experimental=experimental, catalog=catalog,
-                             sign=attest_signer(attest_key))
+    publish = PublishRequest(package_dir=request.out_dir, target=target,
+                             private=publishing.private, experimental=publishing.experimental,
+                             catalog=publishing.catalog, sign=attest_signer(publishing.attest_key))
 
     def say(message: str) -> None:
         if not (quiet or json_out):
@@ -254,7 +287,8 @@ def _write_and_publish(request: WriteRequest, target: str, *, delete_after_uploa
     hub_bars_only_on_a_terminal(quiet or json_out)
     with _write_errors("no manifest was published (--resume continues)",
                        "no manifest was published"):
-        outcome = write_and_publish(request, publish, delete_after_upload=delete_after_upload,
+        outcome = write_and_publish(request, publish,
+                                    delete_after_upload=publishing.delete_after_upload,
                                     progress=progress, say=say)
     result = outcome.publish
     report = result.remote_report or outcome.local_report
@@ -278,9 +312,9 @@ def _write_and_publish(request: WriteRequest, target: str, *, delete_after_uploa
 
 
 def _certify_and_deliver(result: WriteResult, seconds: float, progress: LineProgress | None,
-                         outputs: ReportFiles, json_out: bool, quiet: bool) -> None:
+                         outputs: ReportFiles, json_out: bool, quiet: bool) -> NoReturn:
     from meshcert.core.progress import NullProgress
-    from meshcert.splitter.certify_step import certify_written
+    from meshcert.writer.certify_step import certify_written
 
     try:
         report = certify_written(result, progress or NullProgress())
@@ -346,51 +380,42 @@ class ReportFiles:
 def plan(
     source: Annotated[str, typer.Argument(metavar="SOURCE", help="As for `package write`.")],
     stages: Annotated[int, typer.Option(help="Nodes to split the layers over.")],
-    fmt: Annotated[str, typer.Option("--format", help="v2 (default) or v1.")] = "v2",
-    max_artifact_bytes: Annotated[int, typer.Option(
-        help="v2: cut a group larger than this into -partNN files.")] = DEFAULT_MAX,
+    fmt: PackageFormatOpt = "v2",
+    max_artifact_bytes: MaxArtifactBytesOpt = DEFAULT_MAX,
     projector: Annotated[list[str] | None, typer.Option(
         "--projector", help="A projector GGUF (repeatable).")] = None,
-    source_repo: Annotated[str | None, typer.Option(
-        help="Source repo recorded in source_model.repo.")] = None,
-    source_revision: Annotated[str | None, typer.Option(
-        help="Source revision recorded in source_model.revision.")] = None,
-    publisher_metadata: Annotated[list[str] | None, typer.Option(
-        "--publisher-metadata", metavar="FILE", help=PUBLISHER_HELP)] = None,
-    no_publisher_metadata: Annotated[bool, typer.Option(
-        "--no-publisher-metadata", help=NO_PUBLISHER_HELP)] = False,
-    generation_defaults: Annotated[str | None, typer.Option(
-        "--generation-defaults", metavar="FILE", help=GENERATION_DEFAULTS_HELP)] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the plan as JSON "
+    source_repo: SourceRepoOpt = None,
+    source_revision: SourceRevisionOpt = None,
+    publisher_metadata: PublisherMetadataOpt = None,
+    no_publisher_metadata: NoPublisherMetadataOpt = False,
+    generation_defaults: GenerationDefaultsOpt = None,
+    json_out: Annotated[bool, json_option("Print the plan as JSON "
                                            "(docs/package-plan.schema.json).")] = False,
 ) -> None:
     """From the header alone: the artifacts `package write` would write and what each of
     N nodes would fetch; exit 0, or 2 when the source is refused."""
-    from meshcert.splitter.errors import Refusal
-    from meshcert.splitter.plan_report import plan_report
-    from meshcert.splitter.write import WriteRequest, open_source, plan_for
+    from meshcert.core.errors import Refused
+    from meshcert.writer.plan_report import plan_report
+    from meshcert.writer.write import WriteRequest, open_source, plan_for
+    from meshcert.writer.write_options import check_plan_options
 
-    if fmt not in ("v2", "v1"):
-        raise typer.BadParameter("must be v2 or v1", param_hint="--format")
-    if stages <= 0:
-        raise typer.BadParameter("must be > 0", param_hint="--stages")
-    if max_artifact_bytes <= 0:
-        raise typer.BadParameter("must be > 0", param_hint="--max-artifact-bytes")
-    request = WriteRequest(source=source, out_dir=".", fmt="v1" if fmt == "v1" else "v2",
-                           projectors=list(projector or []), source_repo=source_repo,
-                           source_revision=source_revision,
-                           max_artifact_bytes=max_artifact_bytes,
-                           publisher_metadata=list(publisher_metadata or []),
-                           pick_up_publisher_metadata=not no_publisher_metadata,
-                           generation_defaults=generation_defaults)
+    with option_errors():
+        request = WriteRequest(
+            source=source, out_dir=".",
+            fmt=check_plan_options(fmt, stages, max_artifact_bytes),
+            projectors=list(projector or []), source_repo=source_repo,
+            source_revision=source_revision, max_artifact_bytes=max_artifact_bytes,
+            publisher_metadata=list(publisher_metadata or []),
+            pick_up_publisher_metadata=not no_publisher_metadata,
+            generation_defaults=generation_defaults)
     try:
         model = open_source(request)
         try:
             planned = plan_for(request, model)
         finally:
             model.close()
-    except Refusal as err:
-        raise _fail(EXIT_REFUSED, f"refused ({err.code}): {err.message}") from None
+    except Refused as err:
+        raise _fail(err.exit_status, f"refused ({err.code}): {err.message}") from None
     report = plan_report(planned, stages, source=source, max_artifact_bytes=max_artifact_bytes)
     if json_out:
         from meshcert.cli.pipe import write_or_drop

@@ -10,7 +10,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from meshcert.cli.exit_codes import Exit
-from meshcert.cli.shared_options import CatalogTargetOpt, catalog_target
+from meshcert.cli.shared_options import (
+    CatalogTargetOpt,
+    catalog_target,
+    quiet_option,
+)
 
 if TYPE_CHECKING:
     from meshcert.publish.request import PublishResult, SignPublished
@@ -22,9 +26,9 @@ EXIT_CODES = {"published": Exit.PASSED, "failed": Exit.FAILED, "refused": Exit.R
 def quiet_hub_logs() -> None:
     """huggingface_hub logs every retried HTTP error as a warning on stderr; the publisher
     retries and reports the outcome itself, so only its errors are let through."""
-    from huggingface_hub.utils import logging as hub_logging
+    from meshcert.core.hub.progress import quiet_client_logs
 
-    hub_logging.set_verbosity_error()
+    quiet_client_logs()
 
 
 def hub_bars_only_on_a_terminal(quiet: bool) -> None:
@@ -35,9 +39,9 @@ def hub_bars_only_on_a_terminal(quiet: bool) -> None:
     from meshcert.cli.terminal import plain_stream
 
     if quiet or plain_stream(sys.stderr):
-        from huggingface_hub.utils import disable_progress_bars
+        from meshcert.core.hub.progress import hide_client_bars
 
-        disable_progress_bars()
+        hide_client_bars()
 
 
 def publish(
@@ -61,7 +65,7 @@ def publish(
         help="Artifact bytes per commit.")] = 16 * 1024**3,
     verify_cache: Annotated[str | None, typer.Option(
         help="Digest cache of the local certification, reused.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+    quiet: Annotated[bool, quiet_option("No progress lines.")] = False,
     attest_key: Annotated[str | None, typer.Option(
         "--attest-key", metavar="NAME.key", help="Sign the published commit's passed "
         "certification and commit it as attestations/meshcert.intoto.jsonl "

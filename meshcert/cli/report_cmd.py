@@ -2,26 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from meshcert.cli.deliver import undeliverable
+from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import Exit
+from meshcert.cli.option_errors import option_errors
+from meshcert.cli.shared_options import (
+    HtmlOpt,
+    JunitOpt,
+    MdOpt,
+    QuietOpt,
+    SarifOpt,
+    json_option,
+)
+
+if TYPE_CHECKING:
+    from meshcert.certify.merge import Slice
+    from meshcert.certify.report import CertReport
 
 app = typer.Typer(help="Render reports for reviewers (HTML, Markdown, JUnit XML, SARIF).",
                   no_args_is_help=True, rich_markup_mode=None)
 
-HtmlOpt = Annotated[str | None, typer.Option(
-    "--html", help="Write a self-contained HTML report here.")]
-MdOpt = Annotated[str | None, typer.Option(
-    "--md", help="Write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY).")]
-JunitOpt = Annotated[str | None, typer.Option(
-    "--junit", help="Write JUnit XML here (for CI test dashboards).")]
-SarifOpt = Annotated[str | None, typer.Option(
-    "--sarif", help="Write SARIF 2.1.0 here (for code-scanning dashboards).")]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on stdout; "
-                                        "errors still go to stderr.")]
 
 
 @app.command("render")
@@ -33,24 +38,22 @@ def render(
     md: MdOpt = None,
     junit: JunitOpt = None,
     sarif: SarifOpt = None,
-    json_out: Annotated[bool, typer.Option(
-        "--json", help="Print the report JSON (validated) on stdout, and nothing else.")
-    ] = False,
+    json_out: Annotated[bool, json_option(
+        "Print the report JSON (validated) on stdout, and nothing else.")] = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Render a report JSON; exit 2 when it is unreadable or not a meshcert report, 3 when a
     file cannot be written."""
     from meshcert.reports.loader import ReportLoadError, load_report
     from meshcert.reports.outputs import write_reports
+    from meshcert.reports.requests import check_render_outputs
 
-    if html is None and md is None and junit is None and sarif is None:
-        raise typer.BadParameter("give at least one of --html, --md, --junit, --sarif",
-                                 param_hint="--html / --md / --junit / --sarif")
+    with option_errors():
+        check_render_outputs(html, md, junit, sarif)
     try:
         loaded = load_report(report)
     except ReportLoadError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(Exit.USAGE) from None
+        raise error_exit(exc) from None
     try:
         written = write_reports(loaded, html=html, md=md, junit=junit, sarif=sarif)
     except OSError as exc:
@@ -69,7 +72,7 @@ def merge(
         help="cert.json of each slice (`models certify --stage I/N` on each node).")],
     report_out: Annotated[str | None, typer.Option(
         "--report-out", help="Write the merged cert.json here.")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the merged JSON.")] = False,
+    json_out: Annotated[bool, json_option("Print the merged JSON.")] = False,
     quiet: QuietOpt = False,
     html: HtmlOpt = None,
     md: MdOpt = None,
@@ -84,32 +87,21 @@ def merge(
 ) -> None:
     """Merge slice reports into one for the package; exit 0 passed, 1 failed, 2 unreadable
     input, 3 incomplete (some layers or artifacts verified by no slice)."""
-    from meshcert.certify.merge import Slice, merge_slices
-    from meshcert.certify.report import CertReport
+    from meshcert.attest.requests import check_attestation_out
+    from meshcert.certify.merge import merge_slices
     from meshcert.cli.exit_codes import EXIT_CODES
     from meshcert.core.atomic import write_atomic
-    from meshcert.reports.loader import ReportLoadError, load_report
     from meshcert.reports.outputs import write_reports
 
+    with option_errors():
+        check_attestation_out(attest_key, attestation_out)
     signing = None
     if attest_key is not None:
         from meshcert.cli.attest_cmd import load_signing_key
         from meshcert.cli.attest_sign import attestation_target
 
         signing = load_signing_key(attest_key), attestation_target(report_out, attestation_out)
-    elif attestation_out is not None:
-        raise typer.BadParameter("needs --attest-key", param_hint="--attestation-out")
-    loaded: list[Slice] = []
-    for path in slices:
-        try:
-            report = load_report(path)
-        except ReportLoadError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(Exit.USAGE) from None
-        if not isinstance(report, CertReport):
-            typer.echo(f"error: {path}: not a cert.json (an evidence report?)", err=True)
-            raise typer.Exit(Exit.USAGE)
-        loaded.append(Slice(path, report))
+    loaded = _load_slices(slices)
     merged = merge_slices(loaded)
     if signing is not None:
         from meshcert.cli.attest_sign import sign_certification
@@ -124,18 +116,43 @@ def merge(
     if json_out:
         typer.echo(merged.to_json(), nl=False)
     elif not quiet:
-        info = merged.merge
-        covered = f"{info.verified_artifacts}/{info.declared_artifacts}" if info else "?"
-        typer.echo(f"{merged.status.upper()}: {len(loaded)} slice(s), {covered} artifacts "
-                   "verified")
-        for f in merged.findings:
-            if f.check == "slice_merge":
-                typer.echo(f"  {f.code}: {f.message}")
-        for kind, out in written.items():
-            typer.echo(f"{kind}: {out}")
-        if report_out:
-            typer.echo(f"report: {report_out}")
+        _print_merge(merged, len(loaded), written, report_out)
     raise typer.Exit(EXIT_CODES[merged.status])
+
+
+def _load_slices(paths: list[str]) -> list[Slice]:
+    """Each slice's cert.json; one that cannot be read, or is not a certification, is a usage
+    error (exit 2) naming it."""
+    from meshcert.certify.merge import Slice
+    from meshcert.certify.report import CertReport
+    from meshcert.reports.loader import ReportLoadError, load_report
+
+    loaded: list[Slice] = []
+    for path in paths:
+        try:
+            report = load_report(path)
+        except ReportLoadError as exc:
+            raise error_exit(exc) from None
+        if not isinstance(report, CertReport):
+            typer.echo(f"error: {path}: not a cert.json (an evidence report?)", err=True)
+            raise typer.Exit(Exit.USAGE)
+        loaded.append(Slice(path, report))
+    return loaded
+
+
+def _print_merge(merged: CertReport, slices: int, written: Mapping[str, object],
+                 report_out: str | None) -> None:
+    info = merged.merge
+    covered = f"{info.verified_artifacts}/{info.declared_artifacts}" if info else "?"
+    typer.echo(f"{merged.status.upper()}: {slices} slice(s), {covered} artifacts "
+               "verified")
+    for f in merged.findings:
+        if f.check == "slice_merge":
+            typer.echo(f"  {f.code}: {f.message}")
+    for kind, out in written.items():
+        typer.echo(f"{kind}: {out}")
+    if report_out:
+        typer.echo(f"report: {report_out}")
 
 
 @app.command("emit", hidden=True)

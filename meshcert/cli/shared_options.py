@@ -9,11 +9,14 @@
   all three: adding an entry to a shared dataset (mesh-llm's is `meshllm/catalog`) is a change
   to someone else's repo, made only when asked. `hf://datasets/NS/NAME` (the spelling `catalog
   certify` takes) and `none` are accepted too.
+- `--html`, `--md`, `--junit`, `--sarif` on every command that writes a report: where to write
+  it in that format (the renderers come from meshcert/reports/registry.py; a command hands the
+  paths to `write_reports(report, html=..., md=..., junit=..., sarif=...)`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -27,6 +30,18 @@ CATALOG_HELP = ("Add the pinned package to this catalog dataset, NS/NAME or "
 CatalogTargetOpt = Annotated[str | None, typer.Option(
     "--catalog", metavar="NS/NAME", help=CATALOG_HELP)]
 
+HTML_HELP = "Write a self-contained HTML report here."
+MD_HELP = "Write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)."
+JUNIT_HELP = "Write JUnit XML here (for CI test dashboards)."
+SARIF_HELP = "Write SARIF 2.1.0 here (for code-scanning dashboards)."
+HtmlOpt = Annotated[str | None, typer.Option("--html", help=HTML_HELP)]
+MdOpt = Annotated[str | None, typer.Option("--md", help=MD_HELP)]
+JunitOpt = Annotated[str | None, typer.Option("--junit", help=JUNIT_HELP)]
+SarifOpt = Annotated[str | None, typer.Option("--sarif", help=SARIF_HELP)]
+# each report format's option flag and help, in the order the commands declare them
+REPORT_OPTIONS = {"html": ("--html", HTML_HELP), "md": ("--md", MD_HELP),
+                  "junit": ("--junit", JUNIT_HELP), "sarif": ("--sarif", SARIF_HELP)}
+
 _DATASET_PREFIX = "hf://datasets/"
 
 
@@ -35,3 +50,28 @@ def catalog_target(value: str | None) -> str | None:
     if value is None or value.strip().lower() == "none":
         return None
     return value.removeprefix(_DATASET_PREFIX).rstrip("/")
+
+
+# `--quiet` and `--json`: one flag spelling and type each. What `--json` prints differs per
+# command, so its help is the command's own; `--quiet` keeps one help where stdout is a
+# summary (QuietOpt) and says what it keeps where it is more.
+QUIET_HELP = "Print nothing on stdout; errors still go to stderr."
+
+
+def quiet_option(help: str = QUIET_HELP) -> Any:
+    """The `--quiet` / `-q` option (typer's OptionInfo) with this help."""
+    return typer.Option("--quiet", "-q", help=help)
+
+
+def json_option(help: str) -> Any:
+    """The `--json` option (typer's OptionInfo); `help` says what JSON the command prints."""
+    return typer.Option("--json", help=help)
+
+
+QuietOpt = Annotated[bool, quiet_option()]
+
+# the --json of the commands that print a certification report (`models certify`, `models inspect`)
+ReportJsonOpt = Annotated[bool, json_option("Print the report JSON.")]
+
+# the package format of the commands that write, plan or submit a package write
+PackageFormatOpt = Annotated[str, typer.Option("--format", help="v2 (default) or v1.")]

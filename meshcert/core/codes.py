@@ -199,7 +199,7 @@ CODES |= _rows("gguf", W, {
     "the architecture; check the converter.",
 })
 
-# --- llama.cpp gguf_init rules, second opinion, inspect (issue 12b; docs/gguf-rules.md) ------
+# --- llama.cpp gguf_init rules, second opinion, inspect (docs/gguf-rules.md) -----------------
 CODES |= _rows("gguf", E, {
     "gguf_tensor_data_not_dense": "llama.cpp requires each tensor's data offset to be the sum of "
     "the previous tensors' sizes, each padded to general.alignment, in tensor-info order (no "
@@ -418,7 +418,7 @@ CODES |= _rows("load", E, {
     "from the source GGUF and certify it again with --parity.",
 })
 
-# --- Safe to load: chat templates, tokenizer, hparams (issue 12a) ---------------------------
+# --- Safe to load: chat templates, tokenizer, hparams (docs/architecture.md) ---------------
 CODES |= _rows("chat_template", E, {
     "chat_template_code_execution": "Remove the construct from the chat template: no dunder "
     "attributes, |attr, run-time-built subscript keys, gadget globals (self, config, request, "
@@ -518,7 +518,7 @@ CODES |= _rows("attestation", I, {
     "--trust-attested to re-check them.",
 })
 
-# --- Publisher files and mesh-llm support (issue 27; mesh-llm-0.79.md §2.3-2.4, §3.4, §4) ---
+# --- Publisher files and mesh-llm support (mesh-llm-0.79.md §2.3-2.4, §3.4, §4) ------------
 CODES |= _rows("publisher_files", E, {
     "publisher_file_too_large": "Publisher files (metadata/*.json, metadata/chat_template.jinja) "
     "are small copies of the source's Hugging Face files: ship the source's own file (at most "
@@ -597,7 +597,7 @@ def entry(code: str) -> CodeEntry:
     try:
         return CODES[code]
     except KeyError:
-        raise KeyError(f"finding code {code!r} is not in the catalog") from None
+        raise KeyError(f"finding code {code!r} is not in the code table") from None
 
 
 def _cell(text: str) -> str:
@@ -618,10 +618,10 @@ def _remediations(row: CodeEntry) -> str:
 
 def codes_markdown() -> str:
     """docs/finding-codes.md: every code, grouped, with its severity and remediation
-    (`python -m meshcert.core.codes > docs/finding-codes.md`; a test fails when it drifts)."""
+    (`python3 scripts/generate.py codes`; a test fails when it drifts)."""
     lines = ["# Finding codes", "",
-             "Generated from `meshcert/core/codes.py` (`python -m meshcert.core.codes > "
-             "docs/finding-codes.md`). Codes are a contract: scripts and tests assert them; "
+             "Generated from `meshcert/core/codes.py` (`python3 scripts/generate.py codes`). "
+             "Codes are a contract: scripts and tests assert them; "
              "`cert.json`'s schema lists them as the values `findings[].code` may take.", ""]
     groups: dict[str, list[CodeEntry]] = {}
     for row in CODES.values():
@@ -632,7 +632,3 @@ def codes_markdown() -> str:
                   for r in sorted(rows, key=lambda r: r.code)]
         lines.append("")
     return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    print(codes_markdown(), end="")

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from meshcert.core.errors import ErrorKind, MeshcertError
 from meshcert.core.parallel import Cancelled, map_cancellable
 from meshcert.core.progress import NullProgress, ProgressObserver
 
@@ -29,8 +30,10 @@ class HashResult:
     cached: bool = False
 
 
-class Interrupted(Exception):
+class Interrupted(MeshcertError):
     """Hashing was cancelled (Ctrl-C); results so far are attached."""
+
+    kind = ErrorKind.INTERRUPTED
 
     def __init__(self, results: dict[str, HashResult]) -> None:
         super().__init__("hashing interrupted")

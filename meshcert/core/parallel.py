@@ -6,11 +6,15 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
+from meshcert.core.errors import ErrorKind, MeshcertError
+
 R = TypeVar("R")
 
 
-class Cancelled(Exception, Generic[R]):
+class Cancelled(MeshcertError, Generic[R]):
     """KeyboardInterrupt arrived: `results` holds the jobs that finished before it."""
+
+    kind = ErrorKind.INTERRUPTED
 
     def __init__(self, results: dict[str, R]) -> None:
         super().__init__("cancelled")

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from meshcert.core.errors import ErrorKind, MeshcertError
+
 HF_SCHEME = "hf://"
 _REPO_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
@@ -20,8 +22,10 @@ class PackageRef:
     revision: str | None = None
 
 
-class RefError(ValueError):
+class RefError(MeshcertError, ValueError):
     """The MODEL argument is not a package ref; `code` is the finding code."""
+
+    kind = ErrorKind.USAGE
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)

@@ -1,4 +1,4 @@
-"""A/B comparison decisions (bench-formats spec section 9) by `catalog.AB_RULE`.
+"""A/B comparison decisions (bench-formats spec section 9) by `rules.AB_RULE`.
 
 Per metric of `paired_delta_percent` (new vs old, %): the round deltas' median is bootstrapped
 (seeded, `stats`); its two-sided p of "no change" joins one Holm family with every other metric

@@ -1,6 +1,6 @@
 """Build the bundled example inputs from the published GLM-5.2 Metal means (deterministic).
 
-    python -m meshcert.evidence.examplegen [OUT_DIR]     (default: evidence/data, next to this file)
+    python3 scripts/generate.py example-evidence     (writes evidence/data, next to this file)
 
 Reads `glm52-metal-headline.csv` (a copy of the package spec's published table) and writes
 what test-backend-ops would have printed for those rows, ONE SAMPLE PER ROW:
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import csv
 import io
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,18 +153,3 @@ def example_files(data_dir: Path = DATA_DIR) -> list[Path]:
     files = [data_dir / CONSOLE_NAME, data_dir / SQL_NAME]
     files += sorted((data_dir / SWEEP_DIR).glob("*.console.log"))
     return files
-
-
-def write(out_dir: Path = DATA_DIR, csv_path: Path | None = None) -> list[Path]:
-    text = (csv_path or DATA_DIR / CSV_NAME).read_text(encoding="utf-8")
-    written = []
-    for rel, content in generate(text).items():
-        path = out_dir / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
-        written.append(path)
-    return written
-
-
-if __name__ == "__main__":
-    write(Path(sys.argv[1]) if len(sys.argv) > 1 else DATA_DIR)

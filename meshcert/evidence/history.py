@@ -5,7 +5,7 @@ For each cohort (same `cohort_key`: the same setup) the current row is its lates
 `source_sha`. Classes: not complete -> `correctness-failure`; fewer than 3 baseline rows ->
 `insufficient-baseline`; throughput down more than 5% AND below the median by more than
 max(3 x MAD, 1% of the median), or TTFT up more than 10% AND by more than that floor ->
-`performance-regression`; else `pass`. The limits are `catalog.HISTORY_RULE`.
+`performance-regression`; else `pass`. The limits are `rules.HISTORY_RULE`.
 
 Also what the interval says: the 95% bootstrap interval of the change (baseline resampled,
 `stats.ratio_interval`): `regression` when it lies wholly past the limit, `within-noise` when
@@ -45,12 +45,6 @@ from meshcert.evidence.stats import ratio_interval
 PLOT_POINTS = 200
 INTERVAL_WINDOW = 200    # the interval resamples the latest 200 baseline runs (bounded cost)
 _REPLICATES = 2000
-
-
-def sha_id(sha: str) -> int:
-    """A source_sha as a 64-bit number (rows keep numbers, not strings; compared only within
-    one process, so the string hash serves)."""
-    return hash(sha)
 
 
 _LAST_EPOCH: list[tuple[str, float]] = [("", math.nan)]
@@ -96,7 +90,9 @@ class Series:
     def add(self, point: HistoryPoint, metrics: Iterable[str]) -> None:
         line, _, sha, created, complete, throughput, ttft = point
         self.lines.append(line)
-        self.shas.append(hash(sha))         # = sha_id(sha)
+        # source_sha as a number (rows keep numbers, not strings): compared only within one
+        # process, so the string hash serves
+        self.shas.append(hash(sha))
         self.created.append(epoch(created))
         self.complete.append(complete)
         self.recent.append((line, sha, created))

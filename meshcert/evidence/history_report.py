@@ -1,6 +1,6 @@
 """`meshcert evidence history`: a history JSONL (or `hf://datasets/ns/name@rev`, every
-`data/runs/**/*.jsonl` of the dataset read through huggingface_hub) -> per-setup regression
-classes. Streams every file; no printing, no exiting."""
+`data/runs/**/*.jsonl` of the dataset, read through meshcert.core.hub.api) -> per-setup
+regression classes. Streams every file; no printing, no exiting."""
 
 from __future__ import annotations
 
@@ -8,18 +8,23 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from meshcert.evidence.errors import EvidenceError
 from meshcert.evidence.history import History, classify_all, read_history
 from meshcert.evidence.report import HistoryVerdict
 from meshcert.evidence.rules import HISTORY_RULE, HistoryRule
+
+if TYPE_CHECKING:
+    from meshcert.core.hub.api import HubApi
 
 DATASETS_PREFIX = "hf://datasets/"
 RUNS_DIR = "data/runs"
 
 
-class HistoryError(ValueError):
+class HistoryError(EvidenceError):
     """A source that cannot be read at all (message fit for `error: ...`)."""
 
 
@@ -45,31 +50,40 @@ class HistoryRun:
 
 
 def _hub_files(ref: str, endpoint: str | None) -> tuple[list[tuple[str, str]], str]:
-    from huggingface_hub import HfApi, hf_hub_download
+    from dataclasses import replace
 
     from meshcert.catalog.errors import CatalogError
     from meshcert.catalog.sources import parse_dataset_ref
+    from meshcert.core.hub.api import HubApi
+    from meshcert.core.hub.errors import HubError
     from meshcert.core.hub.settings import HubSettings
 
     try:
         repo, revision = parse_dataset_ref(ref)
     except CatalogError as exc:
         raise HistoryError(str(exc).replace("a catalog", "a history")) from None
-    endpoint = endpoint or HubSettings.from_env().endpoint
-    api = HfApi(endpoint=endpoint, library_name="meshcert")
+    settings = HubSettings.from_env()
+    hub = HubApi(replace(settings, endpoint=endpoint or settings.endpoint))
     cache = tempfile.mkdtemp(prefix="meshcert-history-")
+    where = f"{repo}@{revision}" if revision else repo
     try:
-        commit = api.dataset_info(repo, revision=revision).sha      # one commit for every file
-        files = [str(item.path) for item in api.list_repo_tree(
-                     repo, recursive=True, revision=commit, repo_type="dataset")
+        commit = hub.call(f"dataset_info {where}", lambda api: api.dataset_info(
+            repo, revision=revision)).sha  # one commit for every file
+        listing = hub.call(f"list_repo_tree {repo}@{commit}", lambda api: list(
+            api.list_repo_tree(repo, recursive=True, revision=commit, repo_type="dataset")))
+        files = [str(item.path) for item in listing
                  if hasattr(item, "size") and str(item.path).endswith(".jsonl")
                  and (str(item.path).startswith(RUNS_DIR + "/") or "/" not in str(item.path))]
-        out = [(f"{ref}/{p}", str(hf_hub_download(repo, p, repo_type="dataset",
-                                                  revision=commit, cache_dir=cache,
-                                                  endpoint=endpoint))) for p in sorted(files)]
-    except Exception as exc:  # the Hub's errors: one clear line
-        raise HistoryError(f"cannot read {ref}: {type(exc).__name__}: {exc}") from None
+        out = [(f"{ref}/{path}", _download(hub, repo, path, commit, cache))
+               for path in sorted(files)]
+    except HubError as exc:  # the Hub's errors: one clear line, no token in it
+        raise HistoryError(f"cannot read {ref}: {exc.message}") from None
     return out, cache
+
+
+def _download(hub: HubApi, repo: str, path: str, commit: str | None, cache: str) -> str:
+    return str(hub.call(f"download {path}", lambda api: api.hf_hub_download(
+        repo, path, repo_type="dataset", revision=commit, cache_dir=cache)))
 
 
 def history_files(sources: list[str], *, rule: HistoryRule = HISTORY_RULE,

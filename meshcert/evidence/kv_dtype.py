@@ -1,4 +1,4 @@
-"""KV-cache dtype as a package's publisher default, by `catalog.KV_DTYPE_RULE`.
+"""KV-cache dtype as a package's publisher default, by `rules.KV_DTYPE_RULE`.
 
 Throughput (or memory) samples: rows whose metric is one of the rule's gain metrics and whose
 params name a cache type (`type_k`/`type_v`, `cache_type_k`/`cache_type_v`). A candidate dtype

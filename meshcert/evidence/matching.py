@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from meshcert.evidence.errors import EvidenceError
 from meshcert.evidence.rules import (
     GLM_DOWN_KERNEL_MARK,
     KERNEL_KEYS,
@@ -25,7 +26,7 @@ from meshcert.evidence.rules import (
 from meshcert.evidence.stats import RowKey, SampleSet, SourceLine, collect_samples, records
 
 
-class BackendError(ValueError):
+class BackendError(EvidenceError):
     """The requested backend has no rows."""
 
 

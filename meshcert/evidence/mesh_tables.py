@@ -1,7 +1,7 @@
 """The mesh-llm sections of an evidence report as plain tables: (title, header, rows) each.
 
-One source for every renderer: `summary.md` (meshcert/evidence/summary.py) and the Markdown and
-HTML reports (meshcert/reports/evidence/mesh.py) lay out the same rows.
+One source for every renderer: `summary.md` (meshcert/reports/evidence/markdown.py) and the
+Markdown and HTML reports (meshcert/reports/evidence/mesh.py) lay out the same rows.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from gguf import GGMLQuantizationType
 from meshcert.certify.view import PackageView
 from meshcert.core.gguf.model import GGUFHeader, HeaderError
 from meshcert.core.gguf.names import NEXTN_PREDICT_LAYERS_KEY, is_nextn, layer_component, layer_of
+from meshcert.evidence.errors import EvidenceError
 from meshcert.evidence.report import PackageCheck, PackageLayerCheck
 
 RULE = "q2_K routed down: NextN/MTP layers keep their original routed down-projection type"
@@ -31,7 +32,7 @@ RECIPE_TYPE = int(GGMLQuantizationType.Q2_K)
 DOWN_COMPONENT = "ffn_down_exps"
 
 
-class PackageLoadError(ValueError):
+class PackageLoadError(EvidenceError):
     """The package ref could not be turned into a view."""
 
 

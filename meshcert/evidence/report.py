@@ -1,7 +1,7 @@
 """decisions.json: the evidence report models.
 
 The JSON Schema in `docs/evidence.schema.json` is generated from these models
-(`python -m meshcert.evidence.report > docs/evidence.schema.json`); a test fails when it drifts.
+(`python3 scripts/generate.py evidence-schema`); a test fails when it drifts.
 Consumers: `meshcert models certify --evidence` reads `decisions[].policy` / `.verdict`; the HTML
 renderer reads everything else. Changes are additive within a schema version.
 """
@@ -539,7 +539,3 @@ def evidence_json_schema() -> dict[str, object]:
 
 def schema_text() -> str:
     return json.dumps(evidence_json_schema(), indent=2, sort_keys=True) + "\n"
-
-
-if __name__ == "__main__":
-    print(schema_text(), end="")

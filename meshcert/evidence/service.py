@@ -1,8 +1,9 @@
 """Evidence use cases: files -> IngestResult -> EvidenceReport (plus the package rule).
 
 No printing, no exiting: the CLI and the demo call these and decide what to show. Errors a
-user can fix are raised as errors (SettingsError, BackendError, PackageLoadError,
-UnusableInputError) with a message fit for `error: ...`.
+user can fix are `EvidenceError`s (meshcert.evidence.errors: SettingsError, BackendError,
+PackageLoadError, ...) with a message fit for `error: ...`; input files that cannot be read
+or recognised are refused before any work (UnusableInputError, a `Refused`).
 """
 
 from __future__ import annotations
@@ -11,9 +12,8 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
-from meshcert.core.atomic import write_atomic
+from meshcert.core.errors import Refused
 from meshcert.evidence.build import BuildOptions, build_report
 from meshcert.evidence.decisions import DecisionOptions
 from meshcert.evidence.gates import evaluate_gate
@@ -24,7 +24,7 @@ from meshcert.evidence.rules import RULES, Rules
 from meshcert.evidence.settings import EvidenceSettings, load_settings
 
 
-class UnusableInputError(ValueError):
+class UnusableInputError(Refused, ValueError):
     """An input file gate/report cannot read or recognise: refused before any work (exit 2).
     `lines` are `file:line: reason`, one per bad file."""
 
@@ -119,16 +119,9 @@ def report_files(paths: Iterable[str | os.PathLike[str]], *, settings: EvidenceS
     return ReportRun(result, report)
 
 
-def write_example_evidence(out_dir: str | os.PathLike[str]) -> tuple[ReportRun, dict[str, Path]]:
-    """The bundled example (published GLM-5.2 Metal means) with default settings:
-    `decisions.json` and `summary.md` under out_dir. Returns the run and label -> path."""
+def example_evidence() -> ReportRun:
+    """The bundled example (published GLM-5.2 Metal means) with default settings, decided
+    (`meshcert demo` writes it with meshcert.reports.outputs.write_decisions)."""
     from meshcert.evidence.examplegen import example_files
-    from meshcert.evidence.summary import render_summary
 
-    run = report_files(example_files(), settings=load_settings({}))
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    decisions, summary = out / "decisions.json", out / "summary.md"
-    write_atomic(decisions, run.report.to_json())
-    write_atomic(summary, render_summary(run.report))
-    return run, {"evidence decisions (JSON)": decisions, "evidence summary (Markdown)": summary}
+    return report_files(example_files(), settings=load_settings({}))

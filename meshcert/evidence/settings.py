@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from meshcert.evidence.errors import EvidenceError
 from meshcert.evidence.rules import (
     ENV_BY_NAME,
     ENV_VARS,
@@ -25,7 +26,7 @@ from meshcert.evidence.rules import (
 Source = Literal["default", "env", "flag"]
 
 
-class SettingsError(ValueError):
+class SettingsError(EvidenceError):
     """An environment variable or override that cannot be used."""
 
 

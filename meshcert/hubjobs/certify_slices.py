@@ -28,6 +28,7 @@ from meshcert.certify.engine import INCOMPLETE_CODES
 from meshcert.certify.merge import Slice, merge_slices
 from meshcert.certify.report import CertReport, Gate, HfJob, combine_statuses
 from meshcert.certify.stages import hashing_shares
+from meshcert.core.errors import Refused
 from meshcert.core.findings import Finding, finding
 from meshcert.core.hub.errors import HubError
 from meshcert.core.version import __version__
@@ -93,10 +94,6 @@ class CertifyJobsPlan:
         }
 
 
-class PlanRefused(ValueError):
-    """Nothing can be submitted: the reason, in words."""
-
-
 def plan_certify_jobs(preflight: CertReport, flavors: list[Flavor], *, flavor_name: str,
                       install: str) -> CertifyJobsPlan:
     """The N slice jobs of a pre-flight report certified with `--stages N`."""
@@ -104,9 +101,9 @@ def plan_certify_jobs(preflight: CertReport, flavors: list[Flavor], *, flavor_na
     repo = ref.repo if ref is not None else None
     commit = ref.resolved_commit if ref is not None else None
     if ref is None or ref.kind != "hf" or not repo or not commit:
-        raise PlanRefused("--hf-job certifies a published package: give hf://ns/repo@<sha>")
+        raise Refused("--hf-job certifies a published package: give hf://ns/repo@<sha>")
     if not preflight.stage_plan:
-        raise PlanRefused("the package has no stage plan (its manifest has no usable "
+        raise Refused("the package has no stage plan (its manifest has no usable "
                           "layer_count)")
     count = len(preflight.stage_plan)
     shares = hashing_shares([[(p.path, p.artifact_bytes) for p in stage.parts]
@@ -126,7 +123,7 @@ def plan_certify_jobs(preflight: CertReport, flavors: list[Flavor], *, flavor_na
     try:
         flavor = pick_flavor(flavors, flavor_name, needs, "a slice")
     except NoFlavor as exc:
-        raise PlanRefused(f"{exc}" + (": use more --stages" if flavor_name == "auto" else "")
+        raise Refused(f"{exc}" + (": use more --stages" if flavor_name == "auto" else "")
                           ) from None
     cost = round(sum(flavor.cost_usd(s.timeout_s) for s in slices), 6)
     return CertifyJobsPlan(repo, commit, preflight.manifest_sha256, slices, flavor, needs,

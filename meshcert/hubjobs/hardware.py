@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from meshcert.core.errors import Refused
+
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGTP]i?)?B?\s*$", re.IGNORECASE)
 _COUNT = re.compile(r"^\s*([0-9]+)")
 _UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15,
@@ -95,7 +97,7 @@ def cheapest_fit(flavors: Iterable[Flavor], needs: Needs) -> Flavor | None:
     return min(fitting, key=lambda f: (f.usd_per_hour, f.name), default=None)
 
 
-class NoFlavor(ValueError):
+class NoFlavor(Refused):
     """No flavor of the Hub's list can run the job: the reason, in words."""
 
 

@@ -4,7 +4,7 @@ package on Hugging Face Jobs, next to the source, with everything that can fail 
 Pre-flight, before any money is spent (`plan_package_job`):
 - the source revision is resolved to a commit, its files listed (shards, `mmproj*`
   projectors) and their headers read by range requests: the package is planned exactly as
-  the job will write it (`splitter`), so the largest artifact and the disk a streaming write
+  the job will write it (`writer`), so the largest artifact and the disk a streaming write
   needs (`--publish --delete-after-upload`: a few artifacts, not the package) are known;
 - the model id, the target name and the token are checked here (the token must be able to
   create and push to the target's namespace), not after paying;
@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from meshcert.core.errors import Refused
 from meshcert.core.hub.access import may_write
 from meshcert.core.version import __version__
 from meshcert.hubjobs.commands import (
@@ -53,9 +54,6 @@ REPORT_TAG = "package-write"
 RAM_BYTES = 4 * 10**9  # the writer stays under 300 MB; pip, Python and headroom
 CPUS = 2
 
-
-class JobRefused(ValueError):
-    """The job is not submitted: the reason, in words."""
 
 # --attest-key: the signing key's PEM reaches the job as this secret (never env, args or logs)
 ATTEST_KEY_SECRET = "MESHCERT_ATTEST_KEY"
@@ -118,9 +116,9 @@ class PackageJobPlan:
 
 def check_names(target: str, model_id: str | None) -> None:
     if not REPO_ID.match(target):
-        raise JobRefused(f"--target {target!r} is not a repo id (namespace/name)")
+        raise Refused(f"--target {target!r} is not a repo id (namespace/name)")
     if model_id is not None and not MODEL_ID.match(model_id):
-        raise JobRefused(f"--model-id {model_id!r} is not a model coordinate such as "
+        raise Refused(f"--model-id {model_id!r} is not a model coordinate such as "
                          "org/repo-GGUF:Q4_K_M (letters, digits, '.', '_', '-'; one '/', "
                          "an optional ':QUANT')")
 
@@ -130,13 +128,13 @@ def check_catalog(catalog: str, whoami: dict[str, Any], readable: bool | None) -
     unreadable, or a token that can neither push to it nor open a pull request (a read
     token). A job with such a catalog would publish and certify, then end incomplete."""
     if not REPO_ID.match(catalog):
-        raise JobRefused(f"--catalog {catalog!r} is not a dataset repo id (namespace/name), "
+        raise Refused(f"--catalog {catalog!r} is not a dataset repo id (namespace/name), "
                          "or 'none'")
     if readable is False:
-        raise JobRefused(f"--catalog {catalog}: the dataset does not exist or this token "
+        raise Refused(f"--catalog {catalog}: the dataset does not exist or this token "
                          "cannot read it; create it, fix the name, or give --catalog none")
     if not may_write(whoami, catalog.split("/")[0]) and not may_open_pull_request(whoami):
-        raise JobRefused(f"--catalog {catalog}: the token of {whoami.get('name')!r} can "
+        raise Refused(f"--catalog {catalog}: the token of {whoami.get('name')!r} can "
                          "neither push to it nor open a pull request (a read token); use a "
                          "write token, or give --catalog none")
 
@@ -159,23 +157,23 @@ def plan_package_job(source: str, *, target: str, model_id: str | None, fmt: str
                      whoami: dict[str, Any] | None, no_publisher_metadata: bool = False,
                      generation_defaults: str | None = None,
                      catalog_readable: bool | None = None) -> PackageJobPlan:
-    """Everything the job needs, decided here; JobRefused when it must not be submitted.
-    Raises splitter's Refusal for a source that cannot be planned. `catalog_readable`: whether
+    """Everything the job needs, decided here; Refused when it must not be submitted.
+    Raises the writer's Refused for a source that cannot be planned. `catalog_readable`: whether
     the catalog dataset exists and the token can read it (None: not asked)."""
-    from meshcert.splitter.hub_source import default_model_id, load_hub, parse_coordinate
-    from meshcert.splitter.write import WriteRequest, is_hub_source, plan_for
+    from meshcert.writer.hub_source import default_model_id, load_hub, parse_coordinate
+    from meshcert.writer.write import WriteRequest, is_hub_source, plan_for
 
     if parse_coordinate(source) is None or not is_hub_source(source):
-        raise JobRefused(f"{source!r} is not org/repo[@rev]:QUANT or "
+        raise Refused(f"{source!r} is not org/repo[@rev]:QUANT or "
                          "hf://org/repo@rev/path.gguf: a job reads its source from the Hub")
     model_id = model_id or default_model_id(source)
     check_names(target, model_id)
     assert model_id is not None
     if whoami is None:
-        raise JobRefused("no Hugging Face token: set HF_TOKEN (it reaches the job as a secret)")
+        raise Refused("no Hugging Face token: set HF_TOKEN (it reaches the job as a secret)")
     namespace = target.split("/")[0]
     if not may_write(whoami, namespace):
-        raise JobRefused(f"the token of {whoami.get('name')!r} cannot create or push repos "
+        raise Refused(f"the token of {whoami.get('name')!r} cannot create or push repos "
                          f"in {namespace!r}: use a write token for that namespace")
     if catalog is not None:
         check_catalog(catalog, whoami, catalog_readable)
@@ -204,7 +202,7 @@ def plan_package_job(source: str, *, target: str, model_id: str | None, fmt: str
     try:
         flavor = pick_flavor(flavors, flavor_name, needs, "this streaming write")
     except NoFlavor as exc:
-        raise JobRefused(str(exc)) from None
+        raise Refused(str(exc)) from None
     sizes = [a.size for a in plan.all_artifacts()]
     derived = timeout_for(sum(size for _, size in files), WRITE_BYTES_PER_S)
     notes = []

@@ -16,13 +16,15 @@ import re
 import zlib
 from collections.abc import Iterable
 
+from meshcert.core.errors import MeshcertError
+
 PREFIX = "MESHCERT-REPORT"
 CHUNK = 3000  # base64 characters per line
 _LINE = re.compile(rf"{PREFIX} (?P<tag>\S+) (?P<i>\d+)/(?P<n>\d+) (?P<data>[A-Za-z0-9+/=]+)$")
 _END = re.compile(rf"{PREFIX}-END (?P<tag>\S+) (?P<n>\d+) (?P<sha>[0-9a-f]{{64}})$")
 
 
-class ChannelError(ValueError):
+class ChannelError(MeshcertError, ValueError):
     pass
 
 

@@ -1,4 +1,4 @@
-"""The publish use case's one door to the Hub: huggingface_hub's HfApi, over plain LFS.
+"""What the publish use case asks of the Hub, through the Hub door, over plain LFS.
 
 The Xet decision. huggingface_hub 2.4 uploads through hf_xet whenever the hf_xet package is
 importable and `HF_HUB_DISABLE_XET` is not set; it does not ask the Hub first. Xet uploads have
@@ -12,10 +12,9 @@ it in their environment (meshcert.hubjobs.commands.JOB_ENV), and a publish start
 where Xet would still be used is refused before anything is certified or uploaded
 (`xet_refusal`). The in-repo test Hub refuses Xet, so the tests prove LFS is the path taken.
 
-Every call is retried on 429, 5xx and dropped connections with backoff that honours
-Retry-After (meshcert.core.hub.retry), and every failure becomes a HubError whose message never
-holds
-the token.
+Every call goes through the Hub door (meshcert.core.hub.api.HubApi): retried on 429, 5xx and
+dropped connections with backoff that honours Retry-After, within `PUBLISH_SETTINGS`, and every
+failure becomes a HubError whose message never holds the token.
 """
 
 from __future__ import annotations
@@ -23,13 +22,14 @@ from __future__ import annotations
 import importlib.util
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeVar
 
-from meshcert.core.hub.access import check_write, find_token, identify
-from meshcert.core.hub.errors import TRANSPORT_ERRORS, HubError, Redactor, from_exception
-from meshcert.core.hub.retry import Sleep, call_with_retries, default_sleep
+from meshcert.core.errors import MeshcertError
+from meshcert.core.hub.api import HubApi
+from meshcert.core.hub.errors import HubError
+from meshcert.core.hub.retry import Sleep, default_sleep
 from meshcert.core.hub.settings import HubSettings
 from meshcert.publish.plan import LocalFile, RemoteFile
 
@@ -68,32 +68,8 @@ class CommitResult:
 Addition = tuple[str, LocalFile | bytes]  # (path in the repo, an artifact or small content)
 
 
-class StopRetrying(Exception):
+class StopRetrying(MeshcertError):
     """Raised by a retried call to end it at once, as itself (not a Hub failure)."""
-
-
-def _cause(exc: BaseException) -> BaseException:
-    """huggingface_hub wraps a failed LFS upload in RuntimeError('Error while uploading ...');
-    the HTTP or transport error that decides retrying is its cause."""
-    from huggingface_hub.errors import HfHubHTTPError
-
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, (HfHubHTTPError, HubError, *TRANSPORT_ERRORS)):
-            return seen
-        seen = seen.__cause__
-    return exc
-
-
-def _stored_token() -> str | None:
-    """huggingface_hub's own token, None when there is none or it cannot be read (the
-    access check says why)."""
-    from huggingface_hub import get_token
-
-    try:
-        return get_token()
-    except Exception:  # an unreadable token file: check_access refuses with the reason
-        return None
 
 
 class HubWriter:
@@ -102,111 +78,83 @@ class HubWriter:
     def __init__(self, *, endpoint: str, token: str | None = None,
                  settings: HubSettings = PUBLISH_SETTINGS, sleep: Sleep = default_sleep
                  ) -> None:
-        from huggingface_hub import HfApi
-
         self.endpoint = endpoint
-        self._token = token
-        self._api: HfApi = HfApi(endpoint=endpoint, token=token)
-        self._redact = Redactor([token or _stored_token()])
-        self._settings = settings
-        self._sleep = sleep
+        self._hub = HubApi(replace(settings, endpoint=endpoint), token=token, sleep=sleep,
+                           follow_causes=True)
 
     @property
     def redact(self) -> Callable[[str], str]:
-        return self._redact.scrub
+        return self._hub.redact
 
     def classify(self, exc: BaseException, action: str) -> HubError:
-        return from_exception(_cause(exc), action=action, redact=self._redact.scrub)
+        return self._hub.error(exc, action)
 
     def retry(self, action: str, call: Callable[[], T]) -> T:
         """`call` until it succeeds or fails for good; a StopRetrying passes through as is."""
-        stopped: list[StopRetrying] = []
-
-        def attempt() -> T:
-            try:
-                return call()
-            except StopRetrying as exc:
-                stopped.append(exc)
-                raise
-
-        def classify(exc: BaseException) -> HubError:
-            return HubError("stopped", str(exc)) if stopped else self.classify(exc, action)
-
-        try:
-            return call_with_retries(attempt, classify=classify, settings=self._settings,
-                                     sleep=self._sleep)
-        except HubError:
-            if stopped:
-                raise stopped[0] from None
-            raise
+        return self._hub.retry(action, call, passthrough=StopRetrying)
 
     def check_access(self, repo_id: str, *, pull_request: bool = False,
                      repo_type: RepoType = "model") -> str:
         """Before any work: a token, a Hub that answers, and the right to write `repo_id` (or
-        to create it; with `pull_request`, to read it). AccessRefused (meshcert.core.hub.access)
+        to create it; with `pull_request`, to read it). Refused (meshcert.core.errors)
         otherwise, after a few seconds at most. The token's user name."""
-        token = find_token(self._token)
-        self._redact = Redactor([token])
-        whoami = identify(self._api, token, endpoint=self.endpoint, redact=self.redact,
-                          sleep=self._sleep)
-        check_write(self._api, token, whoami, repo_id, endpoint=self.endpoint,
-                    redact=self.redact, repo_type=repo_type, pull_request=pull_request,
-                    sleep=self._sleep)
-        return str(whoami.get("name"))
+        identity = self._hub.identify()
+        self._hub.check_write(identity, repo_id, repo_type=repo_type, pull_request=pull_request)
+        return identity.name
 
     # --- reads ----------------------------------------------------------------------------
     def user(self) -> str:
-        return str(self.retry("whoami", lambda: self._api.whoami())["name"])
+        return str(self._hub.call("whoami", lambda api: api.whoami())["name"])
 
     def head(self, repo_id: str, revision: str, repo_type: RepoType = "model") -> str | None:
         """The commit `revision` points at, None when the repo has no such revision."""
         from huggingface_hub.errors import RevisionNotFoundError
 
-        def ask() -> str | None:
+        def ask(api: HfApi) -> str | None:
             try:
-                info = self._api.repo_info(repo_id, revision=revision, repo_type=repo_type)
+                info = api.repo_info(repo_id, revision=revision, repo_type=repo_type)
             except RevisionNotFoundError:
                 return None
             return info.sha
 
-        return self.retry(f"repo_info {repo_id}@{revision}", ask)
+        return self._hub.call(f"repo_info {repo_id}@{revision}", ask)
 
     def listing(self, repo_id: str, revision: str, repo_type: RepoType = "model"
                 ) -> dict[str, RemoteFile]:
         """Every file at `revision` with the Hub's size, git oid and LFS sha256."""
         from huggingface_hub.hf_api import RepoFile
 
-        def ask() -> dict[str, RemoteFile]:
+        def ask(api: HfApi) -> dict[str, RemoteFile]:
             out: dict[str, RemoteFile] = {}
-            for entry in self._api.list_repo_tree(repo_id, revision=revision, recursive=True,
-                                                  expand=False, repo_type=repo_type):
+            for entry in api.list_repo_tree(repo_id, revision=revision, recursive=True,
+                                            expand=False, repo_type=repo_type):
                 if isinstance(entry, RepoFile):
                     out[entry.path] = RemoteFile(entry.path, entry.size, entry.blob_id,
                                                  entry.lfs.sha256 if entry.lfs else None)
             return out
 
-        return self.retry(f"list {repo_id}@{revision}", ask)
+        return self._hub.call(f"list {repo_id}@{revision}", ask)
 
     def read(self, repo_id: str, path: str, revision: str, repo_type: RepoType = "model"
              ) -> bytes | None:
         from huggingface_hub.errors import EntryNotFoundError
 
-        def ask() -> bytes | None:
+        def ask(api: HfApi) -> bytes | None:
             with tempfile.TemporaryDirectory(prefix="meshcert-publish-") as cache:
                 try:
-                    local = self._api.hf_hub_download(repo_id, path, revision=revision,
-                                                      repo_type=repo_type, cache_dir=cache)
+                    local = api.hf_hub_download(repo_id, path, revision=revision,
+                                                repo_type=repo_type, cache_dir=cache)
                 except EntryNotFoundError:
                     return None
-                return Path(local).read_bytes()
+                return Path(str(local)).read_bytes()
 
-        return self.retry(f"read {repo_id}/{path}", ask)
+        return self._hub.call(f"read {repo_id}/{path}", ask)
 
     def can_write(self, repo_id: str, repo_type: RepoType = "model") -> bool:
         """Whether this token may push to the repo (the Hub's auth-check); False on 401/403."""
-        def ask() -> bool:
+        def ask(api: HfApi) -> bool:
             try:
-                self._api.auth_check(repo_id, repo_type=repo_type, write=True)
+                api.auth_check(repo_id, repo_type=repo_type, write=True)
             except Exception as exc:
                 error = self.classify(exc, f"auth-check {repo_id}")
                 if error.code == "hub_unauthorized":
@@ -214,15 +162,15 @@ class HubWriter:
                 raise
             return True
 
-        return self.retry(f"auth-check {repo_id}", ask)
+        return self._hub.call(f"auth-check {repo_id}", ask)
 
     # --- writes ---------------------------------------------------------------------------
     def ensure_repo(self, repo_id: str, *, private: bool, repo_type: RepoType = "model") -> None:
-        self.retry(f"create_repo {repo_id}", lambda: self._api.create_repo(
+        self._hub.call(f"create_repo {repo_id}", lambda api: api.create_repo(
             repo_id, private=private or None, repo_type=repo_type, exist_ok=True))
 
     def ensure_branch(self, repo_id: str, branch: str, repo_type: RepoType = "model") -> None:
-        self.retry(f"create_branch {repo_id}@{branch}", lambda: self._api.create_branch(
+        self._hub.call(f"create_branch {repo_id}@{branch}", lambda api: api.create_branch(
             repo_id, branch=branch, repo_type=repo_type, exist_ok=True))
 
     def commit(self, repo_id: str, *, additions: Sequence[Addition],
@@ -241,7 +189,7 @@ class HubWriter:
             else:
                 op = CommitOperationAdd(path, content)
             operations.append(op)
-        info = self._api.create_commit(
+        info = self._hub.send(lambda api: api.create_commit(
             repo_id, operations, commit_message=message, commit_description=description,
-            revision=revision, create_pr=create_pr, parent_commit=parent, repo_type=repo_type)
+            revision=revision, create_pr=create_pr, parent_commit=parent, repo_type=repo_type))
         return CommitResult(info.oid, info.commit_url, info.pr_revision, info.pr_url)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from meshcert.core.usage import only_with
 from meshcert.publish.plan import DEFAULT_MAX_BYTES_PER_COMMIT, DEFAULT_MAX_FILES_PER_COMMIT
 
 if TYPE_CHECKING:
@@ -35,6 +36,27 @@ class PublishRequest:
     # --attest-key: signs the published commit's passed certification
     # (meshcert/publish/attestation.py)
     sign: SignPublished | None = None
+
+
+@dataclass(frozen=True)
+class PublishWhileWriting:
+    """`package write --publish NS/REPO`: where and how the package is published as it is
+    written (`target` None: not published; then none of the other options applies)."""
+
+    target: str | None
+    delete_after_upload: bool = False
+    private: bool = False
+    catalog: str | None = None  # ns/catalog, as PublishRequest.catalog
+    experimental: bool = False
+    attest_key: str | None = None  # the signing key file (read by the CLI)
+
+    def check(self) -> None:
+        """Without a target, each other option given is a usage error (OptionError)."""
+        if self.target is None:
+            only_with({"--delete-after-upload": self.delete_after_upload,
+                       "--private": self.private, "--catalog": self.catalog is not None,
+                       "--experimental": self.experimental,
+                       "--attest-key": self.attest_key is not None}, "--publish")
 
 
 @dataclass(frozen=True)

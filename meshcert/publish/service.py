@@ -5,21 +5,17 @@
    second hashing); every file's stat is taken before certifying and checked again before its
    upload, so a file changed in between is never sent under a stale digest.
 2. Upload with huggingface_hub over plain LFS (meshcert.publish.hub_writer): artifacts in batched
-commits
-   (meshcert.publish.plan's limits), each batch re-planned against the target's listing on every
-   attempt,
-   so files already there with the same sha256 are skipped and a re-run after a failure resumes
-   without re-uploading; 429/5xx/dropped connections are retried with backoff (Retry-After
-   honoured). A manifest already on the target that differs from this one is deleted by the first
-   commit that changes an artifact, and the new `model-package.json` comes in the LAST commit,
-   with the model card (meshcert.splitter.card) and the removal of stale GGUF files: no commit shows
-   a
-   manifest whose artifacts are not all there.
+   commits (meshcert.publish.plan's limits), each batch re-planned against the target's listing on
+   every attempt, so files already there with the same sha256 are skipped and a re-run after a
+   failure resumes without re-uploading; 429/5xx/dropped connections are retried with backoff
+   (Retry-After honoured). A manifest already on the target that differs from this one is deleted by
+   the first commit that changes an artifact, and the new `model-package.json` comes in the LAST
+   commit, with the model card (meshcert.writer.card) and the removal of stale GGUF files: no
+   commit shows a manifest whose artifacts are not all there.
 3. Certify `hf://target@<commit>` package-only.
 4. With a catalog, and only for a package that passed step 3: the catalog entry with the
-   package pinned (meshcert.publish.catalog), committed to the catalog's main branch, or opened as
-   a pull
-   request when `experimental` or when the token cannot push there.
+   package pinned (meshcert.publish.catalog), committed to the catalog's main branch, or opened as a
+   pull request when `experimental` or when the token cannot push there.
 
 Statuses: published (certified at its pinned commit), failed (the remote certification failed,
 or the Hub refused the upload for good), refused (nothing was sent: DIR did not certify
@@ -36,7 +32,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from meshcert.core.hub.access import AccessRefused
+from meshcert.core.errors import Refused
 from meshcert.core.hub.errors import RETRYABLE_STATUS, HubError
 from meshcert.core.hub.settings import HubSettings
 from meshcert.publish import catalog as catalog_entry
@@ -61,7 +57,7 @@ from meshcert.publish.request import (
     PublishResult,
     PublishStatus,
 )
-from meshcert.splitter.card import render_card
+from meshcert.writer.card import render_card
 
 if TYPE_CHECKING:
     pass
@@ -70,8 +66,9 @@ REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 BRANCH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
 
 
-class Refused(StopRetrying):
-    """The request cannot be honoured; nothing was (or will be) uploaded."""
+class PublishRefused(Refused, StopRetrying):
+    """The request cannot be honoured; nothing was (or will be) uploaded. A refusal that also
+    ends a retried Hub call at once."""
 
 
 class Failed(StopRetrying):
@@ -118,18 +115,18 @@ def publish_package(request: PublishRequest, *, writer: HubWriter | None = None,
     try:
         check_access(request, hub, say)
         files, manifest_raw, manifest = _certified(request, result, say)
-    except AccessRefused as exc:
-        result.message = f"{exc.message}: nothing certified or uploaded"
+    except PublishRefused as exc:
+        result.message = str(exc)
         return result
     except Refused as exc:
-        result.message = str(exc)
+        result.message = f"{exc.message}: nothing certified or uploaded"
         return result
     card = render_card(manifest, manifest_sha256=hashlib.sha256(manifest_raw).hexdigest(),
                        target=request.target, experimental=request.experimental)
     upload = Upload(request, hub, result, say)
     try:
         result.commit = upload.run(files, manifest_raw, card.encode(), manifest)
-    except Refused as exc:
+    except PublishRefused as exc:
         result.status, result.message = "failed", str(exc)
         return result
     except Failed as exc:
@@ -149,7 +146,7 @@ def publish_package(request: PublishRequest, *, writer: HubWriter | None = None,
 
 
 def check_access(request: PublishRequest, hub: HubWriter, say: Progress) -> None:
-    """AccessRefused unless the token may write the target (or open a pull request on it):
+    """Refused unless the token may write the target (or open a pull request on it):
     asked before the package is hashed or certified."""
     say(f"checking the token and the right to write {request.target}")
     user = hub.check_access(request.target, pull_request=request.create_pr)
@@ -188,26 +185,28 @@ def _certified(request: PublishRequest, result: PublishResult, say: Progress
     result.local_report = report
     if report.status != "passed":
         errors = sorted({f.code for f in report.findings if f.severity == "error"})
-        raise Refused(f"{request.package_dir} does not certify passed ({report.status}"
-                      + (f": {', '.join(errors)}" if errors else "") + "): nothing uploaded")
+        raise PublishRefused(
+            f"{request.package_dir} does not certify passed ({report.status}"
+            + (f": {', '.join(errors)}" if errors else "") + "): nothing uploaded")
     with open(os.path.join(root, MANIFEST), "rb") as handle:
         manifest_raw = handle.read()
     if hashlib.sha256(manifest_raw).hexdigest() != report.manifest_sha256:
-        raise Refused(f"{MANIFEST} changed while it was certified: nothing uploaded")
+        raise PublishRefused(f"{MANIFEST} changed while it was certified: nothing uploaded")
     manifest = json.loads(manifest_raw)
     if request.catalog is not None and catalog_entry.source_of(manifest) is None:
-        raise Refused("--catalog needs the manifest's source_model.repo (the catalog files a "
-                      "package under its source repo): nothing uploaded")
+        raise PublishRefused("--catalog needs the manifest's source_model.repo (the catalog "
+                             "files a package under its source repo): nothing uploaded")
     files: list[LocalFile] = []
     for path in report.declared_artifacts:
         local = os.path.join(root, path)
         digest = report.digests.get(path)
         key = before.get(path)
         if digest is None or key is None or stat_key(local) != key:
-            raise Refused(f"{path} changed while the package was certified: nothing uploaded")
+            raise PublishRefused(f"{path} changed while the package was certified: nothing "
+                                 "uploaded")
         if key[0] > MAX_FILE_BYTES:
-            raise Refused(f"{path} is {key[0]} bytes, over the Hub's {MAX_FILE_BYTES}-byte "
-                          "limit per file: nothing uploaded")
+            raise PublishRefused(f"{path} is {key[0]} bytes, over the Hub's "
+                                 f"{MAX_FILE_BYTES}-byte limit per file: nothing uploaded")
         files.append(local_file(path, local, key[0], digest, key))
     return files, manifest_raw, manifest
 
@@ -299,7 +298,8 @@ class Upload:
             return
         for item in todo:
             if stat_key(item.local_path) != item.stat_key:
-                raise Refused(f"{item.path} changed after it was certified: upload stopped")
+                raise PublishRefused(f"{item.path} changed after it was certified: upload "
+                                     "stopped")
         old = remote.get(MANIFEST)
         deletions = [MANIFEST] if old is not None and (
             manifest_raw is None or not same_bytes(manifest_raw, old)) else []

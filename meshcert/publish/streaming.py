@@ -5,12 +5,11 @@ not the package (an HF job's ephemeral disk is 50 GB; mesh-llm's jobs were evict
 `StreamingPublisher` is the writer's `ArtifactSink`: `ready()` queues an artifact with the
 SHA-256 the writer computed on the way (nothing is hashed again), an uploader thread commits
 what is queued (`meshcert.publish.service.Upload`: re-planned against the target on every attempt,
-so a
-re-run skips what is already there; retried with backoff), and, with `delete_after_upload`,
-removes each file once its commit has landed. The writer is held (`wait_for_room`) while
-`room` finished artifacts wait for upload. `finish()` commits `model-package.json` and the model
-card last, once every artifact is on the target. An upload that fails for good stops the write
-(the next chunk raises) and leaves no manifest on the target.
+so a re-run skips what is already there; retried with backoff), and, with `delete_after_upload`,
+removes each file once its commit has landed. The writer is held (`wait_for_room`) while `room`
+finished artifacts wait for upload. `finish()` commits `model-package.json` and the model card last,
+once every artifact is on the target. An upload that fails for good stops the write (the next chunk
+raises) and leaves no manifest on the target.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from meshcert.core.errors import MeshcertError
 from meshcert.core.hub.errors import HubError
 from meshcert.publish.plan import (
     DEFAULT_MAX_BYTES_PER_COMMIT,
@@ -34,13 +34,13 @@ from meshcert.publish.service import Upload
 
 if TYPE_CHECKING:
     from meshcert.publish.hub_writer import HubWriter
-    from meshcert.splitter.artifact import PackagePlan
-    from meshcert.splitter.stream import ArtifactResult
+    from meshcert.writer.artifact import PackagePlan
+    from meshcert.writer.stream import ArtifactResult
 
 IN_FLIGHT_WRITES = 2  # artifacts the writer may have open at once beyond the queue (estimate)
 
 
-class UploadStopped(RuntimeError):
+class UploadStopped(MeshcertError, RuntimeError):
     """The uploader failed for good; the write stops at its next chunk."""
 
 

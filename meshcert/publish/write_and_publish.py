@@ -4,8 +4,8 @@ package and publish it in one pass (the HF job's command).
 1. The write is planned (refusals before a byte is written) and the target created.
 2. The package is written; each artifact is uploaded as soon as it is written and verified
    (`meshcert.publish.streaming`), and with `delete_after_upload` its file is removed once
-   committed,
-   so the disk needed is a few artifacts (the free-disk check asks for that, not the package).
+   committed, so the disk needed is a few artifacts (the free-disk check asks for that, not the
+   package).
 3. Kept files: the package is certified locally with the writer's digests (nothing hashed
    again); anything but `passed` and the manifest is never published. Deleted files: the
    writer's own verification stands in (every part's directory re-read and every tensor's
@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from meshcert.core.hub.access import AccessRefused
+from meshcert.core.errors import Refused
 from meshcert.core.hub.errors import HubError
 from meshcert.core.hub.settings import HubSettings
 from meshcert.publish.attestation import commit_attestation
@@ -32,7 +32,7 @@ from meshcert.publish.hub_writer import HubWriter
 from meshcert.publish.request import Progress, PublishRequest, PublishResult
 from meshcert.publish.service import (
     Failed,
-    Refused,
+    PublishRefused,
     certify_published,
     check_access,
     hub_status,
@@ -40,13 +40,13 @@ from meshcert.publish.service import (
     refusal_of_target,
 )
 from meshcert.publish.streaming import StreamingPublisher, UploadStopped, streaming_disk_bytes
-from meshcert.splitter.card import render_card
+from meshcert.writer.card import render_card
 
 if TYPE_CHECKING:
     from meshcert.certify.report import CertReport
     from meshcert.core.progress import ProgressObserver
-    from meshcert.splitter.stream import WriteProgress
-    from meshcert.splitter.write import WriteRequest, WriteResult
+    from meshcert.writer.stream import WriteProgress
+    from meshcert.writer.write import WriteRequest, WriteResult
 
 ROOM = 2  # finished artifacts that may wait for upload before the writer is held
 
@@ -64,12 +64,12 @@ def write_and_publish(write_request: WriteRequest, request: PublishRequest, *,
                       progress: WriteProgress | None = None,
                       certify_progress: ProgressObserver | None = None,
                       say: Progress | None = None) -> WritePublishOutcome:
-    """Raises what `meshcert.splitter.write` raises before or while writing (Refusal, Aborted,
+    """Raises what `meshcert.writer.write` raises before or while writing (Refused, Aborted,
     Interrupted); every Hub outcome is in the returned PublishResult."""
-    from meshcert.splitter.certify_step import certify_written
-    from meshcert.splitter.facts import source_facts
-    from meshcert.splitter.publication_gate import refuse_unpublishable
-    from meshcert.splitter.write import prepare, write
+    from meshcert.writer.certify_step import certify_written
+    from meshcert.writer.facts import source_facts
+    from meshcert.writer.publication_gate import refuse_unpublishable
+    from meshcert.writer.write import prepare, write
 
     say = say or (lambda _m: None)
     result = PublishResult("refused", "", request.target)
@@ -81,7 +81,7 @@ def write_and_publish(write_request: WriteRequest, request: PublishRequest, *,
     hub = hub or HubWriter(endpoint=HubSettings.from_env().endpoint, token=request.token)
     try:
         check_access(request, hub, say)
-    except AccessRefused as exc:
+    except Refused as exc:
         result.message = f"{exc.message}: nothing written or uploaded"
         return outcome
     publisher = StreamingPublisher(request, hub, result, delete_after_upload=delete_after_upload,
@@ -125,7 +125,7 @@ def write_and_publish(write_request: WriteRequest, request: PublishRequest, *,
             if delete_after_upload:  # its artifacts are gone from here: no local package
                 (written.root / "model-package.json").unlink(missing_ok=True)
             raise
-    except (Refused, Failed) as exc:
+    except (PublishRefused, Failed) as exc:
         result.status, result.message = "failed", f"{exc}; no manifest was published"
         return outcome
     except HubError as exc:
@@ -144,7 +144,7 @@ def write_and_publish(write_request: WriteRequest, request: PublishRequest, *,
                 outcome.withdrawn_commit = publisher.upload.withdraw(
                     "its published certification failed")
                 result.message += "; the manifest was withdrawn again"
-            except (HubError, Refused, Failed) as exc:
+            except (HubError, PublishRefused, Failed) as exc:
                 result.message += f"; withdrawing the manifest failed: {exc}"
         return outcome
     if request.sign is not None and not commit_attestation(

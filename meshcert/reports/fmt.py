@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from meshcert.evidence.report import GateCheck
 
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 
@@ -68,3 +72,20 @@ def short_sha(value: str | None, length: int = 12) -> str:
 
 def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+def gate_value(c: GateCheck) -> str:
+    """A Phase E gate's measured value as summary.md and the console print it (ratio or
+    share)."""
+    if c.value is None:
+        return "-"
+    return f"{c.value:.1%}" if c.unit == "share" else f"{c.value:.3f}x"
+
+
+def gate_threshold(c: GateCheck) -> str:
+    """A Phase E gate's threshold with its comparator, as summary.md and the console print
+    it."""
+    if c.threshold is None:
+        return "-"
+    return f"{c.comparator} " + (f"{c.threshold:.0%}" if c.unit == "share" else
+                                 f"{c.threshold:g}")

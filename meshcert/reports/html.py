@@ -1,8 +1,7 @@
 """HTML rendering: one self-contained file per report (inline CSS and SVG, no scripts, no URLs).
 
 Templates live in the `meshcert.templates` package (jinja2, autoescape on, StrictUndefined) and
-only lay
-out the view-models built in `cert_view` / `evidence_view`.
+only lay out the view-models built in `reports/<kind>/view.py`.
 """
 
 from __future__ import annotations
@@ -80,8 +79,3 @@ def render_history_html(history: list[HistoryVerdict], title: str = "Performance
     return render_page("history.html.j2", view=view, kind="history",
                        kind_label="performance history report")
 
-
-def render_html(report: CertReport | EvidenceReport) -> str:
-    if isinstance(report, CertReport):
-        return render_cert_html(report)
-    return render_evidence_html(report)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from pydantic import BaseModel, ValidationError
 
 from meshcert.certify.report import CertReport
+from meshcert.core.errors import ErrorKind, MeshcertError
 
 if TYPE_CHECKING:
     from meshcert.evidence.report import EvidenceReport
@@ -22,8 +23,10 @@ ReportKind = Literal["cert", "evidence"]
 MAX_ERRORS_SHOWN = 5
 
 
-class ReportLoadError(ValueError):
+class ReportLoadError(MeshcertError, ValueError):
     """The file is unreadable, not JSON, or not a meshcert report."""
+
+    kind = ErrorKind.USAGE
 
 
 def detect_kind(data: Any) -> ReportKind:

@@ -1,16 +1,12 @@
-"""Markdown renderings (fit for a GitHub Actions step summary) of both report kinds."""
+"""Markdown rendering (fit for a GitHub Actions step summary) of the certification report."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from meshcert.certify.report import CertReport
 from meshcert.reports.certification.view import build_cert_view
 from meshcert.reports.common import Fact
 from meshcert.reports.mdutil import STATUS_ICONS, code, status, table, text
 
-if TYPE_CHECKING:
-    from meshcert.evidence.report import EvidenceReport
 
 def _fact_rows(facts: list[Fact]) -> list[list[str]]:
     return [[text(f.label), (code(f.value) if f.mono else text(f.value))
@@ -96,10 +92,3 @@ def render_cert_markdown(report: CertReport) -> str:
     out += ["", "</details>", ""]
     return "\n".join(out)
 
-
-def render_markdown(report: CertReport | EvidenceReport) -> str:
-    if isinstance(report, CertReport):
-        return render_cert_markdown(report)
-    from meshcert.reports.evidence.markdown import render_evidence_markdown
-
-    return render_evidence_markdown(report)

@@ -1,9 +1,12 @@
-"""Markdown building blocks that render report text inert (GitHub-flavoured Markdown)."""
+"""Markdown building blocks (GitHub-flavoured Markdown): the one place report text is escaped.
+
+`text` / `code` render any text inert (the --md reports); `plain_cell` / `plain_table` escape
+only what breaks a table, for summary.md, which keeps the Phase E script's layout."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 _PUNCT = re.compile(r"([\\`*_\[\]|~#!])")
 
@@ -28,6 +31,20 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]],
     marks = [("---:" if a == "r" else "---") for a in (align or ["l"] * len(headers))]
     lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(marks) + " |"]
     lines += ["| " + " | ".join(cell or " " for cell in row) + " |" for row in rows]
+    return lines
+
+
+def plain_cell(value: object) -> str:
+    """A cell of summary.md, which keeps the Phase E script's layout: the text as written
+    (backticks and emphasis in it stay Markdown), only `|` escaped and line breaks joined."""
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def plain_table(headers: Iterable[str], rows: Iterable[Iterable[object]]) -> list[str]:
+    """A GFM table of `plain_cell`s, headers as given, every column left-aligned."""
+    head = list(headers)
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
+    lines += ["| " + " | ".join(plain_cell(c) for c in row) + " |" for row in rows]
     return lines
 
 

@@ -1,66 +1,50 @@
-"""Render a report into the requested formats and write the files (atomically)."""
+"""Write a report in the requested formats (atomically); the renderers come from the registry
+(meshcert/reports/registry.py)."""
 
 from __future__ import annotations
 
-import importlib
 import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from meshcert.core.atomic import write_atomic
+from meshcert.reports.registry import FORMATS, Report, render
 
 if TYPE_CHECKING:
-    from typing import TypeAlias
-
-    from meshcert.certify.report import CertReport
     from meshcert.evidence.report import EvidenceReport
 
-    AnyReport: TypeAlias = CertReport | EvidenceReport
-
-# format -> (module, function); a renderer loads only when its format is asked for, so a
-# `models certify` without --html never imports jinja2.
-RENDERERS: dict[str, tuple[str, str]] = {
-    "html": ("meshcert.reports.html", "render_html"),
-    "md": ("meshcert.reports.markdown", "render_markdown"),
-    "junit": ("meshcert.reports.certification.junit", "render_junit"),
-}
+DECISIONS_JSON = "decisions.json"
+SUMMARY_MD = "summary.md"
+# what the commands call the pair when they list the files they wrote
+DECISIONS_LABEL = "evidence decisions (JSON)"
+SUMMARY_LABEL = "evidence summary (Markdown)"
 
 
-def renderer(fmt_name: str) -> Callable[[AnyReport], str]:
-    module, function = RENDERERS[fmt_name]
-    return cast("Callable[[AnyReport], str]", getattr(importlib.import_module(module), function))
-
-
-def write_reports(report: AnyReport, *, html: str | os.PathLike[str] | None = None,
-                  md: str | os.PathLike[str] | None = None,
-                  junit: str | os.PathLike[str] | None = None,
-                  sarif: str | os.PathLike[str] | None = None) -> dict[str, Path]:
-    """Render and write each requested format; returns format -> written path.
+def write_reports(report: Report, **targets: str | os.PathLike[str] | None) -> dict[str, Path]:
+    """Render and write each format given a path (html=..., md=..., junit=..., sarif=..., any
+    format of the registry); returns format -> written path, in the registry's order.
     SARIF: findings of a certification or inspect report, or an evidence report's gate
     failures, blocking decisions and warnings (meshcert/reports/evidence/sarif.py)."""
+    unknown = sorted(set(targets) - set(FORMATS))
+    if unknown:
+        raise ValueError(f"unknown report format(s): {', '.join(unknown)}")
     written: dict[str, Path] = {}
-    for fmt_name, target in (("html", html), ("md", md), ("junit", junit)):
+    for fmt in FORMATS:
+        target = targets.get(fmt)
         if target is not None:
-            written[fmt_name] = write_atomic(target, renderer(fmt_name)(report))
-    if sarif is not None:
-        written["sarif"] = write_atomic(sarif, _sarif(report))
+            written[fmt] = write_atomic(target, render(fmt, report))
     return written
 
 
-def _sarif(report: AnyReport) -> str:
-    """SARIF of a certification report, or of an evidence report (its module loads only
-    then, so a certification's --sarif never imports the evidence models)."""
-    from meshcert.certify.report import CertReport
-
-    if isinstance(report, CertReport):
-        from meshcert.reports.certification.sarif import render_sarif
-
-        return render_sarif(report)
-    from meshcert.evidence.report import EvidenceReport
-
-    if not isinstance(report, EvidenceReport):
-        raise TypeError("SARIF output is for certification and evidence reports")
-    from meshcert.reports.evidence.sarif import render_evidence_sarif
-
-    return render_evidence_sarif(report)
+def write_decisions(report: EvidenceReport, out_dir: str | os.PathLike[str], *,
+                    md: str | os.PathLike[str] | None = None) -> dict[str, Path]:
+    """The evidence commands' pair under out_dir: decisions.json (the report) and summary.md;
+    a --md given as that summary.md replaces it (the caller writes the --md). Returns
+    label -> written path."""
+    out = Path(out_dir)
+    summary = out / SUMMARY_MD
+    replaced = md is not None and Path(md).resolve() == summary.resolve()
+    written = write_reports(report, json=out / DECISIONS_JSON,
+                            summary=None if replaced else summary)
+    labels = {"json": DECISIONS_LABEL, "summary": SUMMARY_LABEL}
+    return {labels[fmt]: path for fmt, path in written.items()}

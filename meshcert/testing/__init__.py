@@ -1,5 +1,5 @@
 """Synthetic (tiny or multi-GB) source models written with the gguf library, and
-`write_package`, which splits one with the splitter into the v1 package the demo, tests and
+`write_package`, which splits one with the writer into the v1 package the demo, tests and
 benches certify."""
 
 from meshcert.testing.models import (

@@ -1,7 +1,7 @@
 """Split a tiny model into a real layer package: GGUF fragments, manifest, README.
 
 The source model is written with gguf.GGUFWriter, as a real converter writes one, and split by
-the splitter (what `meshcert package write` runs), so fixtures are what a real writer writes;
+the writer (what `meshcert package write` runs), so fixtures are what a real writer writes;
 sizes and SHA-256 in the manifest are measured from the written files.
 """
 
@@ -199,13 +199,13 @@ def write_package(
     mutate_manifest: Callable[[dict[str, Any]], None] | None = None,
 ) -> PackageInfo:
     """Write spec's source GGUF (under source_dir, else a temporary folder) and split it with
-    the splitter (`meshcert package write --format v1`) into a layer package under `root`.
+    the writer (`meshcert package write --format v1`) into a layer package under `root`.
 
     `generation=True` declares the defaults for the architecture; a dict declares that dict;
     None/False declares none. `mutate_manifest` edits the manifest before it is written again
     (with its model card).
     """
-    from meshcert.splitter.write import write_file
+    from meshcert.writer.write import write_file
 
     out = Path(root)
     with tempfile.TemporaryDirectory(prefix="meshcert-source-") as tmp:

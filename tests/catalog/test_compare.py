@@ -15,7 +15,7 @@ from meshcert.catalog.compare import (
     summarize,
 )
 from meshcert.catalog.entries import PackageReference, VariantSource
-from meshcert.catalog.model import CatalogOptions, Certification, PackageFacts
+from meshcert.catalog.report import CatalogOptions, Certification, PackageFacts
 from meshcert.certify.report import CertReport, Gate, ToolInfo
 from meshcert.core.findings import finding
 

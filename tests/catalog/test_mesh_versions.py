@@ -7,7 +7,7 @@ from pathlib import Path
 
 from meshcert.catalog.facts import package_facts
 from meshcert.catalog.mesh_versions import mixed_version_findings
-from meshcert.catalog.model import CatalogPackage, PackageFacts
+from meshcert.catalog.report import CatalogPackage, PackageFacts
 from meshcert.certify.sources.local import load_local_package
 from meshcert.certify.view import CertOptions
 from meshcert.reports.catalog.view import shipped_defaults

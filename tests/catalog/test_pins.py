@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from meshcert.catalog.entries import parse_entry
-from meshcert.catalog.model import CatalogPackage
 from meshcert.catalog.pins import PinError, check_target, plan_pins, write_pins
+from meshcert.catalog.report import CatalogPackage
 
 PATH = "entries/meshcert/tiny-llama.json"
 OLD = "entries/old/tiny-llama.json"

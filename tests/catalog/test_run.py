@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from meshcert.catalog.model import CatalogOptions, CatalogPackage, CatalogReport
+from meshcert.catalog.report import CatalogOptions, CatalogPackage, CatalogReport
 from meshcert.catalog.run import (
     CatalogRequest,
     CatalogRun,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.catalog.model import CatalogOptions, CatalogReport
+from meshcert.catalog.report import CatalogOptions, CatalogReport
 from meshcert.catalog.run import (
     RESOLVE_REQUESTS,
     CatalogRequest,

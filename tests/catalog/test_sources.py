@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.catalog.model import CatalogOptions
+from meshcert.catalog.report import CatalogOptions
 from meshcert.catalog.run import CatalogRequest, certify_catalog
 from meshcert.catalog.sources import (
     DEFAULT_CATALOG,

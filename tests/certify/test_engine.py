@@ -77,7 +77,7 @@ def test_report_json_round_trips_and_keeps_mesh_llm_fields(packages: PackageFact
 
 
 def test_checked_in_schema_matches_the_models() -> None:
-    """Regenerate with: python -m meshcert.certify.report > docs/cert.schema.json"""
+    """Regenerate with: python3 scripts/generate.py cert-schema"""
     assert json.loads(SCHEMA_FILE.read_text()) == json.loads(json.dumps(cert_json_schema()))
 
 

@@ -1,5 +1,5 @@
 """Real package-v2 fixtures for tests: a tiny source model written with the gguf library and
-split by the splitter (`meshcert package write`), plus the edits that break one v2 rule at a
+split by the writer (`meshcert package write`), plus the edits that break one v2 rule at a
 time."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 
 from meshcert.certify.formats.package_id import compute_package_id
 from meshcert.certify.formats.v2_carrier import LOCATOR_ARRAYS
-from meshcert.splitter.plan import V2Layout
 from meshcert.testing import glm_dsa_spec, llama_spec, write_source_gguf
+from meshcert.writer.plan import V2Layout
 from tests.support.splits import (
     Locator,
     SplitPackage,
@@ -188,7 +188,7 @@ def add_publisher_files(pkg: SplitPackage, files: dict[str, bytes], *,
     edit_manifest(pkg, edit)
     card = pkg.root / "README.md"
     if card.exists():  # a writer writes its card from the manifest it wrote
-        from meshcert.splitter.card import render_card
+        from meshcert.writer.card import render_card
 
         raw = (pkg.root / MANIFEST).read_bytes()
         card.write_text(render_card(pkg.manifest, hashlib.sha256(raw).hexdigest()),

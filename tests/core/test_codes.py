@@ -186,7 +186,7 @@ def test_llama_cpp_crashed_makes_a_result_incomplete_like_check_not_run() -> Non
 
 
 def test_finding_codes_doc_is_generated_from_the_catalog() -> None:
-    """Regenerate with: python -m meshcert.core.codes > docs/finding-codes.md"""
+    """Regenerate with: python3 scripts/generate.py codes"""
     from meshcert.core.codes import codes_markdown
 
     doc = TESTS.parent / "docs" / "finding-codes.md"

@@ -114,6 +114,25 @@ def test_history_from_a_hub_dataset(hub: FakeHub, tmp_path: Path) -> None:  # no
     assert report["rows"] == 22
 
 
+def test_a_hub_dataset_is_read_through_the_hub_door(hub: FakeHub) -> None:  # noqa: F811
+    """A 503 is retried (one backoff, recorded, not slept) like every Hub call of meshcert."""
+    hub.commit("meshllm/perf-history", {"data/runs/run.jsonl": (DATA / "history.jsonl")
+                                        .read_bytes()}, repo_type="dataset")
+    hub.inject("dataset_info", status=503, times=1)
+    code, out, err = _run("history", "hf://datasets/meshllm/perf-history@main", "--json")
+    assert code == 0, err
+    assert json.loads(out)["rows"] == 22
+    assert hub.count("dataset_info") == 2 and len(hub.sleeps) == 1
+
+
+def test_a_hub_dataset_that_is_not_there_is_one_clear_error(hub: FakeHub) -> None:  # noqa: F811
+    code, _, err = _run("history", "hf://datasets/nobody/nothing@main")
+    assert code == 2 and "Traceback" not in err
+    assert err.startswith("error: cannot read hf://datasets/nobody/nothing@main: dataset_info "
+                          "nobody/nothing@main: HTTP 404, repository not found"), err
+    assert hub.count("dataset_info") == 1  # a definite answer is not asked again
+
+
 @pytest.mark.parametrize("ref", ["hf://datasets/meshllm", "hf://models/x/y"])
 def test_bad_hub_refs_are_errors(ref: str) -> None:
     code, _, err = _run("history", ref)

@@ -33,7 +33,7 @@ def test_the_csv_is_the_published_copy() -> None:
 
 
 def test_bundled_files_are_what_the_generator_writes() -> None:
-    """Regenerate with `python -m meshcert.evidence.examplegen`."""
+    """Regenerate with `python3 scripts/generate.py example-evidence`."""
     expected = generate((DATA_DIR / CSV_NAME).read_text(encoding="utf-8"))
     on_disk = {str(p.relative_to(DATA_DIR)): p.read_text(encoding="utf-8")
                for p in example_files()}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.cli.models_cmd import load_evidence_verdicts
+from meshcert.certify.request_options import load_evidence_verdicts
 from meshcert.evidence import ingest_texts
 from meshcert.evidence.build import BuildOptions, build_report
 from meshcert.evidence.decisions import DecisionOptions
@@ -18,7 +18,7 @@ SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "evidence.schema.json"
 
 
 def test_the_json_schema_file_matches_the_models() -> None:
-    """Regenerate with `python -m meshcert.evidence.report > docs/evidence.schema.json`."""
+    """Regenerate with `python3 scripts/generate.py evidence-schema`."""
     assert SCHEMA.read_text(encoding="utf-8") == schema_text()
 
 

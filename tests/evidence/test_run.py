@@ -143,8 +143,7 @@ def test_rows_carry_the_variant_of_their_run(tmp_path: Path) -> None:
     base = perf[perf["variant"] == "baseline"]["us_per_run"]
     assert base.between(98.9, 101.1).all()
     assert evidence.ingest.problems == []
-    for name in ("evidence.json", "evidence-baseline.json", "evidence-candidate.json",
-                 "decisions.json", "summary.md"):
+    for name in ("evidence.json", "evidence-baseline.json", "evidence-candidate.json"):
         assert (tmp_path / name).is_file()
 
 
@@ -322,7 +321,9 @@ def test_cli_run_prints_progress_and_the_report(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "runs: 4 ok (2 variant(s) x 2, interleaved)" in result.stdout
     assert "[4/4] candidate #2 ok" in result.stderr
-    assert f"wrote {tmp_path / 'decisions.json'}" in result.stdout
+    for name in ("decisions.json", "summary.md"):  # the report beside the evidence files
+        assert f"wrote {tmp_path / name}" in result.stdout
+        assert (tmp_path / name).is_file()
 
 
 def test_cli_run_json_is_quiet_on_stderr_and_parses(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from meshcert.hubjobs.package_job import JobRefused, check_catalog
+from meshcert.hubjobs.package_job import Refused, check_catalog
 
 
 def whoami(role: str, orgs: tuple[str, ...] = (), scoped: list[dict[str, Any]] | None = None
@@ -28,12 +28,12 @@ def test_a_write_token_elsewhere_may_still_open_a_pull_request() -> None:
 
 
 def test_a_missing_catalog_is_refused() -> None:
-    with pytest.raises(JobRefused, match="does not exist or this token cannot read it"):
+    with pytest.raises(Refused, match="does not exist or this token cannot read it"):
         check_catalog("meshllm/catalog", whoami("write", ("meshllm",)), False)
 
 
 def test_a_read_token_can_neither_push_nor_propose() -> None:
-    with pytest.raises(JobRefused, match="neither push to it nor open a pull request"):
+    with pytest.raises(Refused, match="neither push to it nor open a pull request"):
         check_catalog("meshllm/catalog", whoami("read"), True)
 
 
@@ -43,5 +43,5 @@ def test_a_fine_grained_token_with_discussion_write_may_propose() -> None:
 
 
 def test_not_a_repo_id() -> None:
-    with pytest.raises(JobRefused, match="is not a dataset repo id"):
+    with pytest.raises(Refused, match="is not a dataset repo id"):
         check_catalog("hf://datasets/meshllm/catalog", whoami("write"), None)

@@ -15,11 +15,11 @@ from meshcert.certify.report import CertReport
 from meshcert.certify.service import CertRequest, certify_package
 from meshcert.cli import app
 from meshcert.testing import llama_spec, write_source_gguf
-from tests.splitter.builders import write_package
-from tests.splitter.test_write_publisher import REPO as SOURCE_REPO
-from tests.splitter.test_write_publisher import REV, inputs
 from tests.support.hub_jobs import jobs_supported
 from tests.support.hub_server import FakeHub
+from tests.writer.builders import write_package
+from tests.writer.test_write_publisher import REPO as SOURCE_REPO
+from tests.writer.test_write_publisher import REV, inputs
 
 pytestmark = pytest.mark.skipif(not jobs_supported(), reason="jobs need root and unshare(1)")
 REPO = "alice/tiny-llama-layers"

@@ -16,9 +16,9 @@ from meshcert.cli import app
 from meshcert.hubjobs.package_job import job_spec, plan_package_job, write_command
 from meshcert.testing import llama_spec, write_source_gguf
 from tests.hubjobs.conftest import TOKEN
-from tests.splitter.test_write_publisher import request_defaults
 from tests.support.hub_jobs import jobs_supported
 from tests.support.hub_server import FakeHub
+from tests.writer.test_write_publisher import request_defaults
 
 SOURCE_REPO = "alice/tiny-llama-GGUF"
 TARGET = "meshllm/tiny-llama-layers"

@@ -11,11 +11,11 @@ from pathlib import Path
 from meshcert.publish.request import PublishRequest
 from meshcert.publish.service import publish_package
 from meshcert.publish.write_and_publish import write_and_publish
-from meshcert.splitter.write import WriteRequest
 from meshcert.testing import llama_spec, write_source_gguf
-from tests.splitter.builders import write_package
-from tests.splitter.test_write_publisher import REPO, REV, inputs
+from meshcert.writer.write import WriteRequest
 from tests.support.hub_server import FakeHub
+from tests.writer.builders import write_package
+from tests.writer.test_write_publisher import REPO, REV, inputs
 
 TARGET = "meshllm/tiny-llama-layers"
 MODEL_ID = "meshcert/tiny-llama-GGUF:F32"

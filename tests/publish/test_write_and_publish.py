@@ -11,11 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from meshcert.cli import app
+from meshcert.core.errors import Refused
 from meshcert.publish.request import PublishRequest
 from meshcert.publish.write_and_publish import write_and_publish
-from meshcert.splitter.errors import Refusal
-from meshcert.splitter.write import WriteRequest
 from meshcert.testing import llama_spec, write_source_gguf
+from meshcert.writer.write import WriteRequest
 from tests.publish.test_service import assert_no_manifest_before_its_artifacts
 from tests.support.hub_server import FakeHub
 
@@ -75,8 +75,8 @@ def test_with_deletion_the_disk_check_asks_for_a_few_artifacts_not_the_package(
         hub: FakeHub, source: Path, tmp_path: Path) -> None:
     from meshcert.publish.streaming import streaming_disk_bytes
     from meshcert.publish.write_and_publish import ROOM
-    from meshcert.splitter.plan import plan_package
-    from meshcert.splitter.source import load_local
+    from meshcert.writer.plan import plan_package
+    from meshcert.writer.source import load_local
 
     source = write_source_gguf(llama_spec(block_count=12, n_embd=256, n_ff=1024),
                                tmp_path / "src-big" / "bigger.gguf")
@@ -87,7 +87,7 @@ def test_with_deletion_the_disk_check_asks_for_a_few_artifacts_not_the_package(
     assert streaming < whole // 2
     free = (streaming + whole) // 2  # too little for the package, enough for a few artifacts
 
-    with pytest.raises(Refusal, match="no_disk|needs"):
+    with pytest.raises(Refused, match="no_disk|needs"):
         write_and_publish(_write_request(source, tmp_path / "a", free_bytes=lambda _p: free),
                           PublishRequest(str(tmp_path / "a"), TARGET), delete_after_upload=False)
     outcome = write_and_publish(_write_request(source, tmp_path / "b",

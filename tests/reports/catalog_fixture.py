@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.catalog.model import CatalogReport
+from meshcert.catalog.report import CatalogReport
 from meshcert.reports.catalog.outputs import write_catalog_reports
 from tests.support.catalog_run import run_test_catalog
 

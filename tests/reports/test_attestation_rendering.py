@@ -3,7 +3,7 @@ signer, the result and the subject count; the catalog report has an "attested" c
 
 from __future__ import annotations
 
-from meshcert.catalog.model import (
+from meshcert.catalog.report import (
     CatalogCounts,
     CatalogOptions,
     CatalogPackage,

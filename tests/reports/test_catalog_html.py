@@ -92,7 +92,7 @@ def test_catalog_findings_and_unreadable_entries_are_shown(catalog_out: CatalogO
 
 
 def test_what_changed_since_a_previous_report_is_shown(catalog_out: CatalogOut) -> None:
-    from meshcert.catalog.model import SinceInfo
+    from meshcert.catalog.report import SinceInfo
 
     report = catalog_out.report.model_copy(update={"since": SinceInfo(
         report="before/catalog.json", new=1, changed=2, unchanged=13,

@@ -68,8 +68,9 @@ def test_hostile_text_stays_text(evidence_reports: dict[str, EvidenceReport]) ->
     assert HOSTILE in cases_by_name(root)
 
 
-def test_dispatches_on_report_kind(evidence_reports: dict[str, EvidenceReport]) -> None:
-    from meshcert.reports.certification.junit import render_junit
+def test_the_registry_renders_an_evidence_report_with_it(
+        evidence_reports: dict[str, EvidenceReport]) -> None:
+    from meshcert.reports.registry import render
 
     report = evidence_reports["synthetic"]
-    assert render_junit(report) == render_evidence_junit(report)
+    assert render("junit", report) == render_evidence_junit(report)

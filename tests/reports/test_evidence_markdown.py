@@ -7,8 +7,8 @@ import pytest
 from meshcert.evidence.headline import headline_of
 from meshcert.evidence.report import EvidenceReport
 from meshcert.reports.evidence.markdown import render_evidence_markdown
-from meshcert.reports.markdown import render_markdown
 from meshcert.reports.mdutil import code, text
+from meshcert.reports.registry import render
 
 
 @pytest.mark.parametrize("kind", ["example", "synthetic", "passed", "incomplete"])
@@ -16,7 +16,7 @@ def test_decisions_gates_and_estimate(evidence_reports: dict[str, EvidenceReport
                                       kind: str) -> None:
     report = evidence_reports[kind]
     md = render_evidence_markdown(report)
-    assert md == render_markdown(report)
+    assert md == render("md", report)
     heading = md.splitlines()[0]
     # Issue 35: the heading states the headline's overall status; the gate is one item of it
     assert heading.startswith("## ") and f" {headline_of(report).status.upper()}: " in heading

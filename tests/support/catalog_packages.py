@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from meshcert.certify.formats.package_id import compute_package_id
-from meshcert.splitter.card import render_card
 from meshcert.testing import llama_spec, write_source_gguf
 from meshcert.testing.writer import write_manifest_and_card
+from meshcert.writer.card import render_card
 from tests.support.splits import split_v1, split_v2
 
 MANIFEST = "model-package.json"

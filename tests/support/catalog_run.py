@@ -11,7 +11,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from meshcert.catalog.model import CatalogOptions  # noqa: E402
+from meshcert.catalog.report import CatalogOptions  # noqa: E402
 from meshcert.catalog.run import CatalogRequest, CatalogRun, certify_catalog  # noqa: E402
 from meshcert.catalog.sources import LocalCatalog  # noqa: E402
 from meshcert.reports.catalog.outputs import PackageReportWriter  # noqa: E402

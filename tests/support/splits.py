@@ -1,4 +1,4 @@
-"""Real models (or generated ones) split into layer packages by the splitter, as the tests
+"""Real models (or generated ones) split into layer packages by the writer, as the tests
 that judge packages need them: the package root, its manifest, the source and its header.
 `write_carrier` writes a v2 carrier byte by byte with any locator or marker value, so a test
 can break one carrier rule at a time (no writer would write those)."""
@@ -24,8 +24,8 @@ from meshcert.core.byte_source import LocalFileSource
 from meshcert.core.gguf import wire
 from meshcert.core.gguf.model import GGUFHeader, TensorInfo
 from meshcert.core.gguf.reader import ReadLimits, read_header_and_bytes, read_header_with_limits
-from meshcert.splitter.plan import V2Layout
-from meshcert.splitter.write import write_file
+from meshcert.writer.plan import V2Layout
+from meshcert.writer.write import write_file
 
 Locator = tuple[int, int, int, int]  # (part, absolute offset, stored size, alignment)
 FULL_READ = ReadLimits(array_items=1 << 24, total_items=1 << 27)

@@ -9,8 +9,9 @@ sandbox, and nothing renders in the certifier's own process.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from meshcert.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from meshcert.certify.chat_template.audit import audit_template
@@ -23,20 +24,14 @@ if TYPE_CHECKING:
     )
     from meshcert.certify.chat_template.render import DEFAULT_RENDER_LIMITS, RenderLimits
 
-# Names are resolved on first use: importing the package (for example to prestart the render
-# worker from `meshcert.certify.chat_template.render`) must not import jinja2.
-_HOME = {"audit_template": "audit", "DEFAULT_RENDER_LIMITS": "render", "RenderLimits": "render",
-         "CODE_EXECUTION": "issues", "HIDDEN_INSTRUCTION": "issues", "RENDER_ERROR": "issues",
-         "TemplateIssue": "issues", "audit_isolated": "isolated"}
-
-
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+# Importing the package (for example to prestart the render worker from
+# `meshcert.certify.chat_template.render`) must not import jinja2.
+__getattr__ = lazy_exports(__name__, {
+    "audit": ("audit_template",),
+    "isolated": ("audit_isolated",),
+    "issues": ("CODE_EXECUTION", "HIDDEN_INSTRUCTION", "RENDER_ERROR", "TemplateIssue"),
+    "render": ("DEFAULT_RENDER_LIMITS", "RenderLimits"),
+})
 
 
 __all__ = ["CODE_EXECUTION", "DEFAULT_RENDER_LIMITS", "HIDDEN_INSTRUCTION", "RENDER_ERROR",

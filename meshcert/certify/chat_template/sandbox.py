@@ -10,8 +10,7 @@ refuses an unsafe attribute as soon as it is looked up (not only when the result
 
 This module imports only jinja2 and the standard library: the render worker
 (``meshcert/certify/chat_template/worker.py``) runs it by file path in an isolated interpreter, and
-the
-static auditor parses with the very same environment (parsing never executes a template).
+the static auditor parses with the very same environment (parsing never executes a template).
 """
 
 from __future__ import annotations
@@ -28,16 +27,18 @@ from jinja2.ext import Extension, loopcontrols
 from jinja2.parser import Parser
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from meshcert.core.errors import MeshcertError
+
 MAX_SEQUENCE = 1 << 20  # longest string/list `*` may build (1 Mi items)
 MAX_POWER_BITS = 4096  # largest integer `**` may build
 FIXED_NOW = datetime.datetime(2024, 7, 26, 12, 0, 0)  # strftime_now: reproducible renders
 
 
-class TemplateRefusal(TemplateError):
+class TemplateRefusal(TemplateError, MeshcertError):
     """The template called raise_exception: it refuses this conversation on purpose."""
 
 
-class ResourceLimitError(SecurityError):
+class ResourceLimitError(SecurityError, MeshcertError):
     """An operation would build a value past the sandbox's size bounds."""
 
 

@@ -12,9 +12,8 @@ object on stdout ``{"results": [{"name", "status", "output", "same", "error", "l
 
 With ``"audit": true`` (and ``"render": bool``) the worker runs the whole audit of
 `meshcert.certify.chat_template.audit` itself -- the static walk, then (if allowed and safe) the
-renders
-above, judged -- and replies ``{"issues": [{"code", "message", "line"}]}``: the certifier then
-needs neither jinja2 nor a second process (`meshcert.certify.chat_template.isolated`).
+renders above, judged -- and replies ``{"issues": [{"code", "message", "line"}]}``: the certifier
+then needs neither jinja2 nor a second process (`meshcert.certify.chat_template.isolated`).
 
 Before reading anything it caps its own address space and CPU time (RLIMIT_AS, RLIMIT_CPU), so a
 render that allocates in one C call or spins dies here, not in the certifier; the parent adds a

@@ -1,7 +1,6 @@
 """Chat templates (``tokenizer.chat_template`` and ``tokenizer.chat_template.<name>``) in every
 GGUF header: audited by `meshcert.certify.chat_template` (static walk, then a sandboxed render),
-once per
-distinct text (`meshcert.certify.template_audits`, which also caps the renders per view).
+once per distinct text (`meshcert.certify.template_audits`, which also caps the renders per view).
 
 A template's findings name the first file carrying it (metadata.gguf first) and how many other
 files repeat it (whether the copies agree is `tokenizer_copies`' job).

@@ -1,13 +1,12 @@
 """Package v2 `generation` (package-v2.md; mesh-llm-0.79.md §1.4): `{request_defaults?,
 speculative_decoding?}`, both optional (`{}` is valid). `request_defaults` is read and
 validated as mesh-llm does (meshcert/certify/checks/v2_request_defaults.py). `speculative_decoding`
-is
-a strictly typed grammar (entries tagged by `type`, unknown types and fields rejected), then
-the runtime value rules v1 also has (depth 1, windows, history scope, n-gram bounds, MTP layers
-in range and holding `nextn` tensors). The value rules are shared with the v1 checks; in v2
-they carry the v2 code `invalid_generation_value` (layer ranges: `layer_out_of_bounds`).
-A package with `.nextn.` tensors but no `speculative_decoding` is valid; mesh-llm's runtime
-warns that native MTP stays off, and so does this check.
+is a strictly typed grammar (entries tagged by `type`, unknown types and fields rejected), then the
+runtime value rules v1 also has (depth 1, windows, history scope, n-gram bounds, MTP layers in range
+and holding `nextn` tensors). The value rules are shared with the v1 checks; in v2 they carry the v2
+code `invalid_generation_value` (layer ranges: `layer_out_of_bounds`). A package with `.nextn.`
+tensors but no `speculative_decoding` is valid; mesh-llm's runtime warns that native MTP stays off,
+and so does this check.
 """
 
 from __future__ import annotations

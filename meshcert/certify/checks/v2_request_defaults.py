@@ -44,9 +44,6 @@ PROFILE_TYPES: dict[str, str] = {
     "mirostat_learning_rate": "f64", "samplers": "strs", "sampler_sequence": "str",
     "ignore_eos": "bool", "reasoning": "reasoning", "provenance": "provenance",
 }
-FINITE_FIELDS = ("temperature", "top_p", "min_p", "typical_p", "top_nsigma", "presence_penalty",
-                 "frequency_penalty", "repeat_penalty", "dynatemp_range", "dynatemp_exponent",
-                 "mirostat_entropy", "mirostat_learning_rate")
 RANGES: tuple[tuple[str, float, float], ...] = (
     ("temperature", 0.0, 100.0), ("presence_penalty", -2.0, 2.0),
     ("frequency_penalty", -2.0, 2.0), ("top_nsigma", -1.0, F64_MAX),

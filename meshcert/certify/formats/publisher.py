@@ -44,9 +44,6 @@ PUBLISHER_FILES: tuple[PublisherFile, ...] = (
     PublisherFile("hf_quant_config.json", "hf_quant_config"),
 )
 BY_BASENAME = {f.basename: f for f in PUBLISHER_FILES}
-BY_ROLE = {f.role: f for f in PUBLISHER_FILES}
-PUBLISHER_ARTIFACT_PREFIX = "publisher-"
-PUBLISHER_PATH_PREFIX = "metadata/"
 
 # publisher_defaults.<slot>.dtype, a closed enum (snake_case)
 DTYPES: tuple[str, ...] = ("f16", "bf16", "f32", "fp8", "fp8_e4m3", "fp8_e5m2", "q8_0", "q4_0")
@@ -142,10 +139,6 @@ def derive_kv_cache_dtype(document: dict[str, Any]) -> DerivedDefault | None:
         if value is not None:
             return DerivedDefault("kv_cache_dtype", map_dtype(value), value, pointer)
     return None
-
-
-def is_publisher_path(path: Any) -> bool:
-    return isinstance(path, str) and path.startswith(PUBLISHER_PATH_PREFIX)
 
 
 def publisher_artifact_ids(manifest: dict[str, Any]) -> set[str]:

@@ -71,10 +71,6 @@ def _uint(value: Any) -> int | None:
     return value if is_int(value) and value >= 0 else None
 
 
-def is_carrier(header: GGUFHeader) -> bool:
-    return header.kv.get(METADATA_ONLY) is True
-
-
 def carrier_by_layout(path: Any, header: GGUFHeader) -> bool:
     """The writer's carrier by where and what it is: `shared/metadata.gguf` with no data
     section (the file ends where its data would start). Its own marker key is not asked: a

@@ -1,6 +1,5 @@
 """What `--source SRC.gguf` gathered (data only): filled by meshcert.certify.sources.source_gguf,
-read by
-checks/source_parity.py. Stored on the view as ``view.source_facts[SOURCE_FACTS_KEY]``."""
+read by checks/source_parity.py. Stored on the view as ``view.source_facts[SOURCE_FACTS_KEY]``."""
 
 from __future__ import annotations
 
@@ -42,7 +41,7 @@ class SourceFacts:
     # (package artifact path, tensor name) -> digest of the tensor's bytes in the package
     package_tensor_digest: dict[tuple[str, str], str | None] = field(default_factory=dict)
     # the algorithm of every tensor digest on both sides: `--source` hashes both with SHA-256;
-    # the writer (meshcert.splitter.facts) takes xxh3-128 as the bytes stream (stream.py says why)
+    # the writer (meshcert.writer.facts) takes xxh3-128 as the bytes stream (stream.py says why)
     tensor_digest: str = "sha256"
     package_data_hashed: bool = False  # False when the package files are not on local disk
     error: str | None = None  # the source could not be used at all (missing, missing shards)

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 import httpx
 
+from meshcert.core.errors import ErrorKind, MeshcertError
 from meshcert.core.http_budget import budget_transport, request_budget
 from meshcert.core.redact import Redactor
 
@@ -54,12 +55,15 @@ class Failure:
         return "incomplete" if self.kind in _INCOMPLETE_KINDS else "failed"
 
 
-class TransportFailure(Exception):
-    """Raised by the streaming interface; carries a scrubbed `Failure`."""
+class TransportFailure(MeshcertError):
+    """Raised by the streaming interface; carries a scrubbed `Failure` (of kind incomplete when
+    the server could not be heard out, else a failure)."""
 
     def __init__(self, failure: Failure) -> None:
         super().__init__(failure.message)
         self.failure = failure
+        if failure.gate_status == "incomplete":
+            self.kind = ErrorKind.INCOMPLETE
 
 
 class Deadline:

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from meshcert.core.errors import MeshcertError
+
 _CR = 0x0D
 _LF = 0x0A
 
 
-class SSEError(ValueError):
+class SSEError(MeshcertError, ValueError):
     """The bytes are not a valid event stream (e.g. a line that is not UTF-8)."""
 
 
@@ -89,10 +91,6 @@ class SSEParser:
         if self._data:
             events.append(self._dispatch(now, terminated=False))
         return events
-
-    @property
-    def pending_bytes(self) -> int:
-        return len(self._buf)
 
     def _line(self, raw: bytes, now: float, events: list[SSEEvent]) -> None:
         self.lines += 1

@@ -5,7 +5,7 @@ follows its JSON lines (progress per generated token) until it is done, under on
 Results come back as `Run`s (logits loaded from the .npy files the worker wrote). A worker that
 is killed by a signal, exits without finishing, or outlives the wall clock raises
 `LlamaCppCrashed` (how it died, the model, the tail of its stderr); llama.cpp refusing the model
-with a Python error raises `LlamaCppRefused`; a missing llama-cpp-python raises
+with a Python error raises `LlamaCppError`; a missing llama-cpp-python raises
 `LlamaParserUnavailable`. Nothing here imports llama_cpp.
 """
 
@@ -31,6 +31,7 @@ import numpy as np
 from meshcert.certify.processes.death import WorkerDeath, stderr_tail
 from meshcert.certify.workers.llama_gguf import parse_json_line
 from meshcert.certify.workers.llama_reopen import LlamaCppCrashed, LlamaParserUnavailable
+from meshcert.core.errors import MeshcertError
 
 WORKER_SCRIPT = Path(__file__).with_name("llama_decode_worker.py")
 DEFAULT_TIMEOUT_S = 600.0  # a 8 GiB model loads and decodes 3 x 16 tokens well inside it
@@ -40,7 +41,7 @@ SEED = 1234
 _STDERR_KEEP = 64 << 10
 
 
-class LlamaCppRefused(ValueError):
+class LlamaCppError(MeshcertError, ValueError):
     """llama.cpp refused the model (a Python-level error in the worker, e.g. a load failure)."""
 
 
@@ -72,7 +73,7 @@ def greedy_runs(path: str, prompts: list[str], n_tokens: int, *, label: str = "m
                 runs[int(item["run"])] = Run(list(item["prompt_tokens"]), list(item["tokens"]),
                                              list(logits))
         if sorted(runs) != list(range(len(prompts))):
-            raise LlamaCppRefused(f"the decode worker returned runs {sorted(runs)} for "
+            raise LlamaCppError(f"the decode worker returned runs {sorted(runs)} for "
                                   f"{len(prompts)} prompt(s)")
         return [runs[i] for i in range(len(prompts))]
     finally:
@@ -138,7 +139,7 @@ def _follow(request: dict[str, Any], what: str, model: str, timeout_s: float,
         raise LlamaParserUnavailable(str(unavailable))
     error = next((i for i in items if "error" in i), None)
     if error is not None and returncode == 0:
-        raise LlamaCppRefused(f"{error['error']}: {error.get('message', '')}")
+        raise LlamaCppError(f"{error['error']}: {error.get('message', '')}")
     finished = sum(1 for i in items if "run" in i) == len(request["prompts"])
     if returncode != 0 or not finished:
         raise LlamaCppCrashed(WorkerDeath(what, model, returncode, stderr))

@@ -14,14 +14,19 @@ from pathlib import Path
 
 from meshcert.certify.processes.death import WorkerDeath
 from meshcert.certify.workers.llama_gguf import LlamaCppGGUF
+from meshcert.core.errors import ErrorKind, MeshcertError
 
 
-class LlamaParserUnavailable(RuntimeError):
+class LlamaParserUnavailable(MeshcertError, RuntimeError):
     """llama-cpp-python is missing or its library cannot be loaded (not a package fault)."""
 
+    kind = ErrorKind.INCOMPLETE
 
-class LlamaCppCrashed(RuntimeError):
+
+class LlamaCppCrashed(MeshcertError, RuntimeError):
     """llama.cpp's worker died on the file (not a verdict on the file)."""
+
+    kind = ErrorKind.INCOMPLETE
 
     def __init__(self, death: WorkerDeath) -> None:
         super().__init__(death.describe())

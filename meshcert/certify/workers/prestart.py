@@ -2,8 +2,7 @@
 
 `prestart_workers()` boots the chat-template render worker and llama.cpp's GGUF-parser worker
 in the background (meshcert.certify.processes.spare), so their interpreter start runs on the other
-core
-while this process imports the engine, reads the manifest and hashes the files. Importing this
+core while this process imports the engine, reads the manifest and hashes the files. Importing this
 module is cheap (no jinja2, no pydantic, no libggml), so a caller can do it first thing:
 `certify_package` calls it too, and a second call is a no-op.
 """

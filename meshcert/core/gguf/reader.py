@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from meshcert.core.byte_source import ByteSource, LocalFileSource
+from meshcert.core.errors import MeshcertError
 from meshcert.core.gguf.constants import GGML_QUANT_SIZES
 from meshcert.core.gguf.model import ArraySummary, GGUFHeader, HeaderError, TensorInfo
 
@@ -86,7 +87,7 @@ class ReadLimits:
 DEFAULT_LIMITS = ReadLimits()
 
 
-class _Stop(Exception):
+class _Stop(MeshcertError):
     """Internal: abandon the parse with this HeaderError."""
 
     def __init__(self, code: str, message: str, offset: int | None) -> None:

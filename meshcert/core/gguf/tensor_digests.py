@@ -5,8 +5,7 @@ and `metadata_tensor_copies` checks that the copies are byte-identical, so the s
 these tensors while they read the headers. They are small (Llama 3's rope_freqs.weight is 256
 bytes) and usually lie right after the header, inside the block the header read already
 fetched (`meshcert.core.byte_source.TailCache`), so over HTTP they seldom cost a request. A copy
-over
-the budget, or whose bytes cannot be read, is recorded with the reason, never skipped silently:
+over the budget, or whose bytes cannot be read, is recorded with the reason, never skipped silently:
 the check reports it as not compared.
 """
 

@@ -5,7 +5,8 @@ cannot be reached, is one clear refusal before anything is hashed, certified or 
 Every question has one bounded retry budget (`PREFLIGHT_SETTINGS`: three attempts, a few
 seconds of waiting in all, each attempt cut off after `timeout_s`), never minutes. A local
 problem (no token, an empty or unreadable token file, an HF_TOKEN of blanks) is not a Hub call
-and is never retried. Whatever goes wrong is an `AccessRefused` whose message says what to do.
+and is never retried. Whatever goes wrong is a `Refused` (meshcert.core.errors) whose message
+says what to do.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from meshcert.core.hub.api import run_with_deadline
+from meshcert.core.errors import Refused
+from meshcert.core.hub.deadline import run_with_deadline
 from meshcert.core.hub.errors import NO_TOKEN_MESSAGE, HubError, Redact, from_exception
 from meshcert.core.hub.retry import Sleep, call_with_retries, default_sleep
 from meshcert.core.hub.settings import HubSettings
@@ -29,27 +31,19 @@ PREFLIGHT_SETTINGS = HubSettings(timeout_s=10.0, max_retries=2, backoff_base_s=1
                                  backoff_cap_s=2.0, max_retry_after_s=4.0)
 
 
-class AccessRefused(Exception):
-    """The work must not start: `message` says why and what to do."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
 def find_token(explicit: str | None = None) -> str:
     """The token huggingface_hub would send (`explicit`, else HF_TOKEN, else the stored
-    login), or AccessRefused naming what is missing or unusable. An HF_TOKEN that is set to
+    login), or Refused naming what is missing or unusable. An HF_TOKEN that is set to
     blanks is refused rather than silently replaced by the stored login."""
     if explicit is not None:
         if explicit.strip():
             return explicit.strip()
-        raise AccessRefused("the token given is empty")
+        raise Refused("the token given is empty")
     for name in TOKEN_VARIABLES:
         value = os.environ.get(name)
         if value:  # "" counts as unset, as huggingface_hub counts it
             if not value.strip():
-                raise AccessRefused(f"{name} is set but holds only blanks: set it to a token "
+                raise Refused(f"{name} is set but holds only blanks: set it to a token "
                                     "(or unset it to use the stored `hf auth login`)")
             break
     from huggingface_hub import constants, get_token
@@ -58,18 +52,18 @@ def find_token(explicit: str | None = None) -> str:
     try:
         token = get_token()
     except OSError as exc:
-        raise AccessRefused(f"cannot read the stored token file {path} "
+        raise Refused(f"cannot read the stored token file {path} "
                             f"({exc.strerror or type(exc).__name__}): fix its permissions, "
                             "run `hf auth login`, or set HF_TOKEN") from None
     except Exception as exc:  # e.g. HF_OIDC_RESOURCE set and the exchange failed
-        raise AccessRefused(f"getting a Hugging Face token failed ({type(exc).__name__}): "
+        raise Refused(f"getting a Hugging Face token failed ({type(exc).__name__}): "
                             f"{exc}") from None
     if token:
         return token
     if os.path.isfile(path):
-        raise AccessRefused(f"the stored token file {path} is empty: run `hf auth login`, "
+        raise Refused(f"the stored token file {path} is empty: run `hf auth login`, "
                             "or set HF_TOKEN")
-    raise AccessRefused(NO_TOKEN_MESSAGE)
+    raise Refused(NO_TOKEN_MESSAGE)
 
 
 def _ask(action: str, call: Callable[[], T], *, redact: Redact, settings: HubSettings,
@@ -80,8 +74,8 @@ def _ask(action: str, call: Callable[[], T], *, redact: Redact, settings: HubSet
         settings=settings, sleep=sleep)
 
 
-def _unreachable(endpoint: str, error: HubError) -> AccessRefused:
-    return AccessRefused(f"the Hub at {endpoint} cannot be reached ({error.message}); nothing "
+def _unreachable(endpoint: str, error: HubError) -> Refused:
+    return Refused(f"the Hub at {endpoint} cannot be reached ({error.message}); nothing "
                          "was started: try again later, or check HF_ENDPOINT and the network")
 
 
@@ -94,7 +88,7 @@ def identify(api: HfApi, token: str, *, endpoint: str, redact: Redact,
                                       redact=redact, settings=settings, sleep=sleep)
     except HubError as exc:
         if exc.code == "hub_unauthorized":
-            raise AccessRefused(f"the Hub at {endpoint} does not accept this token ("
+            raise Refused(f"the Hub at {endpoint} does not accept this token ("
                                 f"{exc.message}): set HF_TOKEN to a valid token, or run "
                                 "`hf auth login`") from None
         raise _unreachable(endpoint, exc) from None
@@ -129,7 +123,7 @@ def check_write(api: HfApi, token: str, whoami: dict[str, Any], repo_id: str, *,
                 endpoint: str, redact: Redact, repo_type: RepoType = "model",
                 pull_request: bool = False, settings: HubSettings = PREFLIGHT_SETTINGS,
                 sleep: Sleep = default_sleep) -> None:
-    """AccessRefused unless `token` may write `repo_id` (the Hub's auth-check), or may create
+    """Refused unless `token` may write `repo_id` (the Hub's auth-check), or may create
     it when it does not exist yet. `pull_request`: reading an existing repo is enough (anyone
     who can read it may open a pull request)."""
     user = whoami.get("name")
@@ -145,12 +139,12 @@ def check_write(api: HfApi, token: str, whoami: dict[str, Any], repo_id: str, *,
     if error.code == "hub_repo_not_found":  # not there yet (or private and not shown to us)
         if may_write(whoami, namespace):
             return
-        raise AccessRefused(f"{repo_id} does not exist and the {kind} of {user!r} cannot "
+        raise Refused(f"{repo_id} does not exist and the {kind} of {user!r} cannot "
                             f"create repos in {namespace!r}: use a write token for "
                             f"{namespace!r}, or another --target") from None
     if error.code in ("hub_unauthorized", "hub_gated", "hub_disabled"):
         answer = f"HTTP {error.status}" if error.status else error.code
-        raise AccessRefused(f"the {kind} of {user!r} cannot write to {repo_id} (the Hub "
+        raise Refused(f"the {kind} of {user!r} cannot write to {repo_id} (the Hub "
                             f"answered {answer}): use a write token for {namespace!r}, or "
                             "another --target") from None
     raise _unreachable(endpoint, error) from None

@@ -15,10 +15,12 @@ from typing import Any
 
 import httpx
 
+from meshcert.core.errors import ErrorKind, MeshcertError
 from meshcert.core.findings import Finding, finding
 from meshcert.core.redact import Redactor
 
-__all__ = ["HubError", "Redactor", "from_exception", "from_status", "parse_retry_after"]
+__all__ = ["HubError", "Redactor", "from_exception", "from_status", "parse_retry_after",
+           "upload_cause"]
 
 UNREACHABLE = "hub_unreachable"
 RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
@@ -46,8 +48,12 @@ LOCAL_ERRORS: tuple[type[BaseException], ...] = (
 NO_TOKEN_MESSAGE = ("no Hugging Face token: set HF_TOKEN, or run `hf auth login`")
 
 
-class HubError(Exception):
-    """A Hub failure with its finding code. `retryable` failures may succeed if tried again."""
+class HubError(MeshcertError):
+    """A Hub failure with its finding code. `retryable` failures may succeed if tried again.
+    Of kind incomplete: a command a Hub failure stops cannot finish (exit 3); `incomplete`
+    below tells an unreachable Hub from a definite answer about the ref, for findings."""
+
+    kind = ErrorKind.INCOMPLETE
 
     def __init__(self, code: str, message: str, *, retryable: bool = False,
                  retry_after: float | None = None, status: int | None = None) -> None:
@@ -148,6 +154,19 @@ def _response_parts(exc: BaseException) -> tuple[int | None, Mapping[str, str], 
     except Exception:  # a streamed response that was never read
         body = None
     return status, headers, body if isinstance(body, bytes) else None
+
+
+def upload_cause(exc: BaseException) -> BaseException:
+    """huggingface_hub wraps a failed LFS upload in RuntimeError('Error while uploading ...');
+    the HTTP or transport error that decides retrying is its cause."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, (HfHubHTTPError, HubError, *TRANSPORT_ERRORS)):
+            return seen
+        seen = seen.__cause__
+    return exc
 
 
 def from_exception(exc: BaseException, *, action: str, redact: Redact) -> HubError:

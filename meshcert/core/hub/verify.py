@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from meshcert.core.errors import ErrorKind, MeshcertError
 from meshcert.core.hub.errors import HubError
 from meshcert.core.hub.files import HubFiles
 from meshcert.core.parallel import Cancelled, map_cancellable
@@ -19,7 +20,8 @@ class StreamResult:
     error: HubError | None = None
 
 
-class StreamInterrupted(Exception):
+class StreamInterrupted(MeshcertError):
+    kind = ErrorKind.INTERRUPTED
     def __init__(self, results: dict[str, StreamResult]) -> None:
         super().__init__("streaming interrupted")
         self.results = results

@@ -23,6 +23,7 @@ from contextlib import suppress
 from functools import lru_cache
 from typing import Any
 
+from meshcert.core.errors import MeshcertError
 from meshcert.evidence.parsers.base import MALFORMED, REJECTED, ParsedFile, Row
 from meshcert.evidence.parsers.params import format_params
 
@@ -33,7 +34,7 @@ _NONFINITE_TOKEN = re.compile(r"(?<![\"\w])(-?Infinity|NaN)(?![\"\w])")
 Setup = dict[str, Any]
 
 
-class NonFinite(ValueError):
+class NonFinite(MeshcertError, ValueError):
     """A NaN / Infinity token in the JSON text (json.loads would accept it)."""
 
 

@@ -3,12 +3,11 @@
 `read_points` streams a history file line by line (bounded memory: a 1 GB file is never read
 whole) and yields each usable line as a `HistoryPoint` or a problem naming its line; the
 regression classes are `meshcert.evidence.history`'s. `parse` is the ingest parser: a row per
-numeric
-top-level field (kind `history`, the cohort as the setup key in `params`, cohort_key,
+numeric top-level field (kind `history`, the cohort as the setup key in `params`, cohort_key,
 source_sha, created_utc and complete in `extra`). A one-row shard may be plain (pretty) JSON.
-Refused lines: schema_version other than 1 (schema 3 is agentic replay history), a cohort_key
-that is not the SHA-256 of its cohort JSON (sorted keys, no spaces: it would pool setups that
-differ), NaN / Infinity, units the field contradicts.
+Refused lines: schema_version other than 1 (schema 3 is agentic replay history), a cohort_key that
+is not the SHA-256 of its cohort JSON (sorted keys, no spaces: it would pool setups that differ),
+NaN / Infinity, units the field contradicts.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 it, and (mesh-llm formats) what rows it gives and when it is refused.
 
 Detection (`detect.detect`), the parser table (`PARSERS`), the "unrecognised format" message
-and the format tables of docs/evidence.md (`python -m meshcert.evidence.parsers.tables`,
+and the format tables of docs/evidence.md (`python3 scripts/generate.py evidence-format-tables`,
 checked by tests/evidence/parsers/test_registry.py) are all derived from `FORMATS`. Adding a
 format: one `EvidenceFormat` here, its parser module, its tests.
 

@@ -6,8 +6,9 @@ Runs that did not end well stay visible as problems of the report (`run-failed`,
 test-mode run that exits 1 because a case FAILed is exactly the parity evidence wanted, and a
 run cut short by Ctrl-C still holds the rows it finished (a cut row is a parser problem).
 
-Writes `evidence-<variant>.json` per variant, `evidence.json` (all of them), `decisions.json` and
-`summary.md` into the session's out dir.
+Writes `evidence-<variant>.json` per variant and `evidence.json` (all of them) into the session's
+out dir; the caller writes the report beside them (`decisions.json` and `summary.md`, through
+meshcert.reports.outputs.write_decisions).
 
 A timed run whose output gave no measured row (no timing, value or parity case: backend totals
 and metadata do not count) is listed in `RunEvidence.unmeasured` with the last lines it
@@ -21,7 +22,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from meshcert.core.atomic import write_atomic
 from meshcert.evidence.build import BuildOptions, build_report
 from meshcert.evidence.decisions import DecisionOptions
 from meshcert.evidence.ingest import IngestResult, ingest_files, tool_version, write_evidence_json
@@ -31,7 +31,6 @@ from meshcert.evidence.rows import EvidenceRows
 from meshcert.evidence.rules import RULES, Rules
 from meshcert.evidence.run.runner import RunRecord, RunSession
 from meshcert.evidence.settings import EvidenceSettings
-from meshcert.evidence.summary import render_summary
 from meshcert.evidence.table import concat_tables, empty_table, number_samples
 
 # Row kinds that are no measurement by themselves (totals and metadata around the cases).
@@ -144,7 +143,7 @@ def evidence_from_runs(session: RunSession, *, settings: EvidenceSettings,
                        rules: Rules = RULES, backend: str | None = None,
                        decisions: DecisionOptions | None = None,
                        phase_e: bool = False) -> RunEvidence:
-    """Ingest the session's runs, build the report, write the evidence and report files."""
+    """Ingest the session's runs, write the evidence files, build the report."""
     out = session.out_dir
     result, written = ingest_session(session)
     run_problems = [p for r in session.records if (p := run_problem(r, out)) is not None]
@@ -155,9 +154,6 @@ def evidence_from_runs(session: RunSession, *, settings: EvidenceSettings,
                            tool_version=tool_version(), phase_e=phase_e)
     report = build_report(result.table, settings=settings, options=options,
                           problems=result.problems, sources=result.sources, rules=rules)
-    written["evidence decisions (JSON)"] = write_atomic(out / "decisions.json", report.to_json())
-    written["evidence summary (Markdown)"] = write_atomic(out / "summary.md",
-                                                          render_summary(report))
     timed = sum(1 for r in session.records if r.role == "timed")
     return RunEvidence(result, report, run_problems, written,
                        unmeasured_runs(session, result), timed)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from meshcert.evidence.defaults import DEFAULT_REPEATS
+from meshcert.evidence.errors import EvidenceError
 
 Stream = Literal["auto", "merged", "stdout", "stderr"]
 STREAMS: tuple[str, ...] = ("auto", "merged", "stdout", "stderr")
@@ -30,7 +31,7 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,79}$")
 _ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class PlanError(ValueError):
+class PlanError(EvidenceError):
     """A run plan a user wrote that cannot be run; the message names the bad part."""
 
 

@@ -3,7 +3,7 @@ relative links to each package's own cert.html)."""
 
 from __future__ import annotations
 
-from meshcert.catalog.model import CatalogReport
+from meshcert.catalog.report import CatalogReport
 from meshcert.reports.catalog.view import build_catalog_view
 from meshcert.reports.html import render_page
 

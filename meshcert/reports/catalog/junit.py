@@ -5,7 +5,7 @@ counts it), so a CI dashboard lists every package of the catalog."""
 
 from __future__ import annotations
 
-from meshcert.catalog.model import CatalogPackage, CatalogReport
+from meshcert.catalog.report import CatalogPackage, CatalogReport
 from meshcert.reports.catalog.view import unreadable_entries
 from meshcert.reports.certification.junit import finding_text
 from meshcert.reports.junitxml import Case, Suite, junit_timestamp, to_xml

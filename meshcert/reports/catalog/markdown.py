@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from meshcert.catalog.model import CatalogReport
+from meshcert.catalog.report import CatalogReport
 from meshcert.reports.catalog.view import build_catalog_view
 from meshcert.reports.mdutil import STATUS_ICONS, code, status, table, text
 

@@ -1,5 +1,6 @@
 """Write a catalog run's files: each package's cert.json and cert.html under --out-dir (as the
-packages are certified), and the catalog report as JSON, HTML, Markdown, JUnit and SARIF.
+packages are certified), and the catalog report as JSON, HTML, Markdown, JUnit and SARIF (each
+rendered by the registry, meshcert/reports/registry.py).
 
 --out-dir DIR holds packages/<ns>/<name>/<commit>/cert.{json,html}, catalog.json and
 catalog.html; the report's paths are relative to DIR, so the page's links hold wherever DIR is
@@ -12,12 +13,14 @@ import os
 import shutil
 from pathlib import Path
 
-from meshcert.catalog.model import CatalogReport
+from meshcert.catalog.report import CatalogReport
 from meshcert.certify.report import CertReport
 from meshcert.core.atomic import write_atomic
+from meshcert.reports.registry import FORMATS, render
 
 CATALOG_JSON = "catalog.json"
 CATALOG_HTML = "catalog.html"
+OUT_DIR_FILES = {"json": CATALOG_JSON, "html": CATALOG_HTML}  # written under --out-dir
 
 
 class PackageReportWriter:
@@ -28,11 +31,10 @@ class PackageReportWriter:
 
     def __call__(self, repo: str, commit: str, report: CertReport) -> None:
         from meshcert.catalog.run import cert_paths
-        from meshcert.reports.html import render_cert_html
 
         json_rel, html_rel = cert_paths(repo, commit)
-        write_atomic(self.out_dir / json_rel, report.to_json())
-        write_atomic(self.out_dir / html_rel, render_cert_html(report))
+        write_atomic(self.out_dir / json_rel, render("json", report))
+        write_atomic(self.out_dir / html_rel, render("html", report))
 
 
 def carry_reused(report: CatalogReport, since: str | os.PathLike[str],
@@ -66,40 +68,21 @@ def _prefix(page: Path, out_dir: Path | None) -> str:
 
 def write_catalog_reports(report: CatalogReport, *, out_dir: str | os.PathLike[str] | None = None,
                           report_out: str | os.PathLike[str] | None = None,
-                          html: str | os.PathLike[str] | None = None,
-                          md: str | os.PathLike[str] | None = None,
-                          junit: str | os.PathLike[str] | None = None,
-                          sarif: str | os.PathLike[str] | None = None
-                          ) -> list[tuple[str, Path]]:
-    """Write each requested format (with --out-dir: catalog.json and catalog.html there too);
-    returns (format, path) for each file written."""
-    from meshcert.reports.catalog.html import render_catalog_html
-    from meshcert.reports.catalog.junit import render_catalog_junit
-    from meshcert.reports.catalog.markdown import render_catalog_markdown
-    from meshcert.reports.catalog.sarif import render_catalog_sarif
-
+                          **targets: str | os.PathLike[str] | None) -> list[tuple[str, Path]]:
+    """Write the JSON to report_out and each format given a path (html=..., md=..., junit=...,
+    sarif=...); with --out-dir also catalog.json and catalog.html there. Returns (format, path)
+    for each file written, in the registry's order."""
+    unknown = sorted(set(targets) - set(FORMATS) | ({"json"} & set(targets)))
+    if unknown:
+        raise ValueError(f"not a catalog report target: {', '.join(unknown)}")
     base = Path(out_dir) if out_dir is not None else None
-    targets: dict[str, list[Path]] = {"json": [], "html": [], "md": [], "junit": [],
-                                      "sarif": []}
-    for fmt, given, default in (("json", report_out, CATALOG_JSON), ("html", html, CATALOG_HTML),
-                                ("md", md, None), ("junit", junit, None),
-                                ("sarif", sarif, None)):
-        if given is not None:
-            targets[fmt].append(Path(given))
-        if base is not None and default is not None:
-            targets[fmt].append(base / default)
+    given = {**targets, "json": report_out}
     written: list[tuple[str, Path]] = []
-    for fmt, paths in targets.items():
+    for fmt in FORMATS:
+        paths = [Path(p) for p in (given.get(fmt),) if p is not None]
+        if base is not None and fmt in OUT_DIR_FILES:
+            paths.append(base / OUT_DIR_FILES[fmt])
         for path in dict.fromkeys(p.resolve() for p in paths):
-            if fmt == "json":
-                text = report.to_json()
-            elif fmt == "html":
-                text = render_catalog_html(report, _prefix(path, base))
-            elif fmt == "md":
-                text = render_catalog_markdown(report, _prefix(path, base))
-            elif fmt == "sarif":
-                text = render_catalog_sarif(report)
-            else:
-                text = render_catalog_junit(report)
+            text = render(fmt, report, link_prefix=_prefix(path, base))
             written.append((fmt, write_atomic(path, text)))
     return written

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from meshcert.catalog.model import CatalogPackage, CatalogReport
+from meshcert.catalog.report import CatalogPackage, CatalogReport
 from meshcert.core.findings import Finding
 from meshcert.reports.certification.sarif import LEVELS, SARIF_SCHEMA, SARIF_VERSION, rule
 

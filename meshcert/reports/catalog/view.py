@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from meshcert.catalog.model import CatalogPackage, CatalogReport
+from meshcert.catalog.report import CatalogPackage, CatalogReport
 from meshcert.core.findings import Finding
 from meshcert.reports import fmt
 from meshcert.reports.common import Fact, Stat

@@ -13,7 +13,6 @@ properties carry the verdict sentence and its counts, as every other format stat
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from meshcert.certify.engine import INCOMPLETE_CODES
 from meshcert.certify.report import CertReport, CheckRun, Gate, RuntimeGate
@@ -21,9 +20,6 @@ from meshcert.core.findings import Finding
 from meshcert.reports.certification.verdict import verdict
 from meshcert.reports.certification.view import NO_CHECK
 from meshcert.reports.junitxml import Case, Suite, junit_timestamp, to_xml
-
-if TYPE_CHECKING:
-    from meshcert.evidence.report import EvidenceReport
 
 SOURCE_CASE = "package_source"
 
@@ -135,10 +131,3 @@ def render_cert_junit(report: CertReport) -> str:
     return to_xml(f"meshcert certification: {report.model_id or report.input}",
                   cert_suites(report))
 
-
-def render_junit(report: CertReport | EvidenceReport) -> str:
-    if isinstance(report, CertReport):
-        return render_cert_junit(report)
-    from meshcert.reports.evidence.junit import render_evidence_junit
-
-    return render_evidence_junit(report)

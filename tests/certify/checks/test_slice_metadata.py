@@ -120,7 +120,7 @@ def test_stale_split_keys_in_every_fragment_are_one_warning(tmp_path: Path) -> N
 
 
 def test_the_writer_strips_split_keys_from_every_fragment(tmp_path: Path) -> None:
-    """meshcert's writer (the splitter) is the newer writer: split.* never reach a fragment;
+    """meshcert's writer is the newer writer: split.* never reach a fragment;
     what an older build left in is the rewritten package of the test above."""
     from tests.certify.v2_packages import MODEL_ID, tiny_source
     from tests.support.splits import split_v1

@@ -393,7 +393,7 @@ def test_a_package_as_mesh_llm_v079_writes_it_passes_with_the_right_id(
                            "json_path": "/kv_cache_quant_algo"}}
     pinned = json.loads(json.dumps(v2.manifest))
     pinned["source_model"]["revision"] = PINNED_REVISION
-    base = canonical_bytes(pinned).decode()  # the splitter's part, tested elsewhere
+    base = canonical_bytes(pinned).decode()  # the writer's part, tested elsewhere
     add_publisher_files(v2, files, defaults=defaults,
                         generation=_v079_generation(PINNED_REVISION))
     written = json.loads((v2.root / "model-package.json").read_text())
@@ -406,7 +406,7 @@ def test_a_package_as_mesh_llm_v079_writes_it_passes_with_the_right_id(
     [warning] = [f for f in report.findings if f.severity != "info"]
     assert warning.code == "mesh_llm_publish_would_refuse" and "upper-case" in warning.message
 
-    # The id, derived by hand (no real mesh-llm id exists for this package): the splitter's
+    # The id, derived by hand (no real mesh-llm id exists for this package): the writer's
     # canonical bytes with the publisher parts spliced in as mesh-llm-0.79.md §1.6 orders them
     # (catalog by id; publisher_metadata by role's enum order, not CLI order; publisher_defaults
     # in struct order; request_defaults' profiles by name, `"min_p":0` hashed as `0.0`).

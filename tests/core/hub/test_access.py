@@ -12,7 +12,7 @@ import pytest
 
 from meshcert.core.hub.access import (
     PREFLIGHT_SETTINGS,
-    AccessRefused,
+    Refused,
     check_write,
     find_token,
     identify,
@@ -55,7 +55,7 @@ def tokens(hub: FakeHub) -> FakeHub:
 
 # --- the token, found on this machine: never a Hub call, never retried ----------------------
 def test_no_token_at_all_says_how_to_get_one(hub: FakeHub) -> None:
-    with pytest.raises(AccessRefused, match=r"set HF_TOKEN, or run `hf auth login`"):
+    with pytest.raises(Refused, match=r"set HF_TOKEN, or run `hf auth login`"):
         find_token()
     assert hub.count() == 0
 
@@ -66,7 +66,7 @@ def test_an_hf_token_of_blanks_is_refused_not_replaced(hub: FakeHub,
 
     Path(constants.HF_TOKEN_PATH).write_text(WRITER)  # a stored login is not used instead
     monkeypatch.setenv("HF_TOKEN", "  \t ")
-    with pytest.raises(AccessRefused, match="HF_TOKEN is set but holds only blanks"):
+    with pytest.raises(Refused, match="HF_TOKEN is set but holds only blanks"):
         find_token()
 
 
@@ -74,7 +74,7 @@ def test_an_empty_token_file_is_named(hub: FakeHub) -> None:
     from huggingface_hub import constants
 
     Path(constants.HF_TOKEN_PATH).write_text("\n")
-    with pytest.raises(AccessRefused, match="stored token file .* is empty"):
+    with pytest.raises(Refused, match="stored token file .* is empty"):
         find_token()
 
 
@@ -82,7 +82,7 @@ def test_an_unreadable_token_file_is_named(hub: FakeHub) -> None:
     from huggingface_hub import constants
 
     Path(constants.HF_TOKEN_PATH).mkdir()  # a directory where the file should be
-    with pytest.raises(AccessRefused, match="cannot read the stored token file"):
+    with pytest.raises(Refused, match="cannot read the stored token file"):
         find_token()
 
 
@@ -130,7 +130,7 @@ def test_whoami_names_the_token(tokens: FakeHub) -> None:
 
 
 def test_a_token_the_hub_does_not_know_is_refused_at_once(tokens: FakeHub) -> None:
-    with pytest.raises(AccessRefused, match="does not accept this token") as caught:
+    with pytest.raises(Refused, match="does not accept this token") as caught:
         identify(api(tokens.url), "hf_revoked_0123456789", endpoint=tokens.url, redact=_same)
     assert tokens.count("whoami") == 1 and tokens.sleeps == []  # a 401 is not retried
     assert "hf auth login" in caught.value.message
@@ -138,7 +138,7 @@ def test_a_token_the_hub_does_not_know_is_refused_at_once(tokens: FakeHub) -> No
 
 def test_an_unreachable_hub_is_refused_after_a_bounded_budget(hub: FakeHub) -> None:
     url = closed_port_url()
-    with pytest.raises(AccessRefused) as caught:
+    with pytest.raises(Refused) as caught:
         identify(api(url), WRITER, endpoint=url, redact=_same)
     assert f"the Hub at {url} cannot be reached" in caught.value.message
     assert f"gave up after {PREFLIGHT_SETTINGS.max_retries + 1} attempts" in caught.value.message
@@ -148,7 +148,7 @@ def test_an_unreachable_hub_is_refused_after_a_bounded_budget(hub: FakeHub) -> N
 
 def test_a_hub_that_keeps_answering_503_is_asked_three_times(tokens: FakeHub) -> None:
     tokens.inject("whoami", 503, times=None)
-    with pytest.raises(AccessRefused, match="cannot be reached"):
+    with pytest.raises(Refused, match="cannot be reached"):
         identify(api(tokens.url), WRITER, endpoint=tokens.url, redact=_same)
     assert tokens.count("whoami") == PREFLIGHT_SETTINGS.max_retries + 1
 
@@ -169,22 +169,22 @@ def test_a_writer_may_create_in_its_org_and_write_an_existing_repo(tokens: FakeH
 
 
 def test_a_read_token_is_refused_even_in_its_own_namespace(tokens: FakeHub) -> None:
-    with pytest.raises(AccessRefused, match="read token of 'alice' cannot create repos"):
+    with pytest.raises(Refused, match="read token of 'alice' cannot create repos"):
         _check(tokens, READER, "alice/new-layers")
     tokens.commit("alice/there", {"README.md": b"# there\n"})
-    with pytest.raises(AccessRefused, match=r"read token of 'alice' cannot write to "
+    with pytest.raises(Refused, match=r"read token of 'alice' cannot write to "
                        r"alice/there \(the Hub answered HTTP 403\)"):
         _check(tokens, READER, "alice/there")
 
 
 def test_another_namespace_is_refused(tokens: FakeHub) -> None:
     tokens.commit("meshllm/there", {"README.md": b"# there\n"})
-    with pytest.raises(AccessRefused, match="'carol' cannot write to meshllm/there"):
+    with pytest.raises(Refused, match="'carol' cannot write to meshllm/there"):
         _check(tokens, STRANGER, "meshllm/there")
 
 
 def test_a_pull_request_needs_read_access_only(tokens: FakeHub) -> None:
     tokens.commit("meshllm/there", {"README.md": b"# there\n"})
     _check(tokens, STRANGER, "meshllm/there", pull_request=True)
-    with pytest.raises(AccessRefused, match="cannot create repos in 'meshllm'"):
+    with pytest.raises(Refused, match="cannot create repos in 'meshllm'"):
         _check(tokens, STRANGER, "meshllm/absent", pull_request=True)

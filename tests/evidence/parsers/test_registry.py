@@ -42,7 +42,7 @@ def _generated(marker: str) -> str:
 
 
 def test_the_docs_tables_are_the_registry() -> None:
-    """Regenerate with `python -m meshcert.evidence.parsers.tables` when this fails."""
+    """Regenerate with `python3 scripts/generate.py evidence-format-tables` when this fails."""
     assert _generated("formats") == formats_table()
     assert _generated("mesh formats") == mesh_table()
 

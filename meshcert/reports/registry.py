@@ -1,0 +1,112 @@
+"""The report formats: for each format name, the renderer of each report kind it supports.
+
+Every writer looks a renderer up here (`render`); nothing else decides which function renders
+which report. A report's kind comes from its model class (`kind_of`). Renderers are named as
+"module:function" and imported when their format is first asked for, so a `models certify`
+without --html never imports jinja2 and a certification never imports the evidence models.
+
+Adding a format: one module per kind it renders (beside that kind's other renderers, e.g.
+`meshcert/reports/evidence/<format>.py`), each a `render_...(report) -> str`, and its row in
+FORMATS below; the commands take its file through an option in meshcert/cli/shared_options.py.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol, cast
+
+
+class Report(Protocol):
+    """What every report model offers (CertReport, EvidenceReport, CatalogReport)."""
+
+    def to_json(self) -> str: ...
+
+
+# The report model of each kind, by module and class name: a report is an instance of its
+# class, so looking a kind up never imports another kind's models.
+KINDS: dict[str, str] = {
+    "meshcert.certify.report.CertReport": "certification",
+    "meshcert.evidence.report.EvidenceReport": "evidence",
+    "meshcert.catalog.report.CatalogReport": "catalog",
+}
+
+
+@dataclass(frozen=True)
+class Renderer:
+    """A renderer by name. `links`: it takes a link prefix, the way from its page to the files
+    written beside it (a catalog page links each package's cert files)."""
+
+    target: str  # "module:function"
+    links: bool = False
+
+    def load(self) -> Callable[..., str]:
+        module, function = self.target.split(":")
+        return cast("Callable[..., str]", getattr(importlib.import_module(module), function))
+
+
+def render_json(report: Report) -> str:
+    """The report model's own JSON (cert.json, decisions.json, catalog.json)."""
+    return report.to_json()
+
+
+_JSON = Renderer("meshcert.reports.registry:render_json")
+
+# format -> kind -> renderer; a writer writes the formats asked for in this order.
+FORMATS: dict[str, dict[str, Renderer]] = {
+    "json": {"certification": _JSON, "evidence": _JSON, "catalog": _JSON},
+    "html": {
+        "certification": Renderer("meshcert.reports.html:render_cert_html"),
+        "evidence": Renderer("meshcert.reports.html:render_evidence_html"),
+        "catalog": Renderer("meshcert.reports.catalog.html:render_catalog_html", links=True),
+    },
+    "md": {
+        "certification": Renderer("meshcert.reports.markdown:render_cert_markdown"),
+        "evidence": Renderer("meshcert.reports.evidence.markdown:render_evidence_markdown"),
+        "catalog": Renderer("meshcert.reports.catalog.markdown:render_catalog_markdown",
+                            links=True),
+    },
+    "junit": {
+        "certification": Renderer("meshcert.reports.certification.junit:render_cert_junit"),
+        "evidence": Renderer("meshcert.reports.evidence.junit:render_evidence_junit"),
+        "catalog": Renderer("meshcert.reports.catalog.junit:render_catalog_junit"),
+    },
+    "sarif": {
+        "certification": Renderer("meshcert.reports.certification.sarif:render_sarif"),
+        "evidence": Renderer("meshcert.reports.evidence.sarif:render_evidence_sarif"),
+        "catalog": Renderer("meshcert.reports.catalog.sarif:render_catalog_sarif"),
+    },
+    # summary.md beside decisions.json: the evidence report in the layout of the Phase E
+    # script's summary (meshcert.reports.outputs.write_decisions)
+    "summary": {
+        "evidence": Renderer("meshcert.reports.evidence.markdown:render_evidence_summary"),
+    },
+}
+
+
+def kind_of(report: object) -> str:
+    """The kind of a report model ("certification", "evidence", "catalog")."""
+    for cls in type(report).__mro__:
+        kind = KINDS.get(f"{cls.__module__}.{cls.__qualname__}")
+        if kind is not None:
+            return kind
+    raise TypeError(f"not a meshcert report: {type(report).__name__}")
+
+
+def renderer(fmt: str, kind: str) -> Renderer:
+    """The renderer of `kind` in `fmt`; ValueError when that format does not render it."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown report format {fmt!r} (known: {', '.join(FORMATS)})")
+    found = FORMATS[fmt].get(kind)
+    if found is None:
+        raise ValueError(f"the {fmt} format does not render a {kind} report")
+    return found
+
+
+def render(fmt: str, report: Report, *, link_prefix: str = "") -> str:
+    """`report` in format `fmt`. link_prefix: the way from the page's folder to the files
+    written beside it (read only by the renderers that link to them)."""
+    chosen = renderer(fmt, kind_of(report))
+    function = chosen.load()
+    return function(report, link_prefix) if chosen.links else function(report)
