@@ -49,7 +49,8 @@ class HistoryRun:
     history: History = field(repr=False, default_factory=History)
 
 
-def _hub_files(ref: str, endpoint: str | None) -> tuple[list[tuple[str, str]], str]:
+def _hub_files(ref: str, endpoint: str | None, cache: str) -> list[tuple[str, str]]:
+    """(name, local path) of each history file of the dataset `ref`, downloaded under `cache`."""
     from dataclasses import replace
 
     from meshcert.catalog.errors import CatalogError
@@ -64,7 +65,6 @@ def _hub_files(ref: str, endpoint: str | None) -> tuple[list[tuple[str, str]], s
         raise HistoryError(str(exc).replace("a catalog", "a history")) from None
     settings = HubSettings.from_env()
     hub = HubApi(replace(settings, endpoint=endpoint or settings.endpoint))
-    cache = tempfile.mkdtemp(prefix="meshcert-history-")
     where = f"{repo}@{revision}" if revision else repo
     try:
         commit = hub.call(f"dataset_info {where}", lambda api: api.dataset_info(
@@ -78,7 +78,7 @@ def _hub_files(ref: str, endpoint: str | None) -> tuple[list[tuple[str, str]], s
                for path in sorted(files)]
     except HubError as exc:  # the Hub's errors: one clear line, no token in it
         raise HistoryError(f"cannot read {ref}: {exc.message}") from None
-    return out, cache
+    return out
 
 
 def _download(hub: HubApi, repo: str, path: str, commit: str | None, cache: str) -> str:
@@ -92,10 +92,11 @@ def history_files(sources: list[str], *, rule: HistoryRule = HISTORY_RULE,
     names: list[str] = []
     for src in sources:
         if src.startswith(DATASETS_PREFIX):
-            files, _ = _hub_files(src, endpoint)
-            for name, local in files:
-                read_history(local, name, rule, history)
-                names.append(name)
+            # the downloads live only while they are read: nothing is left in the temp dir
+            with tempfile.TemporaryDirectory(prefix="meshcert-history-") as cache:
+                for name, local in _hub_files(src, endpoint, cache):
+                    read_history(local, name, rule, history)
+                    names.append(name)
             continue
         if not Path(src).is_file():
             raise HistoryError(f"{src}: no such file")

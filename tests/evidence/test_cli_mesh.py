@@ -114,6 +114,23 @@ def test_history_from_a_hub_dataset(hub: FakeHub, tmp_path: Path) -> None:  # no
     assert report["rows"] == 22
 
 
+@pytest.mark.parametrize("repo", ["meshllm/perf-history", "nobody/nothing"])
+def test_a_hub_dataset_leaves_nothing_in_the_temp_dir(hub: FakeHub, tmp_path: Path,  # noqa: F811
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       repo: str) -> None:
+    """The downloads live only while they are read, whether the read succeeds or fails."""
+    import tempfile
+
+    hub.commit("meshllm/perf-history", {"data/runs/run.jsonl": (DATA / "history.jsonl")
+                                        .read_bytes()}, repo_type="dataset")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    code, _, err = _run("history", f"hf://datasets/{repo}@main", "--json")
+    assert code == (0 if repo == "meshllm/perf-history" else 2), err
+    assert list(temp.iterdir()) == []
+
+
 def test_a_hub_dataset_is_read_through_the_hub_door(hub: FakeHub) -> None:  # noqa: F811
     """A 503 is retried (one backoff, recorded, not slept) like every Hub call of meshcert."""
     hub.commit("meshllm/perf-history", {"data/runs/run.jsonl": (DATA / "history.jsonl")
