@@ -129,7 +129,6 @@ def hub_state(repo: str, revision: str | None, *, read_attestation: bool,
     """The package at hf://repo@revision from the Hub's listing: LFS SHA-256 per artifact, and
     a plain-git file's git blob id when the attestation (`attestation`, or the one read from
     the repo) matches it by `gitBlob`."""
-    from meshcert.catalog.sources import hub_redactor
     from meshcert.certify.sources.hub import listed_content_problem
     from meshcert.core.hub.api import HubApi
     from meshcert.core.hub.errors import HubError
@@ -137,12 +136,13 @@ def hub_state(repo: str, revision: str | None, *, read_attestation: bool,
     from meshcert.core.hub.gate import RequestGate
     from meshcert.core.hub.settings import HubSettings
     from meshcert.core.hub.stats import TransferCounter
+    from meshcert.core.hub.token import token_redactor
 
     ref = f"hf://{repo}@{revision}" if revision else f"hf://{repo}"
     state = PackageState(ref=ref, repo=repo)
     settings = HubSettings.from_env()
     counter = TransferCounter()
-    redact = hub_redactor()
+    redact = token_redactor()
     shared = gate if isinstance(gate, RequestGate) else None
     api = HubApi(settings, counter=counter, redact=redact, gate=shared)
     files: HubFiles | None = None

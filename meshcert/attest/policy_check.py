@@ -53,10 +53,10 @@ def _attestation_of(view: PackageView, given: str | None) -> tuple[bytes | None,
 
 def _hub_attestation(view: PackageView) -> tuple[bytes | None, str]:
     from meshcert.attest.dsse import MAX_FILE_BYTES
-    from meshcert.catalog.sources import hub_redactor
     from meshcert.core.hub.files import HubFiles
     from meshcert.core.hub.settings import HubSettings
     from meshcert.core.hub.stats import TransferCounter
+    from meshcert.core.hub.token import token_redactor
 
     repo, commit = view.ref.repo or "", view.ref.resolved_commit or ""
     name = f"hf://{repo}@{commit}/{ATTESTATION_PATH}"
@@ -64,7 +64,7 @@ def _hub_attestation(view: PackageView) -> tuple[bytes | None, str]:
         return None, name
     counter = TransferCounter()
     files = HubFiles(HubSettings.from_env(), repo=repo, commit=commit, counter=counter,
-                     redact=hub_redactor())
+                     redact=token_redactor())
     try:
         return files.read_all(ATTESTATION_PATH, MAX_FILE_BYTES), name
     finally:

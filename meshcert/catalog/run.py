@@ -191,7 +191,6 @@ class _Runner:
         return outcome
 
     def _resolve_and_certify(self, job: _Job) -> _Outcome:
-        from meshcert.catalog.sources import hub_redactor
         from meshcert.core.hub.api import HubApi
         from meshcert.core.hub.errors import HubError
         from meshcert.core.hub.stats import TransferCounter
@@ -206,7 +205,7 @@ class _Runner:
             resolution = Resolution(job.revision.lower(), "entry")
         else:
             counter = TransferCounter()
-            api = HubApi(self.settings, counter=counter, redact=hub_redactor(), gate=self.gate)
+            api = HubApi(self.settings, counter=counter, gate=self.gate)
             try:
                 commit = api.resolve(job.repo, job.revision, listing=False).commit
             except HubError as err:

@@ -23,7 +23,6 @@ from meshcert.core.refs import RefError, parse_ref
 
 if TYPE_CHECKING:
     from meshcert.core.hub.api import HubApi
-    from meshcert.core.hub.errors import Redactor
 
 T = TypeVar("T")
 
@@ -127,8 +126,7 @@ class HubDatasetCatalog:
         from meshcert.core.hub.api import HubApi
         from meshcert.core.hub.settings import HubSettings
 
-        hub = HubApi(replace(HubSettings.from_env(), endpoint=self.endpoint),
-                     redact=hub_redactor())
+        hub = HubApi(replace(HubSettings.from_env(), endpoint=self.endpoint))
         where = f"{self.repo}@{self.revision}" if self.revision else self.repo
         info = self._call(hub, f"dataset_info {where}", lambda api: api.dataset_info(
             self.repo, revision=self.revision))
@@ -186,13 +184,6 @@ class HubDatasetCatalog:
                 raise CatalogError(f"the catalog could not be read: {error.message}",
                                    incomplete=True) from None
             raise CatalogError(f"the catalog could not be read: {error.message}") from None
-
-
-def hub_redactor() -> Redactor:
-    """Hides the Hub token (HF_TOKEN or the stored one) in any text that quotes it."""
-    from meshcert.core.hub.token import token_redactor
-
-    return token_redactor()
 
 
 def open_catalog(text: str, *, endpoint: str | None = None) -> CatalogSource:

@@ -103,9 +103,6 @@ class HubWriter:
         return identity.name
 
     # --- reads ----------------------------------------------------------------------------
-    def user(self) -> str:
-        return str(self._hub.call("whoami", lambda api: api.whoami())["name"])
-
     def head(self, repo_id: str, revision: str, repo_type: RepoType = "model") -> str | None:
         """The commit `revision` points at, None when the repo has no such revision."""
         from huggingface_hub.errors import RevisionNotFoundError

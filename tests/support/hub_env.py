@@ -8,7 +8,9 @@ library first. meshcert reads HF_ENDPOINT per call and passes endpoint= explicit
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -25,7 +27,9 @@ def prepare_process_env() -> None:
     os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     if "huggingface_hub" not in sys.modules:
-        os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="meshcert-hf-home-")
+        home = tempfile.mkdtemp(prefix="meshcert-hf-home-")
+        atexit.register(shutil.rmtree, home, ignore_errors=True)  # nothing left in /tmp
+        os.environ["HF_HOME"] = home
         os.environ.setdefault("HF_ENDPOINT", "http://127.0.0.1:9")  # never the real Hub
 
 
