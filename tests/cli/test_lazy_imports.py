@@ -36,10 +36,25 @@ def heavy_in(modules: set[str]) -> list[str]:
     return sorted(h for h in HEAVY if h in modules)
 
 
-def test_import_meshcert_cli_loads_no_heavy_module() -> None:
+def test_import_meshcert_cli_loads_no_command_group() -> None:
     modules = loaded_after("import meshcert.cli")
-    assert "typer" in modules and "meshcert.cli.models_cmd" in modules
+    assert "typer" in modules
+    assert not [m for m in modules if m.endswith(("_cmd", "_group"))]
+
+
+def test_the_whole_app_loads_every_group_and_no_heavy_module() -> None:
+    modules = loaded_after("from meshcert.cli import app")
+    assert {"meshcert.cli.models_cmd", "meshcert.cli.job_group"} <= modules
     assert heavy_in(modules) == []
+
+
+def test_a_command_loads_only_its_own_group() -> None:
+    modules = loaded_after("from meshcert.cli import app_for\n"
+                           "try:\n    app_for(['models', '--help'])(['models', '--help'])\n"
+                           "except SystemExit:\n    pass")
+    assert "meshcert.cli.models_cmd" in modules
+    assert {"meshcert.cli.evidence_cmd", "meshcert.cli.package_cmd",
+            "meshcert.cli.catalog_cmd"}.isdisjoint(modules)
 
 
 def test_help_loads_no_heavy_module() -> None:
