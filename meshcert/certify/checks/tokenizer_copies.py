@@ -38,10 +38,24 @@ def canonical(value: Any, value_type: int | None = None) -> Any:
     if isinstance(value, ArraySummary):
         return ("array", value.element_type, value.length, value.digest)
     if isinstance(value, list):
-        return ("list", tuple(canonical(v) for v in value))
+        return _canonical_list(value)
     if isinstance(value, float):
         return ("float", struct.pack("<d", value))
     return (type(value).__name__, value)
+
+
+def _canonical_list(values: list[Any]) -> Any:
+    """A list whose items are all of one plain type (a short vocabulary, its scores or token
+    types: the common case) in one C-level pass; any other list item by item. Both forms are
+    tagged, so a list can only equal a list of the same element type and values."""
+    kinds = set(map(type, values))
+    if len(kinds) == 1:
+        kind = kinds.pop()
+        if kind is float:  # by their bits, as single floats are
+            return ("floats", struct.pack(f"<{len(values)}d", *values))
+        if kind in (str, int, bool, bytes):
+            return ("list of", kind.__name__, tuple(values))
+    return ("list", tuple(canonical(v) for v in values))
 
 
 def describe(value: Any) -> str:

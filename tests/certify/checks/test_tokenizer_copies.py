@@ -103,3 +103,21 @@ def test_a_split_sets_later_shard_is_compared_with_the_first(tmp_path: Path) -> 
 def test_no_copies_no_finding(packages: PackageFactory) -> None:
     info = packages.build()  # the demo writer keeps the tokenizer in metadata.gguf only
     assert "tokenizer_copies_differ" not in codes(certify_dir(info.root))
+
+
+@pytest.mark.parametrize(("ours", "theirs"), [
+    ([1, 2], [1.0, 2.0]),  # an int array is not a float array with the same values
+    ([1, 0], [True, False]),
+    ([0.0, 1.5], [-0.0, 1.5]),  # floats by their bits
+    (["a", "b"], ["a", "c"]),
+    ([1, 2], [1, True]),  # one plain type against a mixed list
+    ([[1], [2]], [[1], [2.0]]),
+], ids=["int-float", "int-bool", "signed-zero", "str", "mixed", "nested"])
+def test_short_arrays_differ_by_element_type_and_bits(ours: list[object], theirs: list[object]
+                                                      ) -> None:
+    from meshcert.certify.checks.tokenizer_copies import canonical
+
+    assert canonical(ours) != canonical(theirs)
+    assert canonical(ours) == canonical(list(ours))
+    nan = float("nan")
+    assert canonical([nan, 1.0]) == canonical([nan, 1.0])  # a NaN equals itself, by bits
