@@ -37,8 +37,8 @@ from meshcert.catalog.report import (
 from meshcert.catalog.since import Previous, RowKey, row_key
 from meshcert.catalog.sources import CatalogSnapshot
 from meshcert.catalog.sources import CatalogSource as EntrySource
-from meshcert.certify.engine import tool_info, utc_now
-from meshcert.certify.report import CertReport, OverallStatus, combine_statuses
+from meshcert.certify.engine import tool_info
+from meshcert.certify.report import CertReport, OverallStatus, combine_statuses, utc_now
 from meshcert.core.findings import Finding, finding
 from meshcert.core.hub.gate import RequestGate
 from meshcert.core.hub.settings import HubSettings

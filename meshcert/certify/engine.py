@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from datetime import UTC, datetime
 
 from meshcert.certify.checks import Check, all_checks
 from meshcert.certify.manifest_model import is_int, layer_count
@@ -27,6 +26,7 @@ from meshcert.certify.report import (
     ToolInfo,
     TransferStats,
     combine_statuses,
+    utc_now,
 )
 from meshcert.certify.stages import StageRange, certification_ranges, plan_stages, stage_parts
 from meshcert.certify.view import PackageView
@@ -37,10 +37,6 @@ from meshcert.core.git_blob import git_blob_id
 INCOMPLETE_CODES = frozenset({"internal_error", "hub_unreachable", "check_not_run",
                               "llama_cpp_crashed", "hf_job_failed"})
 MESH_GATES = ("v1_models", "v1_chat_completions", "v1_responses")
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def tool_info() -> ToolInfo:

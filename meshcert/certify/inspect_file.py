@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 
 from meshcert.certify.checks import Check, all_checks
-from meshcert.certify.engine import build_report, utc_now
+from meshcert.certify.engine import build_report
 from meshcert.certify.manifest_parse import ParsedManifest
-from meshcert.certify.report import CertReport, RefInfo
+from meshcert.certify.report import CertReport, RefInfo, utc_now
 from meshcert.certify.view import PackageView
 from meshcert.certify.workers.llama_gguf import LLAMA_CPP_FACTS_KEY, GGUFSecondOpinion, LlamaCppGGUF
 from meshcert.core.findings import Finding, finding

@@ -10,9 +10,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from meshcert.certify.engine import build_report, utc_now
 from meshcert.certify.manifest_parse import ParsedManifest
-from meshcert.certify.report import CertReport, RefInfo, RuntimeGate
+from meshcert.certify.report import (
+    CertReport,
+    RefInfo,
+    RuntimeGate,
+    build_validators,
+    utc_now,
+)
 from meshcert.certify.runtime.request import RuntimeRequest
 from meshcert.certify.view import CertOptions, PackageView
 from meshcert.certify.worker_questions import WorkerQuestions
@@ -102,6 +107,8 @@ def certify_with_view(request: CertRequest, progress: ProgressObserver | None = 
     try:
         ref = parse_ref(request.model)
     except RefError as err:
+        from meshcert.certify.engine import build_report
+
         view = _empty_view(None, request.model, request.options)
         view.source_findings.append(finding(err.code, str(err)))
         return build_report(view, input_text=request.model, started_at=started,
@@ -120,6 +127,13 @@ def certify_with_view(request: CertRequest, progress: ProgressObserver | None = 
     except Exception as exc:  # containment: a loader bug is an incomplete report, not a crash
         view = _empty_view(ref, request.model, request.options)
         _contain(view, f"loading {request.model} failed", exc, api_key)
+    # The engine and its checks (imported by the loader's `questions.start` once the headers
+    # are read, beside the hashing) and the report models' validators are made ready here,
+    # while the workers may still be answering, not before the package is read: the hashing
+    # and llama.cpp's parse start that much sooner (bench/whole_process.py verify, package).
+    from meshcert.certify.engine import build_report
+
+    build_validators()
     for what, error in questions.finish(view):
         _contain(view, what, error, api_key)
     if request.mounted_from is not None:

@@ -10,7 +10,8 @@ from meshcert.core.codes import CODES, Severity, entry
 class Finding(BaseModel):
     """One problem (or note) about the package, with what to do about it."""
 
-    model_config = ConfigDict(extra="forbid")
+    # built when first used (meshcert.certify.report.build_validators says when)
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     code: str = Field(json_schema_extra={"enum": list(sorted(CODES))},
                       description="A code of the finding catalog (docs/finding-codes.md).")

@@ -19,10 +19,10 @@ def _report(source: SourceModel) -> CertReport:
         from meshcert.certify.inspect_file import inspect_gguf
 
         return inspect_gguf(source.primary.location)
-    from meshcert.certify.engine import build_report, utc_now
+    from meshcert.certify.engine import build_report
     from meshcert.certify.inspect_file import inspect_checks
     from meshcert.certify.manifest_parse import ParsedManifest
-    from meshcert.certify.report import RefInfo
+    from meshcert.certify.report import RefInfo, utc_now
     from meshcert.certify.view import PackageView
 
     started = utc_now()
