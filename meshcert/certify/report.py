@@ -32,10 +32,11 @@ def utc_now() -> str:
 
 
 class _Model(BaseModel):
-    # defer_build: a model's validator is built when first used, not at import. Building all of
-    # them costs ~17 ms, which a certification spends where it waits for its workers instead
-    # (`build_validators`), not before it starts reading the package (bench/whole_process.py).
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    # Built at import, not deferred (pydantic's defer_build would save ~10 ms of start-up): a
+    # deferred model is built by whichever thread uses it first, pydantic has not always
+    # guarded that build against a second thread (pydantic/pydantic#13419), and a catalog
+    # certifies packages on several threads at once.
+    model_config = ConfigDict(extra="forbid")
 
 
 class Gate(_Model):
@@ -319,16 +320,3 @@ def combine_statuses(statuses: list[str]) -> OverallStatus:
 def cert_json_schema() -> dict[str, object]:
     return CertReport.model_json_schema()
 
-
-def build_validators() -> None:
-    """Build every report model's validator now (pydantic's public `model_rebuild`), the
-    finding model's first: nested models first, so each is built once and reused by the
-    models that hold it. Later calls cost nothing."""
-    Finding.model_rebuild()
-    for model in _MODELS:
-        model.model_rebuild()
-
-
-# every report model, in the order they are defined (a model only holds models above it)
-_MODELS = tuple(value for value in dict(globals()).values() if isinstance(value, type)
-                and issubclass(value, _Model) and value is not _Model)

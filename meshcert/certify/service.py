@@ -15,7 +15,6 @@ from meshcert.certify.report import (
     CertReport,
     RefInfo,
     RuntimeGate,
-    build_validators,
     utc_now,
 )
 from meshcert.certify.runtime.request import RuntimeRequest
@@ -127,13 +126,11 @@ def certify_with_view(request: CertRequest, progress: ProgressObserver | None = 
     except Exception as exc:  # containment: a loader bug is an incomplete report, not a crash
         view = _empty_view(ref, request.model, request.options)
         _contain(view, f"loading {request.model} failed", exc, api_key)
-    # The engine and its checks (imported by the loader's `questions.start` once the headers
-    # are read, beside the hashing) and the report models' validators are made ready here,
-    # while the workers may still be answering, not before the package is read: the hashing
-    # and llama.cpp's parse start that much sooner (bench/whole_process.py verify, package).
+    # The engine is imported here, not before the package is read: its checks are imported
+    # by the loader's `questions.start` once the headers are read, beside the hashing, so the
+    # hashing and llama.cpp's parse start that much sooner (bench/whole_process.py verify).
     from meshcert.certify.engine import build_report
 
-    build_validators()
     for what, error in questions.finish(view):
         _contain(view, what, error, api_key)
     if request.mounted_from is not None:

@@ -8,8 +8,7 @@ GGUFs it will read, when the answer does not depend on their headers
 calls it as soon as they are read,
 while the files are hashed (on its own thread: meshcert.certify.sources.local); once the
 questions are asked it imports every check module (CPU work that overlaps the hashing and the
-waits: the checks run next) and builds the report models' validators (the report is made
-next). `finish()` waits for the answers and returns what failed, for the
+waits: the checks run next). `finish()` waits for the answers and returns what failed, for the
 caller to contain. Their answers land on the view as facts.
 """
 
@@ -58,10 +57,8 @@ class WorkerQuestions:
         self._ask_on_thread("auditing the chat templates failed", attach_template_audits,
                             "chat_templates", view)
         from meshcert.certify.checks import all_checks
-        from meshcert.certify.report import build_validators
 
         all_checks()
-        build_validators()
 
     def _ask_on_thread(self, what: str, attach: Attach, check: str, view: PackageView) -> None:
         """(what failed, how to ask, the check the answer is for: its time is the check's)"""

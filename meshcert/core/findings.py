@@ -10,8 +10,7 @@ from meshcert.core.codes import CODES, Severity, entry
 class Finding(BaseModel):
     """One problem (or note) about the package, with what to do about it."""
 
-    # built when first used (meshcert.certify.report.build_validators says when)
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    model_config = ConfigDict(extra="forbid")
 
     code: str = Field(json_schema_extra={"enum": list(sorted(CODES))},
                       description="A code of the finding catalog (docs/finding-codes.md).")
