@@ -7,23 +7,27 @@ and hf:// packages run the very same checks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from meshcert.certify.build_results import ParityResult, StageBuild
-from meshcert.certify.formats.v2_carrier import TensorCatalog
 from meshcert.certify.manifest_model import (
     ArtifactEntry,
     PackageFormat,
     artifact_entries,
     package_format,
 )
-from meshcert.certify.manifest_parse import ParsedManifest
-from meshcert.certify.report import RefInfo, VerificationMode
-from meshcert.certify.scope import ScopeRequest, Selection
-from meshcert.core.file_facts import FileFact
-from meshcert.core.findings import Finding
-from meshcert.core.gguf.model import GGUFHeader, HeaderError
-from meshcert.core.gguf.tensor_digests import FragmentDigests
+from meshcert.certify.scope import Selection
+from meshcert.core.gguf.model import GGUFHeader
+
+if TYPE_CHECKING:  # names of the fields' types only: a source imports what it fills in
+    from meshcert.certify.build_results import ParityResult, StageBuild
+    from meshcert.certify.formats.v2_carrier import TensorCatalog
+    from meshcert.certify.manifest_parse import ParsedManifest
+    from meshcert.certify.report import RefInfo, VerificationMode
+    from meshcert.certify.scope import ScopeRequest
+    from meshcert.core.file_facts import FileFact
+    from meshcert.core.findings import Finding
+    from meshcert.core.gguf.model import HeaderError
+    from meshcert.core.gguf.tensor_digests import FragmentDigests
 
 # publisher files (metadata/*.json, metadata/chat_template.jinja) are read whole, up to this
 MAX_PUBLISHER_FILE_BYTES = 16 * 1024 * 1024

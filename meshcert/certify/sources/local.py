@@ -20,11 +20,11 @@ from meshcert.certify.report import RefInfo
 from meshcert.certify.view import (
     MAX_PUBLISHER_FILE_BYTES,
     CertOptions,
-    FileFact,
     PackageView,
     SmallFile,
 )
 from meshcert.core.byte_source import LocalFileSource
+from meshcert.core.file_facts import FileFact
 from meshcert.core.findings import finding
 from meshcert.core.gguf.model import GGUFHeader, HeaderError
 from meshcert.core.gguf.reader import read_header_file

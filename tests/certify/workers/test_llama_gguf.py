@@ -15,7 +15,7 @@ import pytest
 
 from meshcert.certify.manifest_parse import ParsedManifest
 from meshcert.certify.report import RefInfo
-from meshcert.certify.view import CertOptions, FileFact, PackageView
+from meshcert.certify.view import CertOptions, PackageView
 from meshcert.certify.workers.llama_gguf import (
     HASH_BYTES_PER_S,
     PARALLEL_FROM,
@@ -23,6 +23,7 @@ from meshcert.certify.workers.llama_gguf import (
     LlamaCppGGUF,
     split_pays,
 )
+from meshcert.core.file_facts import FileFact
 from meshcert.core.gguf.model import GGUFHeader
 
 STAND_IN = r"""
