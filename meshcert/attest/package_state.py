@@ -46,7 +46,7 @@ class PackageState:
 
 def declared_artifacts(raw: bytes) -> tuple[list[str], list[Finding]]:
     """The artifact paths a manifest declares (v1 and v2), or the findings why not."""
-    from meshcert.certify.report import RefInfo
+    from meshcert.certify.report_ref import RefInfo
     from meshcert.certify.view import PackageView
 
     parsed = parse_manifest(raw)

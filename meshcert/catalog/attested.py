@@ -43,7 +43,7 @@ class AttestationPolicy(Protocol):
 def manifest_view(raw: bytes) -> PackageView:
     """A view of the manifest alone (no listing, no header), to read the package's facts."""
     from meshcert.certify.manifest_parse import parse_manifest
-    from meshcert.certify.report import RefInfo
+    from meshcert.certify.report_ref import RefInfo
 
     return PackageView(ref=RefInfo(kind="hf", pinned=True), display_ref="", local_dir=None,
                        manifest_raw=raw, parsed=parse_manifest(raw))

@@ -38,7 +38,8 @@ from meshcert.catalog.since import Previous, RowKey, row_key
 from meshcert.catalog.sources import CatalogSnapshot
 from meshcert.catalog.sources import CatalogSource as EntrySource
 from meshcert.certify.engine import tool_info
-from meshcert.certify.report import CertReport, OverallStatus, combine_statuses, utc_now
+from meshcert.certify.report import CertReport, OverallStatus, combine_statuses
+from meshcert.core.clock import utc_now
 from meshcert.core.findings import Finding, finding
 from meshcert.core.hub.gate import RequestGate
 from meshcert.core.hub.settings import HubSettings

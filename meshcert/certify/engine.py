@@ -26,10 +26,10 @@ from meshcert.certify.report import (
     ToolInfo,
     TransferStats,
     combine_statuses,
-    utc_now,
 )
 from meshcert.certify.stages import StageRange, certification_ranges, plan_stages, stage_parts
 from meshcert.certify.view import PackageView
+from meshcert.core.clock import utc_now
 from meshcert.core.findings import Finding, finding
 from meshcert.core.git_blob import git_blob_id
 

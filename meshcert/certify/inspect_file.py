@@ -15,9 +15,11 @@ from pathlib import Path
 from meshcert.certify.checks import Check, all_checks
 from meshcert.certify.engine import build_report
 from meshcert.certify.manifest_parse import ParsedManifest
-from meshcert.certify.report import CertReport, RefInfo, utc_now
+from meshcert.certify.report import CertReport
+from meshcert.certify.report_ref import RefInfo
 from meshcert.certify.view import PackageView
 from meshcert.certify.workers.llama_gguf import LLAMA_CPP_FACTS_KEY, GGUFSecondOpinion, LlamaCppGGUF
+from meshcert.core.clock import utc_now
 from meshcert.core.findings import Finding, finding
 from meshcert.core.gguf.reader import read_header_file
 

@@ -6,11 +6,11 @@ The JSON Schema in `docs/cert.schema.json` is generated from these models
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from meshcert.certify.report_ref import RefInfo
 from meshcert.core.findings import Finding
 
 GateStatus = Literal["passed", "failed", "incomplete", "not_required"]
@@ -24,11 +24,6 @@ ATTESTATION_POLICY = "attestation_policy"
 # how a skipped check's details begin (meshcert.certify.checks.asked_for / applicable)
 NOT_ASKED_FOR = "not asked for"
 NOT_APPLICABLE = "not applicable"
-
-
-def utc_now() -> str:
-    """Now, as the reports' `started_at` and `finished_at` are written."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class _Model(BaseModel):
@@ -92,14 +87,6 @@ class CheckRun(_Model):
     codes: list[str] = Field(default_factory=list, description="Distinct codes it produced.")
     details: str | None = Field(default=None, description="skipped: 'not asked for: runs "
                                 "with <flag>' or 'not applicable: <why>'; error: the crash.")
-
-
-class RefInfo(_Model):
-    kind: Literal["local", "hf"]
-    repo: str | None = None
-    requested_revision: str | None = None
-    resolved_commit: str | None = None
-    pinned: bool
 
 
 class SourceModel(_Model):

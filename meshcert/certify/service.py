@@ -11,16 +11,12 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from meshcert.certify.manifest_parse import ParsedManifest
-from meshcert.certify.report import (
-    CertReport,
-    RefInfo,
-    RuntimeGate,
-    utc_now,
-)
+from meshcert.certify.report_ref import RefInfo
 from meshcert.certify.runtime.request import RuntimeRequest
 from meshcert.certify.view import CertOptions, PackageView
 from meshcert.certify.worker_questions import WorkerQuestions
 from meshcert.certify.workers import prestart_workers
+from meshcert.core.clock import utc_now
 from meshcert.core.findings import Finding, finding
 from meshcert.core.progress import NullProgress, ProgressObserver
 from meshcert.core.refs import PackageRef, RefError, parse_ref
@@ -30,6 +26,7 @@ _COMMIT = re.compile(r"^[0-9a-fA-F]{40}$")
 
 if TYPE_CHECKING:
     from meshcert.certify.package_gguf.source_facts import SourceFacts
+    from meshcert.certify.report import CertReport, RuntimeGate
     from meshcert.certify.split_parity import ParityRequest
     from meshcert.core.hub.gate import RequestGate
 
@@ -227,6 +224,7 @@ def _runtime_or_default(request: CertRequest, progress: ProgressObserver
         return run_runtime(request.runtime, progress)
     except Exception as exc:  # containment; the text may quote the key: only the type is kept
         from meshcert.certify.engine import MESH_GATES
+        from meshcert.certify.report import RuntimeGate
 
         return [RuntimeGate(name=name, status="incomplete",
                             details=f"not run: internal error: {type(exc).__name__}")

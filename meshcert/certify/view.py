@@ -22,7 +22,8 @@ if TYPE_CHECKING:  # names of the fields' types only: a source imports what it f
     from meshcert.certify.build_results import ParityResult, StageBuild
     from meshcert.certify.formats.v2_carrier import TensorCatalog
     from meshcert.certify.manifest_parse import ParsedManifest
-    from meshcert.certify.report import RefInfo, VerificationMode
+    from meshcert.certify.report import VerificationMode
+    from meshcert.certify.report_ref import RefInfo
     from meshcert.certify.scope import ScopeRequest
     from meshcert.core.file_facts import FileFact
     from meshcert.core.findings import Finding

@@ -22,8 +22,9 @@ def _report(source: SourceModel) -> CertReport:
     from meshcert.certify.engine import build_report
     from meshcert.certify.inspect_file import inspect_checks
     from meshcert.certify.manifest_parse import ParsedManifest
-    from meshcert.certify.report import RefInfo, utc_now
+    from meshcert.certify.report_ref import RefInfo
     from meshcert.certify.view import PackageView
+    from meshcert.core.clock import utc_now
 
     started = utc_now()
     view = PackageView(ref=RefInfo(kind="hf", repo=source.repo, pinned=False),

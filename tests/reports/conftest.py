@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from meshcert.certify.report import CertReport, Gate, RefInfo, RuntimeGate, TransferStats
+from meshcert.certify.report import CertReport, Gate, RuntimeGate, TransferStats
+from meshcert.certify.report_ref import RefInfo
 from meshcert.core.findings import finding
 from meshcert.evidence.report import EvidenceReport
 from tests.conftest import PackageFactory, certify_dir

@@ -25,7 +25,7 @@ from meshcert.certify.manifest_parse import (
     parse_manifest,
 )
 from meshcert.certify.paths import unsafe_path_reason
-from meshcert.certify.report import RefInfo
+from meshcert.certify.report_ref import RefInfo
 from meshcert.certify.sources.local import (
     MAX_README_BYTES,
     README_NAME,

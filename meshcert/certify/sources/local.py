@@ -16,7 +16,7 @@ from meshcert.certify.manifest_parse import (
     parse_manifest,
 )
 from meshcert.certify.paths import unsafe_path_reason
-from meshcert.certify.report import RefInfo
+from meshcert.certify.report_ref import RefInfo
 from meshcert.certify.view import (
     MAX_PUBLISHER_FILE_BYTES,
     CertOptions,

@@ -22,7 +22,7 @@ from gguf import GGMLQuantizationType, GGUFReader, GGUFValueType, GGUFWriter
 from meshcert.certify.checks import all_checks
 from meshcert.certify.engine import run_checks
 from meshcert.certify.manifest_parse import ParsedManifest
-from meshcert.certify.report import RefInfo
+from meshcert.certify.report_ref import RefInfo
 from meshcert.certify.view import PackageView
 from meshcert.core.findings import Finding
 from meshcert.core.gguf.model import GGUFHeader, HeaderError

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from meshcert.certify.manifest_parse import ParsedManifest
-from meshcert.certify.report import RefInfo
+from meshcert.certify.report_ref import RefInfo
 from meshcert.certify.view import CertOptions, PackageView
 from meshcert.certify.workers.llama_gguf import (
     HASH_BYTES_PER_S,

@@ -11,7 +11,7 @@ from gguf import GGMLQuantizationType as Q
 from meshcert.certify.checks import all_checks
 from meshcert.certify.engine import run_checks
 from meshcert.certify.manifest_parse import ParsedManifest
-from meshcert.certify.report import RefInfo
+from meshcert.certify.report_ref import RefInfo
 from meshcert.certify.sources.local import load_local_package
 from meshcert.certify.view import CertOptions, PackageView
 from meshcert.core.gguf.model import HeaderError

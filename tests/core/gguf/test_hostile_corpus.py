@@ -13,7 +13,7 @@ from meshcert.certify.checks import all_checks
 from meshcert.certify.engine import run_checks
 from meshcert.certify.inspect_file import inspect_gguf
 from meshcert.certify.manifest_parse import ParsedManifest
-from meshcert.certify.report import RefInfo
+from meshcert.certify.report_ref import RefInfo
 from meshcert.certify.view import PackageView
 from meshcert.certify.workers.llama_gguf import LlamaCppGGUF, find_library
 from meshcert.core.gguf.model import GGUFHeader

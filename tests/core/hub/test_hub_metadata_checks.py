@@ -6,7 +6,7 @@ from typing import Any
 
 from meshcert.certify.checks.hub_metadata import hub_metadata
 from meshcert.certify.manifest_parse import ParsedManifest
-from meshcert.certify.report import RefInfo
+from meshcert.certify.report_ref import RefInfo
 from meshcert.certify.view import PackageView
 from meshcert.core.file_facts import FileFact
 from meshcert.core.hub.listing import LFS_SIZES_FACT
