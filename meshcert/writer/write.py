@@ -147,7 +147,7 @@ class Prepared:
 class WriteResult:
     prepared: Prepared
     state: StreamState
-    manifest: dict[str, object]
+    manifest: dict[str, Any]  # the JSON document written as model-package.json
     manifest_sha256: str
     card: str | None
 

@@ -101,7 +101,9 @@ def test_every_request_is_counted_in_the_rows(catalog: Catalog, hub: FakeHub  # 
 def test_a_changed_artifact_is_not_accepted_from_the_attestation(
         catalog: Catalog, hub: FakeHub, tmp_path: Path) -> None:  # noqa: F811
     repo = "ns/signed-v1"
-    commit = hub.get_repo(repo).commits[catalog.commits[repo]]
+    fake_repo = hub.get_repo(repo)
+    assert fake_repo is not None
+    commit = fake_repo.commits[catalog.commits[repo]]
     layer = sorted(p for p in commit.files if p.startswith("layers/"))[0]
     changed = hub.commit(repo, {layer: hub.blobs[commit.files[layer].key] + b"\0"},
                          replace_all=False)

@@ -4,6 +4,7 @@ with a warning, and a valid attestation is checked against the facts the run gat
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,7 +30,7 @@ def policy(signer: KeyPair, mode: Mode) -> TrustPolicy:
     return TrustPolicy.of_keys([load_public(signer.key_id)], mode=mode)
 
 
-def certify_under(ref: str, trust: TrustPolicy, attestation: str | None = None, **options: bool
+def certify_under(ref: str, trust: TrustPolicy, attestation: str | None = None, **options: Any
                   ) -> tuple[str, list[tuple[str, str]]]:
     report = certify_package(CertRequest(model=ref, options=CertOptions(**options),
                                          extra_findings=trust_gate(trust, attestation)))

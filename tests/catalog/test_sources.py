@@ -108,8 +108,7 @@ def test_bad_dataset_refs(text: str, why: str) -> None:
 
 # --- a dataset repo on the Hub (the in-repo Hub, once it holds datasets) ---------------------
 def publish_catalog(hub: FakeHub, root: Path) -> str:
-    sha: str = hub.commit(CATALOG_REPO, catalog_files(root),  # type: ignore[call-arg]
-                          repo_type="dataset")
+    sha: str = hub.commit(CATALOG_REPO, catalog_files(root), repo_type="dataset")
     return sha
 
 

@@ -9,13 +9,14 @@ from meshcert.certify.checks import Check, all_checks
 from meshcert.certify.engine import build_report, utc_now
 from meshcert.certify.report import CertReport, cert_json_schema
 from meshcert.certify.sources.local import load_local_package
-from meshcert.certify.view import CertOptions
+from meshcert.certify.view import CertOptions, PackageView
+from meshcert.core.findings import Finding
 from tests.conftest import PackageFactory
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "cert.schema.json"
 
 
-def _boom(view: object) -> list[object]:
+def _boom(view: PackageView) -> list[Finding]:
     raise RuntimeError("deliberate")
 
 

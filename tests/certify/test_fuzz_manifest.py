@@ -148,6 +148,7 @@ def test_breaking_a_must_rule_fails(base_view: PackageView, name: str, breaker) 
 def test_valid_manifest_variants_have_no_error(base_view: PackageView, extra, upper: bool,
                                                reorder: bool) -> None:
     manifest = copy.deepcopy(base_view.manifest)
+    assert manifest is not None
     manifest.update(extra)
     if upper:
         for entry in manifest["layers"]:

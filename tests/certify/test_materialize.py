@@ -11,6 +11,7 @@ import pytest
 
 from meshcert.certify.materialize import compose, write_gguf
 from meshcert.certify.stages import certification_ranges
+from meshcert.core.gguf.model import GGUFHeader
 from meshcert.core.gguf.reader import read_header_file
 from tests.certify.checks.gguf_edits import KV, Typed, rewrite_gguf
 from tests.certify.checks.manifest_edits import real_view
@@ -33,12 +34,16 @@ def test_a_composed_stage_carries_no_split_keys(tmp_path: Path) -> None:
     for rel in pkg.files:
         rewrite_gguf(pkg.root / rel, _stale)
         refresh_v1_artifact(pkg, rel)
-    assert set(read_header_file(pkg.root / "shared/metadata.gguf").kv) >= SPLIT_KEYS
+    metadata = read_header_file(pkg.root / "shared/metadata.gguf")
+    assert isinstance(metadata, GGUFHeader), metadata
+    assert set(metadata.kv) >= SPLIT_KEYS
     view = real_view(pkg)  # type: ignore[arg-type]
     for stage in certification_ranges(4):
         target = tmp_path / "stages" / f"{stage.stage_id}.gguf"
         write_gguf(target, compose(view, stage, 4))
-        kv = read_header_file(target).kv
+        header = read_header_file(target)
+        assert isinstance(header, GGUFHeader), header
+        kv = header.kv
         assert not SPLIT_KEYS & set(kv), stage.stage_id
         assert kv["llama.block_count"] == 4  # the rest of the metadata is kept
 

@@ -20,7 +20,7 @@ PROMPTS = ["Progress phases: one, two,", "Progress phases: the sky is"]
 TOKENS = 3
 
 
-def certify(root: Path, source: Path, tmp_path: Path, *more: str):  # type: ignore[no-untyped-def]
+def certify(root: Path, source: Path, tmp_path: Path, *more: str):
     prompts = tmp_path / "prompts.txt"
     prompts.write_text("\n".join(PROMPTS) + "\n")
     return CliRunner().invoke(app, [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from meshcert.certify import template_audits
@@ -16,7 +18,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = template_audits.audit_isolated
 
-    def counted(text: str, **kwargs: bool) -> list[template_audits.TemplateIssue]:
+    def counted(text: str, **kwargs: Any) -> list[template_audits.TemplateIssue]:
         seen.append(text)
         return real(text, **kwargs)
 

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -36,7 +37,12 @@ def test_good_package_exits_0_and_writes_the_report(packages: PackageFactory,
 def test_broken_package_exits_1_and_still_writes_every_finding(packages: PackageFactory,
                                                                tmp_path: Path) -> None:
     info = packages.build("llama")
-    packages.edit_manifest(info, lambda m: (m["layers"].pop(1), m.update(format="nope")))
+
+    def break_it(m: dict[str, Any]) -> None:
+        m["layers"].pop(1)
+        m.update(format="nope")
+
+    packages.edit_manifest(info, break_it)
     out = tmp_path / "cert.json"
     result = certify(str(info.root), "--package-only", "--report-out", str(out))
     assert result.exit_code == 1

@@ -47,6 +47,7 @@ def test_publish_commits_the_attestation_after_the_certified_commit(
     repo = hub.repos["meshllm/tiny"]
     head = repo.branches["main"]
     certified = repo.commits[head].parent
+    assert certified is not None
     assert "attestations/meshcert.intoto.jsonl" in repo.commits[head].files
     assert "attestations/meshcert.intoto.jsonl" not in repo.commits[certified].files
     assert f"  attestation: attestations/meshcert.intoto.jsonl at commit {head}" in \

@@ -37,15 +37,15 @@ def package(tmp_path: Path) -> PackageInfo:
     return write_package(llama_spec(block_count=3), tmp_path / "pkg")
 
 
-def run(*args: str):  # type: ignore[no-untyped-def]
+def run(*args: str):
     return runner.invoke(app, list(args))
 
 
-def publish(package: PackageInfo, *more: str):  # type: ignore[no-untyped-def]
+def publish(package: PackageInfo, *more: str):
     return run("package", "publish", str(package.root), "--target", "meshllm/tiny", *more)
 
 
-def assert_refused(result, says: str) -> None:  # type: ignore[no-untyped-def]
+def assert_refused(result, says: str) -> None:
     assert result.exit_code == 2, result.output
     refusals = [line for line in result.stderr.splitlines() if line.startswith("refused: ")]
     assert len(refusals) == 1 and says in refusals[0], result.stderr  # one clear line

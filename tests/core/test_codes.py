@@ -11,7 +11,7 @@ from meshcert.attest.codes import ATTESTATION_CODES as _ATTESTATION_CODES
 from meshcert.catalog.compare import CATALOG_RUN_CODES
 from meshcert.certify.checks import all_checks
 from meshcert.certify.merge import MERGE_CODES
-from meshcert.core.codes import CODES
+from meshcert.core.codes import CODES, Severity
 
 # Copied from the spec (certification.md, "Finding codes"): a rename here is a breaking change.
 SPEC_CODES = [
@@ -207,7 +207,7 @@ NOTHING_TO_DO = ("nothing to do", "nothing to fix", "no action", "safe to ignore
                  "can be ignored")
 
 
-def _remediations_at(code: str) -> list[tuple[str, str]]:
+def _remediations_at(code: str) -> list[tuple[Severity, str]]:
     row = CODES[code]
     return [(row.severity, row.remediation)] + [(r.severity, r.remediation) for r in row.raised]
 

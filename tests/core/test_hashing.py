@@ -37,8 +37,8 @@ def test_hash_files_matches_hashlib_and_reports_progress(tmp_path: Path) -> None
         paths.append(str(p))
     progress = CountingProgress()
     results = hash_files(paths, workers=2, progress=progress)
-    for p in paths:
-        assert results[p].sha256 == hashlib.sha256(Path(p).read_bytes()).hexdigest()
+    for name in paths:
+        assert results[name].sha256 == hashlib.sha256(Path(name).read_bytes()).hexdigest()
     assert progress.total == progress.done == sum(os.path.getsize(p) for p in paths)
     assert progress.ended
 

@@ -167,14 +167,21 @@ def test_a_directory_of_runs_keeps_each_runs_setup(tmp_path: Path) -> None:
     assert code == 0 and json.loads(out)["rows_by_format"] == {"skippy-run": 66}
 
 
+def _attr(node: Node, name: str) -> str:
+    """An attribute that must carry a value (not a bare `<tag name>`)."""
+    value = node.attrs[name]
+    assert value is not None, f"<{node.tag} {name}> has no value"
+    return value
+
+
 def _band_holds(svg: Node, point: Node) -> bool | None:
     """Whether a point is drawn inside the plot's band rect (None: no band drawn)."""
     rects = svg.find_all("rect", cls="band")
     if not rects:
         return None
-    top = float(rects[0].attrs["y"])
-    bottom = top + float(rects[0].attrs["height"])
-    return top - 0.01 <= float(point.attrs["cy"]) <= bottom + 0.01
+    top = float(_attr(rects[0], "y"))
+    bottom = top + float(_attr(rects[0], "height"))
+    return top - 0.01 <= float(_attr(point, "cy")) <= bottom + 0.01
 
 
 def test_history_html_is_a_report_like_the_others(tmp_path: Path) -> None:
@@ -194,15 +201,15 @@ def test_history_html_is_a_report_like_the_others(tmp_path: Path) -> None:
     for svg in svgs:
         assert len(svg.find_all("text", cls="x-label")) == 1
         assert len(svg.find_all("text", cls="y-label")) == 1
-    classes = {(r.attrs["data-cohort"], r.attrs["data-metric"]): r.attrs["data-class"]
+    classes = {(r.attrs["data-cohort"], r.attrs["data-metric"]): _attr(r, "data-class")
                for r in page.find("table", cls="history-table").find_all(
                    "tr", where=lambda n: "data-class" in n.attrs)}
     # the llama setup regressed on TTFT only: its throughput is its own class, pass
     assert sorted(classes.values()).count("performance-regression") == 2
     for svg in svgs:
         (latest,) = svg.find_all("circle", cls="latest")
-        own = latest.attrs["data-class"]
-        title = svg.attrs["aria-label"]
+        own = _attr(latest, "data-class")
+        title = _attr(svg, "aria-label")
         assert title.endswith(f": {own}")
         assert own in classes.values()
         drawn = _band_holds(svg, latest)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -87,7 +88,7 @@ def report(tmp: Path, rules: str, name: str = "cat.toml", *files: str) -> tuple[
     return result.exit_code, result.stdout, result.stderr
 
 
-def user_decision(tmp: Path) -> dict[str, object]:
+def user_decision(tmp: Path) -> dict[str, Any]:
     doc = EvidenceReport.model_validate_json((tmp / "out" / "decisions.json").read_text())
     d = next(x for x in doc.decisions if x.policy == "fused_rms_norm")
     return d.model_dump()

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from meshcert.evidence import ingest_texts
@@ -16,7 +18,7 @@ def ingest(text: str, name: str = "run.log") -> IngestResult:
     return ingest_texts({name: text})
 
 
-def rows(result: IngestResult, kind: str) -> list[dict[str, object]]:
+def rows(result: IngestResult, kind: str) -> list[dict[str, Any]]:
     t = result.table
     return list(t[t["kind"] == kind].to_dict("records"))
 

@@ -6,6 +6,7 @@ few artifacts."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -32,8 +33,8 @@ def source(tmp_path: Path) -> Path:
     return write_source_gguf(llama_spec(block_count=6), tmp_path / "src" / "tiny.gguf")
 
 
-def _write_request(source: Path, out: Path, **fields: object) -> WriteRequest:
-    return WriteRequest(source=str(source), out_dir=str(out), model_id=MODEL_ID,  # type: ignore[arg-type]
+def _write_request(source: Path, out: Path, **fields: Any) -> WriteRequest:
+    return WriteRequest(source=str(source), out_dir=str(out), model_id=MODEL_ID,
                         source_repo=SOURCE_REPO, source_revision=SOURCE_COMMIT, **fields)
 
 

@@ -26,9 +26,10 @@ from meshcert.certify.engine import build_report, utc_now
 from meshcert.certify.report import CertReport
 from meshcert.certify.service import CertRequest, RuntimeRequest, certify_package
 from meshcert.certify.sources.local import load_local_package
-from meshcert.certify.view import CertOptions
+from meshcert.certify.view import CertOptions, PackageView
 from meshcert.cli.cert_console import plain_text, render_lines
 from meshcert.cli.exit_codes import EXIT_CODES
+from meshcert.core.findings import Finding
 from meshcert.reports.certification.junit import render_cert_junit
 from meshcert.reports.certification.sarif import build_sarif
 from meshcert.reports.html import render_cert_html
@@ -182,7 +183,7 @@ def test_a_trust_policy_that_fails_the_package_is_named(packages: PackageFactory
     assert case.find("failure") is not None
 
 
-def _boom(view: object) -> list[object]:
+def _boom(view: PackageView) -> list[Finding]:
     raise RuntimeError("deliberate")  # a crash no real check can be made to have
 
 

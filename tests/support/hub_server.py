@@ -39,7 +39,7 @@ import json
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, cast
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from tests.support import hub_uploads
@@ -274,7 +274,10 @@ class FakeHub(HubStore):
             return
         if answer is None:
             bearer = TokenTable.bearer(handler.headers.get("Authorization"))
-            request = Request(method, route, segments, query, body, handler.headers,
+            # handler.headers is an email Message: a Mapping in behaviour (its .get is
+            # case-insensitive, which dict(...) would lose), not in its declared type.
+            headers = cast("Mapping[str, str]", handler.headers)
+            request = Request(method, route, segments, query, body, headers,
                               handler.headers.get("Host") or f"127.0.0.1:{self.port}",
                               self.tokens.get(bearer), bearer)
             try:

@@ -47,8 +47,8 @@ def llama_bin_dir() -> Path | None:
     """The bin dir holding every tool, or None when it is not built (yet)."""
     explicit = os.environ.get(BIN_ENV)
     if explicit:
-        path = Path(explicit)
-        return path if all(os.access(path / n, os.X_OK) for n in tool_names()) else None
+        given = Path(explicit)
+        return given if all(os.access(given / n, os.X_OK) for n in tool_names()) else None
     path: Path = build_script().bin_dir()
     return path if build_script().installed(path) else None
 

@@ -8,16 +8,16 @@ from pathlib import Path
 
 import numpy as np
 
-from meshcert.core.gguf.reader import read_header_file
 from tests.certify.v2_packages import MODEL_ID, build_v1, tiny_source
 from tests.support.splits import read_source, split_v1, with_extra_tensors
+from tests.writer.builders import header
 
 ROPE = "rope_freqs.weight"
 
 
 def test_every_fragment_holds_its_tensors_and_the_metadata_role_copies(tmp_path: Path) -> None:
     pkg = build_v1(tmp_path, rope_freqs=True)
-    names = {rel: [t.name for t in read_header_file(pkg.root / rel).tensors]
+    names = {rel: [t.name for t in header(pkg.root / rel).tensors]
              for rel in pkg.files}
     assert names["shared/metadata.gguf"] == [ROPE]
     assert names["shared/embeddings.gguf"] == [ROPE, "token_embd.weight"]
@@ -35,7 +35,7 @@ def test_the_manifest_counts_the_copies_as_the_writer_reads_them_back(tmp_path: 
 def test_every_fragment_repeats_all_kvs_then_alignment_then_the_slice(tmp_path: Path) -> None:
     pkg = build_v1(tmp_path)
     source = list(read_source(pkg.source_path).kv)
-    keys = list(read_header_file(pkg.root / "layers/layer-000.gguf").kv)
+    keys = list(header(pkg.root / "layers/layer-000.gguf").kv)
     assert keys[:len(source)] == source  # the tokenizer too, as gguf_set_kv copies it
     assert keys[len(source):] == ["general.alignment", "skippy.slice.stage_index",
                                   "skippy.slice.layer_start", "skippy.slice.layer_end",
@@ -60,4 +60,4 @@ def test_a_split_of_the_extended_source_carries_the_tensor_everywhere(tmp_path: 
     source = with_extra_tensors(tiny_source(tmp_path), tmp_path / "rope.gguf",
                                 [(ROPE, np.ones(8, dtype=np.float32))])
     pkg = split_v1(source, tmp_path / "pkg", model_id=MODEL_ID)
-    assert all(read_header_file(pkg.root / rel).tensors[0].name == ROPE for rel in pkg.files)
+    assert all(header(pkg.root / rel).tensors[0].name == ROPE for rel in pkg.files)

@@ -61,6 +61,7 @@ def test_a_v2_package_certifies_and_its_carrier_agrees_with_certifys_reading(
     src = {t.name: t for t in result.plan.source.tensors}
     assert {t.name for t in catalog.tensors} == set(src)
     for t in catalog.tensors:  # every locator points at the source's bytes
+        assert t.artifact is not None
         assert _tensor_bytes(result.root / str(t.artifact.path), t.offset, t.size) == \
             _tensor_bytes(source, src[t.name].start, src[t.name].n_bytes)
     assert os.path.getsize(result.root / "shared/metadata.gguf") == \

@@ -12,6 +12,7 @@ from gguf import GGMLQuantizationType
 
 from meshcert.certify.checks import all_checks
 from meshcert.certify.engine import run_checks
+from meshcert.core.gguf.model import GGUFHeader
 from meshcert.core.gguf.reader import read_header_file
 from meshcert.testing.writer import sha256_of
 from tests.certify.checks.gguf_edits import Tensors, rewrite_gguf
@@ -33,7 +34,9 @@ def differ_messages(pkg: SplitPackage) -> list[str]:
 def test_a_package_with_rope_freqs_in_every_fragment_passes(tmp_path: Path) -> None:
     pkg = build_v1(tmp_path, rope_freqs=True)
     for rel in pkg.files:
-        assert ROPE in [t.name for t in read_header_file(pkg.root / rel).tensors], rel
+        header = read_header_file(pkg.root / rel)
+        assert isinstance(header, GGUFHeader), header
+        assert ROPE in [t.name for t in header.tensors], rel
     report = certify_dir(pkg.root)
     assert report.status == "passed"
     assert [f.code for f in report.findings if f.severity != "info"] == []
@@ -119,6 +122,7 @@ def test_a_tensor_in_one_fragment_only_has_nothing_to_compare(tmp_path: Path) ->
     for entry in [*manifest["shared"].values(), *manifest["layers"]]:
         file = pkg.root / entry["path"]
         header = read_header_file(file)
+        assert isinstance(header, GGUFHeader), header
         entry |= {"sha256": sha256_of(file), "artifact_bytes": file.stat().st_size,
                   "tensor_count": len(header.tensors),
                   "tensor_bytes": sum(t.n_bytes for t in header.tensors)}

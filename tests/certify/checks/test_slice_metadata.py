@@ -11,6 +11,7 @@ from gguf import GGUFValueType
 
 from meshcert.certify.checks import all_checks
 from meshcert.certify.engine import run_checks
+from meshcert.core.gguf.model import GGUFHeader
 from meshcert.core.gguf.reader import read_header_file
 from tests.certify.checks.gguf_edits import KV, Typed, rewrite_gguf
 from tests.certify.v2_packages import build_v1, refresh_v1_artifact
@@ -30,6 +31,7 @@ def test_the_writer_records_each_fragments_slice(tmp_path: Path) -> None:
     }
     for rel, values in expected.items():
         header = read_header_file(pkg.root / rel)
+        assert isinstance(header, GGUFHeader), header
         keys = ("stage_index", "layer_start", "layer_end", "include_embeddings",
                 "include_output")
         assert tuple(header.kv[f"skippy.slice.{k}"] for k in keys) == values, rel
@@ -86,8 +88,9 @@ def test_a_package_whose_writer_records_no_slice_keys_passes(tmp_path: Path) -> 
     for rel in pkg.files:
         rewrite_gguf(pkg.root / rel, forget)
         refresh_v1_artifact(pkg, rel)
-    assert not any(k.startswith("skippy.slice.")
-                   for k in read_header_file(pkg.root / "shared/output.gguf").kv)
+    output = read_header_file(pkg.root / "shared/output.gguf")
+    assert isinstance(output, GGUFHeader), output
+    assert not any(k.startswith("skippy.slice.") for k in output.kv)
     report = certify_dir(pkg.root)
     assert "slice_metadata_mismatch" not in codes(report) and report.status == "passed"
 

@@ -40,7 +40,7 @@ def test_the_issue_reproduction_null_files_and_an_absolute_source_path(
         packages: PackageFactory) -> None:
     info = packages.build("llama")
 
-    def as_the_writer_writes(m: dict) -> None:  # type: ignore[type-arg]
+    def as_the_writer_writes(m: dict) -> None:
         m["source_model"]["path"] = "/data/mount/Model-Q4_K_M.gguf"
         m["source_model"]["files"] = [{"path": "Model-Q4_K_M.gguf", "size_bytes": None,
                                        "sha256": None}]

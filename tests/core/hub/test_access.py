@@ -39,7 +39,7 @@ def closed_port_url() -> str:
     return f"http://127.0.0.1:{port}"
 
 
-def api(endpoint: str):  # type: ignore[no-untyped-def]
+def api(endpoint: str):
     from huggingface_hub import HfApi
 
     return HfApi(endpoint=endpoint)

@@ -4,6 +4,7 @@ listing says is over 16 MiB is never downloaded."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from tests.certify.chat_template.corpus import HOSTILE
@@ -28,7 +29,7 @@ def test_publisher_findings_over_the_hub_match_the_local_folder(hub: FakeHub,
     assert codes["chat_template_code_execution"] == "metadata/tokenizer_config.json"
     assert codes["publisher_file_not_object"] == "metadata/generation_config.json"
     # the in-repo Hub stores only .gguf files as LFS: hub_artifact_not_lfs is the Hub's own
-    def same(keys: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
+    def same(keys: Sequence[tuple[object, ...]]) -> list[tuple[object, ...]]:
         return [k for k in keys if k[0] != "hub_artifact_not_lfs"]
 
     assert same(finding_keys(remote)) == same(finding_keys(local))

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from meshcert.certify.sources.hub import load_hub_package
-from meshcert.certify.view import CertOptions
+from meshcert.certify.view import CertOptions, PackageView
 from meshcert.core.hub.gate import RequestGate
 from meshcert.core.hub.settings import HubSettings
 from meshcert.core.refs import parse_ref
@@ -45,7 +45,7 @@ def same_file(record_path: str, lfs_path: str, package: Path) -> bool:
                if hashlib.sha256(f.read_bytes()).hexdigest() == digest)
 
 
-def load(hub: FakeHub, ref: str, **settings: int) -> object:
+def load(hub: FakeHub, ref: str, **settings: int) -> PackageView:
     return load_hub_package(parse_ref(ref), options=CertOptions(verify_sha256=False),
                             settings=HubSettings(endpoint=hub.url, **settings))
 
