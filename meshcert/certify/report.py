@@ -306,4 +306,3 @@ def combine_statuses(statuses: list[str]) -> OverallStatus:
 
 def cert_json_schema() -> dict[str, object]:
     return CertReport.model_json_schema()
-

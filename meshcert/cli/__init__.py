@@ -3,85 +3,21 @@
 from __future__ import annotations
 
 import gc
-import importlib
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING
 
 import typer
 
-from meshcert.cli.exit_codes import Exit
+from meshcert.cli.root import GROUP_MODULES, SETTINGS, group_app
+from meshcert.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from meshcert.cli.whole import GROUPS, app
 
-_SETTINGS: dict[str, Any] = dict(
-    name="meshcert",
-    help="Certify mesh-llm layer packages and turn benchmark evidence into decisions.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    # Plain help and usage errors: rich's help panels cost more start-up time (rich.markdown,
-    # pygments) than the rest of `meshcert --help` together, and plain text reads at 80 columns.
-    rich_markup_mode=None,
-)
-# Each command group's module (meshcert.cli.<module>, its `app`): a run imports only the group
-# it names (`group_app`), not the seven, whose imports would cost every command ~8 ms.
-GROUP_MODULES = {"models": "models_cmd", "report": "report_cmd", "evidence": "evidence_cmd",
-                 "package": "package_cmd", "catalog": "catalog_cmd", "attest": "attest_cmd",
-                 "job": "job_group"}
-
-
-def group_app(name: str) -> typer.Typer:
-    """The `app` of the command group `name` (imported on first use)."""
-    module = importlib.import_module(f"meshcert.cli.{GROUP_MODULES[name]}")
-    group: typer.Typer = module.app
-    return group
-
-
-def _print_version(value: bool) -> None:
-    if value:
-        from meshcert.core.version import __version__
-
-        typer.echo(f"meshcert {__version__}")
-        raise typer.Exit(Exit.PASSED)
-
-
-def _root(version: Annotated[bool, typer.Option(
-        "--version", is_eager=True, callback=_print_version,
-        help="Print `meshcert X.Y.Z` and exit.")] = False) -> None:
-    pass
-
-
-def whole_app() -> typer.Typer:
-    """The whole command line: every group, `demo` and `--version` (built once)."""
-    if _WHOLE:
-        return _WHOLE[0]
-    from meshcert.cli import demo_cmd
-
-    whole = typer.Typer(**_SETTINGS)
-    whole.callback()(_root)
-    for name in GROUP_MODULES:
-        whole.add_typer(group_app(name), name=name)
-    whole.command("demo")(demo_cmd.demo)
-    _WHOLE.append(whole)
-    return whole
-
-
-_WHOLE: list[typer.Typer] = []
-
-
-def groups() -> Mapping[str, typer.Typer]:
-    """Every command group's `app`, by name (imports them all)."""
-    return {name: group_app(name) for name in GROUP_MODULES}
-
-
-def __getattr__(name: str) -> Any:  # PEP 562: `app` and `GROUPS` import every group
-    if name == "app":
-        return whole_app()
-    if name == "GROUPS":
-        return groups()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# `app` (the whole command line) and `GROUPS` import every command group: loaded on first use
+__getattr__ = lazy_exports(__name__, {"whole": ("GROUPS", "app")})
+__all__ = ["GROUPS", "app"]
 
 
 def app_for(argv: list[str]) -> typer.Typer:
@@ -93,8 +29,10 @@ def app_for(argv: list[str]) -> typer.Typer:
     the group, its commands, their help and errors are the same objects either way.
     """
     if not argv or argv[0] not in GROUP_MODULES:
-        return whole_app()
-    only = typer.Typer(**_SETTINGS)
+        from meshcert.cli.whole import app
+
+        return app
+    only = typer.Typer(**SETTINGS)
     only.add_typer(group_app(argv[0]), name=argv[0])
     return only
 

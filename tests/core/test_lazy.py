@@ -1,6 +1,6 @@
 """meshcert.core.lazy: a package face whose names load on first use. The faces that use it
-(meshcert.evidence, meshcert.certify.chat_template) export exactly their `__all__`, each name
-the very object its submodule defines."""
+(meshcert.evidence, meshcert.certify.chat_template, meshcert.cli) export exactly their
+`__all__`, each name the very object its submodule defines."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-LAZY_FACES = ("meshcert.evidence", "meshcert.certify.chat_template")
+LAZY_FACES = ("meshcert.evidence", "meshcert.certify.chat_template", "meshcert.cli")
 
 
 def type_checking_imports(face: str) -> dict[str, str]:
