@@ -98,15 +98,15 @@ def _pct(value: float) -> str:
     return f"{value:+.2f}%"
 
 
-def _significant(median: float, effect: float, better: Direction, metric: str
+def _significant(median: float, effect: float, better: Direction
                  ) -> tuple[ABDecisionVerdict, str]:
     if abs(median) < effect:
         return "no-practical-change", (f"significant, but the median {_pct(median)} is smaller "
                                        f"than the minimum practical effect {effect:g}%")
     up = median > 0
     if up == (better == "higher"):
-        return "promote", f"{metric} significantly better by {_pct(median)}"
-    return "reject", f"{metric} significantly worse by {_pct(median)}"
+        return "promote", f"significantly better by {_pct(median)}"
+    return "reject", f"significantly worse by {_pct(median)}"
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ def _decide_metric(m: _Metric, rule: ABRule, fam: _Family) -> ABMetricDecision:
     d.interval_low, d.interval_high = iv.low, iv.high
     d.interval_coverage, d.interval_method = iv.coverage, iv.method
     if m.better is None:
-        d.reason = f"{m.metric}: no known better direction (not decided)"
+        d.reason = "no known better direction (neither the rule nor the unit says): not decided"
         return d
     d.mde_percent = min_detectable_effect(m.deltas, alpha=rule.alpha, m=fam.m,
                                           sides=rule.sides, k=k)
@@ -152,7 +152,7 @@ def _decide_metric(m: _Metric, rule: ABRule, fam: _Family) -> ABMetricDecision:
     d.test, d.p_value = test.test, test.p_value
     d.p_adjusted, d.holm_m = float(h.p_adjusted), fam.m
     if h.p_adjusted < rule.alpha:
-        d.verdict, d.reason = _significant(d.median, effect, m.better, m.metric)
+        d.verdict, d.reason = _significant(d.median, effect, m.better)
     elif -effect < iv.low and iv.high < effect:
         d.verdict = "no-practical-change"
         d.reason = (f"not significant, and the median's interval lies wholly inside "

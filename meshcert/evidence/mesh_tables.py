@@ -32,6 +32,16 @@ def _cut(value: str | None, limit: int = 80) -> str:
     return value if len(value) <= limit else value[:limit - 3] + "..."
 
 
+def _test(test: str | None) -> str:
+    """The test's short name: `exact sign-flip (2^8)`, `Monte Carlo sign-flip (20,000)`."""
+    if test is None:
+        return "-"
+    count = test[test.find("(") + 1:].split(" ", 2)
+    if test.startswith("exact"):
+        return f"exact sign-flip ({count[1]})" if len(count) > 1 else "exact sign-flip"
+    return f"Monte Carlo sign-flip ({count[0]})"
+
+
 def _ab_interval(low: float | None, high: float | None, coverage: float | None) -> str:
     """The sign-test interval of the median effect, with its own coverage."""
     if low is None or high is None:
@@ -52,13 +62,13 @@ def mesh_sections(report: EvidenceReport) -> list[Section]:
                       f"{h.file}:{h.line}"] for h in report.history for m in h.metrics]))
     if report.ab_decisions:
         out.append(("A/B comparisons", ["comparison", "verdict", "metric", "n / k",
-                                        "median %", "interval %", "p", "p (Holm)", "MDE %",
-                                        "why"],
+                                        "median %", "interval %", "test", "p", "p (Holm)",
+                                        "MDE %", "why"],
                     [[d.comparison, d.verdict if i == 0 else "", m.metric,
                       f"{m.rounds} / {m.min_rounds if m.min_rounds is not None else '-'}",
                       f"{m.median:+.2f}",
                       _ab_interval(m.interval_low, m.interval_high, m.interval_coverage),
-                      _num(m.p_value, "{:.4g}"), _num(m.p_adjusted, "{:.4g}"),
+                      _test(m.test), _num(m.p_value, "{:.4g}"), _num(m.p_adjusted, "{:.4g}"),
                       _num(m.mde_percent, "{:.2f}"), f"{m.verdict}: {m.reason}"]
                      for d in report.ab_decisions for i, m in enumerate(d.metrics)]))
         diffs = [[d.comparison, x.field, _cut(x.old), _cut(x.new)]

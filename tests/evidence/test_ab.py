@@ -88,7 +88,7 @@ def test_ten_percent_over_eight_positive_rounds_promotes_with_an_exact_p() -> No
     sd = float(np.std(deltas, ddof=1))
     assert m.mde_percent is not None and math.isclose(
         m.mde_percent, (1.959964 + 0.841621) * sd / math.sqrt(8), rel_tol=1e-5)
-    assert d.reason == (f"{TOKS}: promote ({TOKS} significantly better by +10.05%); n = 8, "
+    assert d.reason == (f"{TOKS}: promote (significantly better by +10.05%); n = 8, "
                         "median +10.05%, interval [+9.60%, +10.40%] (sign test, 99.2%); exact "
                         f"sign-flip p 0.007812, Holm p 0.007812 (m = 1); MDE {m.mde_percent:.2f}%"
                         "; min effect 1%")
@@ -128,7 +128,7 @@ def test_mixed_signs_are_inconclusive_and_a_worse_metric_rejects() -> None:
     assert toks.verdict == "inconclusive" and toks.p_value is not None and toks.p_value > 0.5
     assert (ttft.verdict, ttft.p_value, ttft.p_adjusted) == ("reject", 2 / 256, 4 / 256)
     assert d.verdict == "reject" and d.reason.startswith(
-        "ttft_ms_p95: reject (ttft_ms_p95 significantly worse by +6.05%)")
+        "ttft_ms_p95: reject (significantly worse by +6.05%)")
 
 
 def test_holm_spans_the_report_and_raises_k() -> None:
