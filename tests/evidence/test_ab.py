@@ -114,7 +114,7 @@ def test_an_insignificant_change_inside_the_minimum_effect_is_no_practical_chang
     assert m.p_value is not None and m.p_value > 0.05
     assert m.verdict == "no-practical-change"
     assert m.interval_low is not None and m.interval_high is not None
-    assert -1 < m.interval_low and m.interval_high < 1
+    assert m.interval_low > -1 and m.interval_high < 1
 
 
 def test_mixed_signs_are_inconclusive_and_a_worse_metric_rejects() -> None:

@@ -53,7 +53,8 @@ def _kv_files(tmp_path: Path) -> list[Path]:
 
 
 def test_mesh_llm_evidence_is_not_judged_by_the_glm_gate(tmp_path: Path) -> None:
-    files = [DATA / "comparison-adaptive-8-rounds.json", DATA / "promotion.json", *_kv_files(tmp_path)]
+    files = [DATA / "comparison-adaptive-8-rounds.json", DATA / "promotion.json",
+             *_kv_files(tmp_path)]
     result = ingest_texts({str(f): f.read_text() for f in files})
     report = build_report(result.table, settings=settings(), options=OPTIONS,
                           sources=result.sources)
