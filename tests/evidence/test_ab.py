@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+from typer.testing import CliRunner
 
+from meshcert.cli import app
 from meshcert.evidence.ab import decide_ab
 from meshcert.evidence.ingest import ingest_texts
 from meshcert.evidence.report import ABDecision
@@ -212,3 +215,23 @@ def test_identical_setups_say_so_and_plain_labels_stay_as_they_are() -> None:
     assert got["same"].differences == []
     assert got["labels"].comparison == "v0.78.0 -> v0.79.0"
     assert got["label"].comparison == "v0.79.0: no setup difference recorded"
+
+
+def test_every_format_names_the_short_subject_not_the_whole_setups(tmp_path: Path) -> None:
+    """Console headline, Markdown, SARIF: the subject, never `"round": 1` and the rest."""
+    worse = [-6.0, -5.5, -7.0, -6.2, -5.9, -6.4, -6.1, -5.7]
+    (tmp_path / "srv.json").write_text(edited({TOKS: worse}, old=SERVER, new=NEW_SERVER))
+    result = CliRunner().invoke(app, [
+        "evidence", "report", str(tmp_path / "srv.json"), "--out-dir", str(tmp_path / "out"),
+        "--md", str(tmp_path / "r.md"), "--sarif", str(tmp_path / "r.sarif")])
+    assert result.exit_code == 0, result.output
+    subject = "skippy-server 8baeeca -> 8eda2ee (commit, version, binary_sha256)"
+    item = result.stdout.splitlines()[1]
+    assert item.split(None, 1)[1].startswith(f"A/B {subject} reject")
+    md = (tmp_path / "r.md").read_text()
+    sarif = json.loads((tmp_path / "r.sarif").read_text())
+    (message,) = [r["message"]["text"] for r in sarif["runs"][0]["results"]
+                  if r["ruleId"] == "ab-comparison"]
+    assert message.startswith(f"A/B {subject} reject: {TOKS}: reject (significantly worse")
+    for text in (item, message, md.split("### mesh-llm measurements")[0]):
+        assert '"round"' not in text and "bench-h100-01" not in text
