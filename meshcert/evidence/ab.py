@@ -76,16 +76,19 @@ def _metric(file: str, params: str, rec: Mapping[str, Any], rule: ABRule) -> _Me
     metric = str(rec.get("metric"))
     raw = (rec.get("extra") or {}).get("round_deltas") or []
     name = f"{file}|{params}|{metric}"
-    try:
-        deltas = np.asarray(raw, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
+    values = raw if isinstance(raw, list | tuple) else [raw]
+    wrong = [v for v in values if not isinstance(v, int | float) or isinstance(v, bool)]
+    if wrong:
         return _Metric(name, rec, np.empty(0), direction(metric, rule),
-                       f"{file}: {_field(rec)}/round_deltas holds a non-number: not used")
-    bad = [v for v in deltas.tolist() if not math.isfinite(v)]
-    if bad:
-        return _Metric(name, rec, np.empty(0), direction(metric, rule),
-                       f"{file}: {_field(rec)}/round_deltas holds {bad[0]!r} (not finite): "
+                       f"{file}: {_field(rec)}/round_deltas holds {wrong[0]!r}, not a number: "
                        "not used")
+    numbers = [float(v) for v in values]
+    deltas = np.asarray(numbers, dtype=float)
+    infinite = [v for v in numbers if not math.isfinite(v)]
+    if infinite:
+        return _Metric(name, rec, np.empty(0), direction(metric, rule),
+                       f"{file}: {_field(rec)}/round_deltas holds {infinite[0]!r} (not "
+                       "finite): not used")
     return _Metric(name, rec, deltas, direction(metric, rule))
 
 

@@ -170,6 +170,12 @@ def test_non_finite_round_deltas_are_named_with_their_file_and_field_never_used(
     assert (d.verdict, m.verdict, m.p_value) == ("undecided", "undecided", None)
     assert m.reason == (f"ab.json: /comparison/paired_delta_percent/{TOKS}/round_deltas holds "
                         "nan (not finite): not used")
+    for r in rows:
+        if r.get("kind") == "ab_delta":
+            r["extra"] = {**r["extra"], "round_deltas": [1.0, math.inf, None]}
+    assert decide_ab(rows)[0].metrics[0].reason == (
+        f"ab.json: /comparison/paired_delta_percent/{TOKS}/round_deltas holds None, not a "
+        "number: not used")
 
 
 def test_ten_thousand_rounds_are_tested_by_a_seeded_monte_carlo() -> None:
