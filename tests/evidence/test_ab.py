@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -241,3 +242,16 @@ def test_every_format_names_the_short_subject_not_the_whole_setups(tmp_path: Pat
     assert message.startswith(f"A/B {subject} reject: {TOKS}: reject (significantly worse")
     for text in (item, message, md.split("### mesh-llm measurements")[0]):
         assert '"round"' not in text and "bench-h100-01" not in text
+
+
+def test_one_sided_tests_towards_the_better_side_and_never_reject() -> None:
+    """sides = 1: k = 5 for one metric (1/2^5 = 0.031 <= 0.05); 5 positive rounds give
+    p = 1/32; 5 negative rounds give p = 1 (the test only looks the better way)."""
+    one_sided = replace(AB_RULE, sides=1)
+    for deltas, verdict, p in (([4.8, 5.1, 5.4, 4.9, 5.2], "promote", 1 / 32),
+                               ([-4.8, -5.1, -5.4, -4.9, -5.2], "inconclusive", 1.0)):
+        result = ingest_texts({"one.json": edited({TOKS: deltas})})
+        (d,) = decide_ab(records(result.table), one_sided)
+        (m,) = d.metrics
+        assert (m.min_rounds, m.p_value, m.verdict) == (5, p, verdict)
+        assert m.test is not None and "one-sided" in m.test
