@@ -58,7 +58,9 @@ def test_report_carries_history_classes_and_ab_decisions(tmp_path: Path) -> None
                        "sglang": "correctness-failure"}
     assert all(len(h["cohort_key"]) == 64 for h in data["history"])
     (ab,) = data["ab_decisions"]
-    assert (ab["comparison"], ab["verdict"]) == ("v0.78.0 -> v0.79.0", "promote")
+    # the shipped sample: 5 rounds of 3 metrics, below the exact test's k = 7 (issue 42)
+    assert (ab["comparison"], ab["verdict"]) == ("v0.78.0 -> v0.79.0", "undecided")
+    assert "insufficient rounds: n = 5 < k = 7" in ab["reason"]
     assert data["promotion_checks"][0]["meshcert_verdict"] == "inconclusive"
     md = (tmp_path / "r.md").read_text()
     assert "### Performance history" in md and "### A/B comparisons" in md

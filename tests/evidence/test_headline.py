@@ -53,7 +53,8 @@ def _kv_files(tmp_path: Path) -> list[Path]:
 
 
 def test_mesh_llm_evidence_is_not_judged_by_the_glm_gate(tmp_path: Path) -> None:
-    files = [DATA / "comparison-adaptive.json", DATA / "promotion.json", *_kv_files(tmp_path)]
+    files = [DATA / "comparison-adaptive-8-rounds.json", DATA / "promotion.json",
+             *_kv_files(tmp_path)]
     result = ingest_texts({str(f): f.read_text() for f in files})
     report = build_report(result.table, settings=settings(), options=OPTIONS,
                           sources=result.sources)
@@ -110,9 +111,9 @@ def test_gate_command_not_applicable_and_asked_for() -> None:
 
 def _inputs(case: str, tmp_path: Path) -> list[Path]:
     if case == "ab-kv":
-        return [DATA / "comparison-adaptive.json", *_kv_files(tmp_path)]
+        return [DATA / "comparison-adaptive-8-rounds.json", *_kv_files(tmp_path)]
     if case == "ab-kv-promotion":
-        return [DATA / "comparison-adaptive.json", DATA / "promotion.json",
+        return [DATA / "comparison-adaptive-8-rounds.json", DATA / "promotion.json",
                 *_kv_files(tmp_path)]
     if case == "history":
         return [DATA / "history.jsonl", DATA / "comparison-adaptive.json"]
