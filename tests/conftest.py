@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +41,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     private = os.environ.get("TMPDIR", "")
     if not os.path.basename(private).startswith(SESSION_TEMP_PREFIX):
         return
+    hub_env = sys.modules.get("tests.support.hub_env")
+    if hub_env is not None:  # its HF_HOME would otherwise go only at exit, after this check
+        hub_env.remove_process_home()
     left = sorted(name for name in os.listdir(private) if name.startswith(OURS))
     shutil.rmtree(private, ignore_errors=True)
     session.config.stash[_LEFTOVERS] = left
