@@ -42,6 +42,8 @@ def descendants(pid: int) -> list[int]:
     """Every process below `pid` (children, theirs, ...), read from /proc (Linux); a child in
     a session of its own is still a child."""
     parents: dict[int, list[int]] = {}
+    if not os.path.isdir("/proc"):  # no procfs (macOS): the process group is all we end
+        return []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
