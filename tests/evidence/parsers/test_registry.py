@@ -20,6 +20,7 @@ DOCS = Path(__file__).resolve().parents[3] / "docs" / "evidence.md"
 
 FIXTURE_FORMATS = {
     "speed-bench.json": "skippy-eval", "speed-bench-no-overall.json": "skippy-eval",
+    "speed-bench-evals-rs.json": "skippy-eval",
     "eval-run.json": "skippy-eval", "competitive-report.json": "competitive-report",
     "competitive-with-promotion.json": "competitive-report",
     "competitive-partial.json": "competitive-report", "promotion.json": "competitive-promotion",
