@@ -77,7 +77,7 @@ def test_gate_keeps_its_exit_statuses() -> None:
 def test_history_table_files_and_gate(tmp_path: Path) -> None:
     code, out, err = _run("history", str(DATA / "history.jsonl"), "--out-dir", str(tmp_path))
     assert code == 0, err
-    assert out.splitlines()[0] == "history: 22 row(s), 5 setup(s), 0 problem(s)"
+    assert out.splitlines()[0] == "history: 22 row(s), 5 setup(s), 0 problem(s); status failed"
     assert any(line.startswith("performance-regression") and "-10.1%" in line
                and "regression" in line for line in out.splitlines())
     assert any(line.startswith("pass") and "within-noise" in line for line in out.splitlines())
@@ -85,6 +85,8 @@ def test_history_table_files_and_gate(tmp_path: Path) -> None:
     assert html.count("<svg") == 10 and 'class="median"' in html and 'class="point"' in html
     report = json.loads((tmp_path / "history.json").read_text())
     assert report["rows"] == 22 and len(report["history"]) == 5
+    assert report["status"] == "failed"          # as history.md's heading says
+    assert (tmp_path / "history.md").read_text().startswith("## FAILED: performance history")
     code, _, err = _run("history", str(DATA / "history.jsonl"), "--gate")
     assert code == 1
     assert "error: correctness-failure: 340f92fe761a at" in err
