@@ -61,7 +61,7 @@ def test_report_carries_history_classes_and_ab_decisions(tmp_path: Path) -> None
     assert (ab["comparison"], ab["verdict"]) == ("v0.78.0 -> v0.79.0", "promote")
     assert data["promotion_checks"][0]["meshcert_verdict"] == "inconclusive"
     md = (tmp_path / "r.md").read_text()
-    assert "### Performance history" in md and "### A/B comparisons" in md
+    assert "## Performance history" in md and "## A/B comparisons" in md
     assert "performance-regression" in md and "mesh-llm winner" in md
     html = (tmp_path / "r.html").read_text()
     assert "Performance history" in html and 'class="band"' in html
@@ -243,4 +243,5 @@ def test_report_summary_md_holds_the_mesh_sections_and_is_written_once(tmp_path:
                           str(tmp_path), "--md", str(tmp_path / "summary.md"))
     assert code == 0, err
     assert out.count("summary.md") == 1
-    assert (tmp_path / "summary.md").read_text().startswith("## ")  # the --md report
+    # the --md report is the summary itself: one Markdown document per report
+    assert (tmp_path / "summary.md").read_text().startswith("# Benchmark Evidence\n")
