@@ -269,14 +269,14 @@ def _warn_problems(result: IngestResult) -> None:
 
 def print_gate(gate: GateResult, echo: Callable[[str], None] = typer.echo) -> None:
     """The gate table: required rows, the estimate, then one line per gate."""
-    from meshcert.reports.fmt import gate_threshold, gate_value
+    from meshcert.reports.fmt import gate_switches, gate_threshold, gate_value
 
     if not gate.applies:
         echo(f"Phase E MoE gate: {gate.applicability}")
         return
     mode = "enforced" if gate.enforced else "advisory"
-    echo(f"Phase E MoE gate: {'passed' if gate.passed else 'FAILED'} ({mode}; kernel sweep "
-         f"{'on' if gate.kernel_sweep else 'off'})")
+    echo(f"Phase E MoE gate: {'passed' if gate.passed else 'FAILED'} ({mode}; "
+         f"{gate_switches(gate.kernel_sweep)})")
     present = len(gate.required_rows) - len(gate.missing_rows)
     echo(f"required rows: {present}/{len(gate.required_rows)} present")
     if gate.missing_rows:
@@ -368,9 +368,14 @@ def print_report(report: EvidenceReport, written: list[Path],
     """Headline first, then the Phase E gate (a table when it applies, one line when not),
     the catalog decisions, the mesh-llm details, the package rule, the files written."""
     from meshcert.evidence.headline import supported_decisions
+    from meshcert.reports.fmt import ungated_sweep_note
 
     print_headline(report, echo)
     print_gate(report.gate, echo)
+    note = ungated_sweep_note(report.gate.kernel_sweep, sum(
+        c.phase == "E-sweep" and c.status != "missing" for c in report.components))
+    if report.gate.applies and note:
+        echo(f"note: {note}")
     shown = supported_decisions(report)
     if shown or (report.gate.applies and report.omitted_decisions):
         echo("decisions:")

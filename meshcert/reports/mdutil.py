@@ -61,14 +61,18 @@ def status(value: str) -> str:
 _FENCE = "```"
 
 
+_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])")   # what can start an HTML tag or comment
+
+
 def _inert_prose(part: str) -> str:
-    return part.replace("<", "&lt;").replace("![", "!\\[")
+    return _TAG_OPEN.sub("&lt;", part).replace("![", "!\\[")
 
 
 def inert_document(markdown: str) -> str:
     """A Markdown document written with report text as is (summary.md's layout) with no live
-    HTML and no remote image: `<` outside code becomes `&lt;` (no tag can open), `![` is
-    escaped (no image loads). Code
+    HTML and no remote image: a `<` that could open a tag or comment (`<x`, `</`, `<!`, `<?`)
+    outside code becomes `&lt;` (`<= 1.02` stays as written), `![` is escaped (no image
+    loads). Code
     (fenced blocks, backtick spans) is left as written: Markdown shows it literally."""
     out: list[str] = []
     fenced = False

@@ -20,7 +20,13 @@ from meshcert.evidence.report import (
     PackageCheck,
     SourceRef,
 )
-from meshcert.reports.fmt import gate_threshold, gate_value
+from meshcert.reports.fmt import (
+    gate_switches,
+    gate_threshold,
+    gate_value,
+    set_by,
+    ungated_sweep_note,
+)
 from meshcert.reports.mdutil import inert_document, plain_table
 
 
@@ -111,8 +117,11 @@ def _gates(report: EvidenceReport) -> list[str]:
     g = report.gate
     mode = "enforced (exit 2 on failure)" if g.enforced else "advisory"
     out = ["## Gates", "", f"Phase E gate: {'passed' if g.passed else 'FAILED'} ({mode}); "
-           f"kernel sweep {'on' if g.kernel_sweep else 'off'}; sanity probe "
-           f"{'on' if g.sanity else 'off'}.", ""]
+           f"{gate_switches(g.kernel_sweep, g.sanity)}.", ""]
+    note = ungated_sweep_note(g.kernel_sweep, sum(
+        c.phase == "E-sweep" and c.status != "missing" for c in report.components))
+    if note:
+        out += [f"Note: {note}.", ""]
     if g.missing_rows:
         out += ["Missing rows:", ""] + [f"- {m.title}: `{m.pattern}`" for m in g.missing_rows]
         out.append("")
@@ -182,7 +191,8 @@ def _decisions(report: EvidenceReport) -> list[str]:
                        [(f"`{d.policy}`" + (f" = `{d.value}`" if d.value else ""), d.verdict,
                          _interval(d), "; ".join(f"{c.n_baseline}/{c.n_candidate}"
                                                  for c in d.comparisons),
-                         f"{d.threshold:g}", "revisit" if d.review_required else "")
+                         f"{d.threshold:g}{set_by(d.threshold_env, d.threshold_source)}",
+                         "revisit" if d.review_required else "")
                         for d in shown])
     out.append("")
     for o in report.omitted_decisions:
