@@ -28,6 +28,7 @@ FIXTURE_FORMATS = {
     "comparison-mixed.json": "ab-comparison", "comparison-mixed-qualified.json": "ab-comparison",
     "comparison-nan.json": "ab-comparison", "metrics-loss.json": "metrics-server",
     "emit-fixture.txt": "metrics-server", "token-lengths-exceeds.json": "token-lengths",
+    "token-lengths-rs-summary.json": "token-lengths",
     "history.jsonl": "perf-history", "local-split-compare.json": "skippy-local",
     "focused-runtime-report.json": "skippy-focused", "spec-bench.json": "llama-spec-bench",
     "dflash.stderr.log": "llama-spec-bench", "run-1/driver-result.json": "skippy-run",
