@@ -5,6 +5,7 @@ regenerate with
 `python3 scripts/generate.py decision-rules-schema`).
 
     schema_version = 1
+    fail_on = "incomplete"                # optional: as `--fail-on` (which overrides it)
 
     [[decisions]]
     policy = "fused_rms_norm"
@@ -162,6 +163,10 @@ class DecisionRules(_Strict):
     ab: ABSettings = ABSettings()
     decisions: list[UserDecision] = Field(default_factory=list, description="your own "
                                           "decisions (none: only the settings above apply)")
+    fail_on: Literal["failed", "incomplete"] | None = Field(
+        None, description="turn the report's verdict into the exit status, as `evidence "
+        "report --fail-on` (which overrides it): failed exits 1 on FAILED; incomplete also "
+        "exits 3 on INCOMPLETE")
 
 
 def _parse_text(path: Path, text: str) -> object:
