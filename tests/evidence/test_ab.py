@@ -240,7 +240,7 @@ def test_every_format_names_the_short_subject_not_the_whole_setups(tmp_path: Pat
     (message,) = [r["message"]["text"] for r in sarif["runs"][0]["results"]
                   if r["ruleId"] == "ab-comparison"]
     assert message.startswith(f"A/B {subject} reject: {TOKS}: reject (significantly worse")
-    for text in (item, message, md.split("### mesh-llm measurements")[0]):
+    for text in (item, message, md.split("## mesh-llm measurements")[0]):
         assert '"round"' not in text and "bench-h100-01" not in text
 
 
