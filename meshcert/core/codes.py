@@ -572,6 +572,13 @@ CODES |= _rows("mesh_llm", I, {
     "manifest. Pass --min-mesh-llm X.Y.Z to make it an error when your nodes are older.",
 })
 
+# --- Runtime gates -------------------------------------------------------------------------
+CODES |= _rows("runtime", W, {
+    "runtime_model_mismatch": "Do not take these runtime gates as this package's: the endpoint "
+    "answered as another model. Serve the package itself (its model_id, or the id given with "
+    "--served-model) and run the gates again.",
+})
+
 # --- Engine --------------------------------------------------------------------------------
 CODES |= _rows("engine", E, {
     "internal_error": "A check crashed; the result is incomplete. Report this as a meshcert bug.",

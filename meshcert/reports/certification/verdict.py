@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from meshcert.certify.report import ATTESTATION_POLICY
+from meshcert.certify.stages import layer_range
 
 if TYPE_CHECKING:
-    from meshcert.certify.report import CertReport
+    from meshcert.certify.report import CertReport, Gate
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,16 @@ class Verdict:
     checks_run: int
     checks_skipped: int
     gates: tuple[GateVerdict, ...]
+    coverage: tuple[str, ...] = ()  # what this run did not verify, in words (partial only)
+    failed_gates: int = 0  # required gates not passed that no error finding already counts
+
+    def qualifier(self) -> str:
+        """` (sizes only: digests not verified)` when the coverage is partial, else ``."""
+        return f" ({'; '.join(self.coverage)})" if self.coverage else ""
+
+    def headline(self, subject: str = "Certification") -> str:
+        """`Certification passed (slice layers 0..2: 3/7 artifacts; not a package verdict)`"""
+        return f"{subject} {self.status}{self.qualifier()}"
 
     def counts(self) -> str:
         return (f"{_plural(self.errors, 'error')}, {_plural(self.warnings, 'warning')}, "
@@ -51,9 +62,10 @@ class Verdict:
 
     def sentence(self, subject: str = "certification") -> str:
         """`certification failed: 0 errors, 1 warning, 2 notes; 19 checks run, 17 skipped;
-        package gate passed; runtime gate v1_models failed`"""
-        return (f"{subject} {self.status}: {self.counts()}; {self.checks()}; "
-                f"{self.decided_by()}")
+        package gate passed; runtime gate v1_models failed`; with partial coverage the status
+        is followed by it, `certification passed (sizes only: digests not verified): ...`"""
+        return (f"{subject} {self.status}{self.qualifier()}: {self.counts()}; "
+                f"{self.checks()}; {self.decided_by()}")
 
 
 def _plural(n: int, word: str) -> str:
@@ -95,4 +107,63 @@ def verdict(report: CertReport) -> Verdict:
     return Verdict(status=report.status, errors=by["error"],
                    warnings=by["warning"] + failed_warning_gates, notes=by["info"],
                    checks_run=len(report.checks) - skipped, checks_skipped=skipped,
-                   gates=tuple(gates))
+                   gates=tuple(gates), coverage=tuple(coverage_words(report)),
+                   failed_gates=len(uncounted_gates(report)))
+
+
+def uncounted_gates(report: CertReport) -> list[Gate]:
+    """The required gates that did not pass and that no error finding already stands for:
+    each failed or incomplete required runtime gate (a gate raises no finding), and the package
+    gate when it is not passed but holds no error finding (--strict warnings, an interrupted
+    read). JUnit makes each of them one failure or error beside the error findings."""
+    out: list[Gate] = [g for g in report.runtime_gates
+                       if g.severity == "required" and g.status in {"failed", "incomplete"}]
+    if report.package_gate.status in {"failed", "incomplete"} and not any(
+            f.severity == "error" for f in report.findings):
+        out.insert(0, report.package_gate)
+    return out
+
+
+def coverage_words(report: CertReport) -> list[str]:
+    """What this run did not verify, in words; nothing when it verified all it states.
+
+    From cert.json's `coverage`, or, in a report written before it, from `verification` and
+    `scope`."""
+    cov = report.coverage
+    if cov is None:
+        return _legacy_words(report)
+    words: list[str] = []
+    d = cov.digests
+    if d.mode == "none":
+        words.append("no artifact read")
+    elif d.sizes_only == d.artifacts:
+        words.append("sizes only: digests not verified")
+    elif d.sizes_only:
+        words.append(f"digests: {d.sizes_only} of {d.artifacts} sizes only, not verified")
+    if d.cached:
+        words.append(f"digests: {d.cached} of {d.artifacts} from a verify cache, not re-hashed")
+    if d.hub_attested and not d.sizes_only:
+        share = "" if d.hub_attested == d.artifacts else f"{d.hub_attested} of {d.artifacts} "
+        words.append(f"digests: {share}Hub-attested (LFS SHA-256), not re-hashed")
+    scope = cov.scope
+    if scope.kind == "slice":
+        layers = ("no layers" if scope.layer_start is None or scope.layer_end is None
+                  else f"layers {layer_range(scope.layer_start, scope.layer_end)}")
+        words.append(f"slice {layers}: {scope.artifacts_checked}/{scope.artifacts_total} "
+                     "artifacts; not a package verdict")
+    if cov.parity == "not_available":
+        words.append("parity not run")
+    return words
+
+
+def _legacy_words(report: CertReport) -> list[str]:
+    words = []
+    if report.verification == "size-only":
+        words.append("sizes only: digests not verified")
+    elif report.verification == "hub-attested":
+        words.append("digests: Hub-attested (LFS SHA-256), not re-hashed")
+    if report.scope is not None and report.merge is None:
+        words.append(f"slice layers {layer_range(report.scope.layer_start, report.scope.layer_end)}"
+                     f": {len(report.scope.artifacts)}/{len(report.declared_artifacts)} "
+                     "artifacts; not a package verdict")
+    return words
