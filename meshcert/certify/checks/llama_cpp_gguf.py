@@ -24,7 +24,7 @@ def _facts(view: PackageView) -> LlamaCppFacts | None:
 
 
 def _remote(view: PackageView) -> bool:
-    return view.local_dir is None
+    return view.local_dir is None and not view.standalone
 
 
 def _unavailable(view: PackageView) -> str | None:
