@@ -67,6 +67,8 @@ def run_checks(view: PackageView, checks: list[Check] | None = None
             produced = [] if details is not None else [
                 f.model_copy(update={"check": check.name}) for f in check.func(view)]
             status: CheckStatus = "skipped" if details is not None else _check_status(produced)
+            if status == "passed" and _read_nothing(view):
+                status, details = "skipped", NOTHING_READ
         except Exception as exc:  # containment: a crashing check never yields "passed"
             produced = [finding(
                 "internal_error",
@@ -81,6 +83,16 @@ def run_checks(view: PackageView, checks: list[Check] | None = None
             duration_ms=round(elapsed, 3), codes=sorted({f.code for f in produced}),
             details=details))
     return findings, runs
+
+
+# A check passes only when it read something: on a run that read no package manifest (an empty
+# directory, a lone GGUF, a missing manifest, an unreachable Hub ref) a check with nothing to say
+# is skipped with this reason, never `passed` (the check that found the manifest missing fails).
+NOTHING_READ = f"{NOT_APPLICABLE}: no package manifest was read, so there was nothing to check"
+
+
+def _read_nothing(view: PackageView) -> bool:
+    return view.manifest is None and not view.standalone
 
 
 def _unused_option_run(check: Check, flag: str, package_format: str | None) -> CheckRun:
