@@ -57,6 +57,9 @@ def digest_coverage(view: PackageView) -> DigestCoverage:
 
 
 def scope_coverage(view: PackageView) -> ScopeCoverage:
+    if view.standalone:  # `models inspect`: a GGUF file (or a split set), no package
+        return ScopeCoverage(kind="file", artifacts_checked=len(view.headers),
+                             artifacts_total=len(view.headers))
     declared = {e.path for e in view.artifacts() if isinstance(e.path, str)}
     selection = view.selection()
     if selection.request is None:

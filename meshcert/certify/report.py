@@ -250,7 +250,9 @@ class DigestCoverage(_Model):
 class ScopeCoverage(_Model):
     """What part of the package this run covered."""
 
-    kind: Literal["package", "slice"]
+    kind: Literal["package", "slice", "file"] = Field(description="package: every declared "
+                                                      "artifact; slice: --layers/--stage; "
+                                                      "file: `models inspect` of one GGUF.")
     layer_start: int | None = Field(default=None, description="slice: first layer.")
     layer_end: int | None = Field(default=None, description="slice: exclusive end.")
     artifacts_checked: int = Field(description="Declared artifacts this run checked.")

@@ -108,7 +108,7 @@ def where(f: Finding) -> str:
 
 def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
     return textwrap.wrap(" ".join(text.split()), width=width, initial_indent=first,
-                         subsequent_indent=rest, break_long_words=True,
+                         subsequent_indent=rest, break_long_words=False,
                          break_on_hyphens=False) or [first.rstrip()]
 
 

@@ -34,7 +34,7 @@ def test_write_exits_0_prints_a_summary_and_writes_the_report(tmp_path: Path) ->
     data = json.loads(report.read_text())
     assert data["status"] == "passed" and data["package_format"] == "v2"
     jsonschema.validate(data, json.loads((DOCS / "cert.schema.json").read_text()))
-    assert f"to {out}" in result.stdout and "certification: passed" in result.stdout
+    assert f"to {out}" in result.stdout and "certification passed: " in result.stdout
     manifest = json.loads((out / "model-package.json").read_text())
     assert f"package_id: {manifest['package_id']}" in result.stdout
 

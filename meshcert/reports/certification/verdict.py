@@ -11,6 +11,7 @@ findings (they decide the package gate with the rest).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -41,13 +42,17 @@ class Verdict:
     gates: tuple[GateVerdict, ...]
     coverage: tuple[str, ...] = ()  # what this run did not verify, in words (partial only)
     failed_gates: int = 0  # required gates not passed that no error finding already counts
+    file: str | None = None  # `models inspect`: the file inspected (a verdict about one file)
 
     def qualifier(self) -> str:
         """` (sizes only: digests not verified)` when the coverage is partial, else ``."""
         return f" ({'; '.join(self.coverage)})" if self.coverage else ""
 
     def headline(self, subject: str = "Certification") -> str:
-        """`Certification passed (slice layers 0..2: 3/7 artifacts; not a package verdict)`"""
+        """`Certification passed (slice layers 0..2: 3/7 artifacts; not a package verdict)`;
+        `Inspection passed` for one file."""
+        if self.file is not None:
+            return f"Inspection {self.status}"
         return f"{subject} {self.status}{self.qualifier()}"
 
     def counts(self) -> str:
@@ -64,6 +69,8 @@ class Verdict:
         """`certification failed: 0 errors, 1 warning, 2 notes; 19 checks run, 17 skipped;
         package gate passed; runtime gate v1_models failed`; with partial coverage the status
         is followed by it, `certification passed (sizes only: digests not verified): ...`"""
+        if self.file is not None:  # one file: no package gate, no package coverage
+            return f"inspection {self.status}: {self.file}: {self.counts()}; {self.checks()}"
         return (f"{subject} {self.status}{self.qualifier()}: {self.counts()}; "
                 f"{self.checks()}; {self.decided_by()}")
 
@@ -108,7 +115,15 @@ def verdict(report: CertReport) -> Verdict:
                    warnings=by["warning"] + failed_warning_gates, notes=by["info"],
                    checks_run=len(report.checks) - skipped, checks_skipped=skipped,
                    gates=tuple(gates), coverage=tuple(coverage_words(report)),
-                   failed_gates=len(uncounted_gates(report)))
+                   failed_gates=len(uncounted_gates(report)), file=inspected_file(report))
+
+
+def inspected_file(report: CertReport) -> str | None:
+    """The file's name when the report is `models inspect`'s (a verdict about one file)."""
+    cov = report.coverage
+    if cov is None or cov.scope.kind != "file":
+        return None
+    return os.path.basename(report.input) or report.input
 
 
 def uncounted_gates(report: CertReport) -> list[Gate]:
@@ -132,6 +147,8 @@ def coverage_words(report: CertReport) -> list[str]:
     cov = report.coverage
     if cov is None:
         return _legacy_words(report)
+    if cov.scope.kind == "file":
+        return []  # a file inspected, not a package: nothing of a package to qualify
     words: list[str] = []
     d = cov.digests
     if d.mode == "none":
