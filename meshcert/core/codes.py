@@ -216,10 +216,8 @@ CODES |= _rows("gguf", E, {
     "llama_cpp_gguf_rejected": "llama.cpp's own GGUF parser (gguf_init_from_file) refuses this "
     "file, so no node can load it; the message quotes llama.cpp's reason.",
 })
-CODES |= _rows("gguf", I, {
-    "llama_cpp_gguf_not_checked": "Install the `live` extra (llama-cpp-python) to have "
-    "llama.cpp's own GGUF parser check every fragment as well.",
-})
+# (llama_cpp_gguf_not_checked, an info finding that let the check pass without llama.cpp, is
+# retired: the check is skipped, "not available: ...", and coverage.llama_cpp says it)
 
 # --- Source parity -------------------------------------------------------------------------
 CODES |= _rows("source", E, {
