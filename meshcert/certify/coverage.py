@@ -3,7 +3,7 @@
 Digests (hashed here, from a verify cache, sizes only, Hub-attested), scope (the package or a
 slice), runtime (whether gates ran and which model answered), parity and llama.cpp (ran, not
 available, not asked). The verdict sentence states the partial ones in words
-(meshcert.reports.certification.verdict), and `runtime_model_mismatch` is raised here when the
+(meshcert.certify.verdict), and `runtime_model_mismatch` is raised here when the
 model that answered is not the one the package or the run names.
 
 One rule for a missing tool: a check the run did not explicitly ask for whose tool is missing

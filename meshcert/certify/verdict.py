@@ -7,6 +7,13 @@ as a warning (it does not change the status, but it is a warning the reader must
 gates named are the package gate, every runtime gate that did not pass (all of them passed
 otherwise: one phrase says how many), and the attestation policy when `--trust` added its
 findings (they decide the package gate with the rest).
+
+When the run verified less than the whole package by hashing, the status is followed by its
+coverage in words (`certification passed (sizes only: digests not verified): ...`; cert.json's
+`coverage`, docs/certify.md "What a passed verdict means"). `models inspect`'s report (coverage
+scope `file`) is a verdict about one file: `inspection passed: FILE.gguf: ...`, no package gate.
+It lives with the certifier so the catalog's rows state the same sentence; the report formats
+import it through meshcert.reports.certification.verdict.
 """
 
 from __future__ import annotations

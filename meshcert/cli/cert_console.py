@@ -17,7 +17,7 @@ Then one block per finding, grouped by severity (errors first), that reads at 80
 
 then the checks that were skipped (not asked for, with the flag that runs them; not
 applicable), the runtime gates that ran, and last the verdict line every format states alike
-(meshcert.reports.certification.verdict):
+(meshcert.certify.verdict):
 
     certification passed: 0 errors, 0 warnings, 1 note; 19 checks run, 17 skipped; package
     gate passed
@@ -95,7 +95,7 @@ def coverage_lines(report: CertReport) -> list[Line]:
     """meshcert's line after mesh-llm's when the run verified less than the package: `Partial
     coverage: sizes only: digests not verified` (mesh-llm's `Layers:` line stays as it is; for
     a slice this line says which layers were covered)."""
-    from meshcert.reports.certification.verdict import coverage_words
+    from meshcert.certify.verdict import coverage_words
 
     words = coverage_words(report)
     return [Line(f"Partial coverage: {'; '.join(words)}", "incomplete")] if words else []
@@ -168,8 +168,8 @@ def _wrap_items(first: str, items: list[str], width: int) -> list[str]:
 
 def counts_line(report: CertReport, *, inspect: bool = False) -> str:
     """The last line: the verdict, its counts and every gate that decided it, in the words
-    of every other format (meshcert.reports.certification.verdict)."""
-    from meshcert.reports.certification.verdict import verdict
+    of every other format (meshcert.certify.verdict)."""
+    from meshcert.certify.verdict import verdict
 
     return verdict(report).sentence("inspection" if inspect else "certification")
 

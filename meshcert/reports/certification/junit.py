@@ -13,7 +13,7 @@ Warnings (a check with only warning findings, a failed warning-level runtime gat
 the certification status, so they pass here too and are listed in <system-out>: the JUnit
 result agrees with the exit status. The checks suite's properties carry the verdict sentence,
 its counts and its coverage, as every other format states them
-(meshcert.reports.certification.verdict).
+(meshcert.certify.verdict).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from meshcert.certify.engine import INCOMPLETE_CODES
 from meshcert.certify.report import CertReport, CheckRun, Gate, RuntimeGate
 from meshcert.core.findings import Finding
-from meshcert.reports.certification.verdict import uncounted_gates, verdict
+from meshcert.certify.verdict import uncounted_gates, verdict
 from meshcert.reports.certification.view import NO_CHECK
 from meshcert.reports.junitxml import Case, Suite, junit_timestamp, to_xml
 
@@ -103,9 +103,11 @@ def _gate_case(gate: Gate, classname: str, counted: bool) -> Case | None:
     case = Case(name=gate.name, classname=classname, time_s=(latency or 0.0) / 1000)
     detail = gate.details or gate.status
     if gate.status in {"failed", "incomplete"} and not counted:
-        outcome, kind = (("failure", "meshcert.gate_failed") if gate.status == "failed"
-                         else ("error", "meshcert.incomplete"))
-        case.outcome, case.type, case.message, case.body = outcome, kind, detail, detail
+        if gate.status == "failed":
+            case.outcome, case.type = "failure", "meshcert.gate_failed"
+        else:
+            case.outcome, case.type = "error", "meshcert.incomplete"
+        case.message, case.body = detail, detail
     elif gate.status in {"failed", "incomplete"} and isinstance(gate, RuntimeGate):
         case.system_out = (f"warning-level gate {gate.status} (does not decide the status): "
                            f"{detail}")

@@ -16,7 +16,7 @@ from meshcert.core.findings import Finding
 from meshcert.reports import fmt, svg
 from meshcert.reports.certification.coverage import CoverageView, build_coverage_view
 from meshcert.reports.certification.node_defaults import NodeView, build_node_view
-from meshcert.reports.certification.verdict import Verdict, verdict
+from meshcert.certify.verdict import Verdict, verdict
 from meshcert.reports.common import Fact, Stat
 
 SEVERITY_ORDER = ("error", "warning", "info")
@@ -54,7 +54,7 @@ class Banner:
     pin_text: str
     gate_details: str
     stats: list[Stat]
-    verdict: str  # the sentence every format states (meshcert.reports.certification.verdict)
+    verdict: str  # the sentence every format states (meshcert.certify.verdict)
     coverage: str = ""  # what the run did not verify, in words ("" when it verified all)
 
 
