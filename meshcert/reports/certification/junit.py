@@ -22,8 +22,8 @@ from collections.abc import Sequence
 
 from meshcert.certify.engine import INCOMPLETE_CODES
 from meshcert.certify.report import CertReport, CheckRun, Gate, RuntimeGate
-from meshcert.core.findings import Finding
 from meshcert.certify.verdict import uncounted_gates, verdict
+from meshcert.core.findings import Finding
 from meshcert.reports.certification.view import NO_CHECK
 from meshcert.reports.junitxml import Case, Suite, junit_timestamp, to_xml
 

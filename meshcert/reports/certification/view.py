@@ -12,11 +12,11 @@ from markupsafe import Markup
 
 from meshcert.certify.report import CertReport, CheckRun, MaterializedStage, RuntimeGate
 from meshcert.certify.stages import layer_range
+from meshcert.certify.verdict import Verdict, verdict
 from meshcert.core.findings import Finding
 from meshcert.reports import fmt, svg
 from meshcert.reports.certification.coverage import CoverageView, build_coverage_view
 from meshcert.reports.certification.node_defaults import NodeView, build_node_view
-from meshcert.certify.verdict import Verdict, verdict
 from meshcert.reports.common import Fact, Stat
 
 SEVERITY_ORDER = ("error", "warning", "info")
