@@ -24,6 +24,7 @@ from meshcert.catalog.report import (
 )
 from meshcert.certify.engine import INCOMPLETE_CODES
 from meshcert.certify.report import CertReport, OverallStatus, combine_statuses
+from meshcert.certify.verdict import verdict as cert_verdict
 from meshcert.core.findings import Finding, finding
 
 MESH_WOULD_FAIL = "mesh_certify_would_fail"
@@ -76,7 +77,7 @@ def summarize(report: CertReport, facts: PackageFacts | None, options: CatalogOp
     certification = Certification(
         status=report.status, error_codes=sorted({f.code for f in errors}),
         warning_codes=sorted({f.code for f in warnings}), errors=len(errors),
-        warnings=len(warnings))
+        warnings=len(warnings), verdict=cert_verdict(report).sentence())
     reasons: list[str] = [f"{f.code}: {f.message}" for f in report.findings
                           if f.code == MESH_WOULD_FAIL]
     if facts is not None and facts.format == "v2" and options.runtime_abi \

@@ -80,6 +80,9 @@ class Certification(_Model):
     warning_codes: list[str] = Field(default_factory=list)
     errors: int = 0
     warnings: int = 0
+    verdict: str | None = Field(default=None, description="The package's verdict sentence, "
+                                "as `models certify` ends (null in reports written before "
+                                "the catalog stated it).")
 
 
 class CatalogPackage(_Model):

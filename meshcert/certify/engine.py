@@ -7,12 +7,14 @@ import os
 import time
 
 from meshcert.certify.checks import Check, all_checks
+from meshcert.certify.coverage import build_coverage, model_mismatch
 from meshcert.certify.manifest_model import is_int, layer_count
 from meshcert.certify.mesh_llm_support import mesh_llm_support
 from meshcert.certify.node_defaults import node_defaults
 from meshcert.certify.recorded_source import source_model
 from meshcert.certify.report import (
     ATTESTATION_POLICY,
+    NOT_APPLICABLE,
     SCHEMA_VERSION,
     CertReport,
     CertScope,
@@ -54,6 +56,9 @@ def run_checks(view: PackageView, checks: list[Check] | None = None
     runs: list[CheckRun] = []
     for check in checks if checks is not None else all_checks():
         if not check.applies_to(view.package_format):
+            unused = check.unused_option(view)
+            if unused is not None:  # said, never silently ignored
+                runs.append(_unused_option_run(check, unused, view.package_format))
             continue
         started = time.perf_counter()
         details: str | None = None
@@ -62,6 +67,8 @@ def run_checks(view: PackageView, checks: list[Check] | None = None
             produced = [] if details is not None else [
                 f.model_copy(update={"check": check.name}) for f in check.func(view)]
             status: CheckStatus = "skipped" if details is not None else _check_status(produced)
+            if status == "passed" and _read_nothing(view):
+                status, details = "skipped", NOTHING_READ
         except Exception as exc:  # containment: a crashing check never yields "passed"
             produced = [finding(
                 "internal_error",
@@ -76,6 +83,24 @@ def run_checks(view: PackageView, checks: list[Check] | None = None
             duration_ms=round(elapsed, 3), codes=sorted({f.code for f in produced}),
             details=details))
     return findings, runs
+
+
+# A check passes only when it read something: on a run that read no package manifest (an empty
+# directory, a lone GGUF, a missing manifest, an unreachable Hub ref) a check with nothing to say
+# is skipped with this reason, never `passed` (the check that found the manifest missing fails).
+NOTHING_READ = f"{NOT_APPLICABLE}: no package manifest was read, so there was nothing to check"
+
+
+def _read_nothing(view: PackageView) -> bool:
+    return view.manifest is None and not view.standalone
+
+
+def _unused_option_run(check: Check, flag: str, package_format: str | None) -> CheckRun:
+    formats = "/".join(sorted(check.formats))
+    return CheckRun(name=check.name, status="skipped", findings=0, duration_ms=0.0,
+                    details=f"{NOT_APPLICABLE}: {flag} was given but applies to {formats} "
+                    f"packages only; this package is {package_format or 'unknown'}: the "
+                    "option was not used")
 
 
 def _check_status(produced: list[Finding]) -> CheckStatus:
@@ -208,12 +233,15 @@ def build_report(
     check_findings, runs = run_checks(view, checks)
     policy = [f if f.check else f.model_copy(update={"check": ATTESTATION_POLICY})
               for f in extra_findings or []]  # the trust policy's verdict, by name
-    findings = list(view.source_findings) + check_findings + policy
-    gate = package_gate(findings, view)
     gates = list(runtime_gates if runtime_gates is not None else package_only_gates())
     parity = parity_gate(view)
     if parity is not None:
         gates.append(parity)
+    coverage = build_coverage(view, gates)
+    manifest_model = (view.manifest or {}).get("model_id")
+    findings = list(view.source_findings) + check_findings + policy + model_mismatch(
+        coverage.runtime, manifest_model if isinstance(manifest_model, str) else None)
+    gate = package_gate(findings, view)
     required = [g.status for g in gates if g.severity == "required"]
     status = combine_statuses([gate.status, *required])
     manifest = view.manifest or {}
@@ -248,7 +276,7 @@ def build_report(
         scope=_scope(view), digests=_digests(view), hub_digests=_hub_digests(view),
         git_blobs=_git_blobs(view),
         node_defaults=node_defaults(view.manifest), mesh_llm=mesh_llm_support(view),
-        source_model=source_model(view),
+        source_model=source_model(view), coverage=coverage,
         declared_artifacts=list(dict.fromkeys(
             e.path for e in view.artifacts() if isinstance(e.path, str))),
     )

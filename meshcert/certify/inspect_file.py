@@ -3,7 +3,9 @@
 The same report model and finding catalog as certification: the file's headers go into a
 standalone PackageView (no manifest), llama.cpp's own parser gives its verdict, and every
 registered check runs except the ones that judge a layer package (its manifest, README, Hub
-metadata, per-layer ownership, source parity), which have nothing to look at here.
+metadata, per-layer ownership, source parity), which have nothing to look at here, and the ones
+only an option of `models certify` runs. The verdict is about one file (`inspection passed:
+FILE.gguf: ...`): the report's coverage scope is `file`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from meshcert.certify.checks import Check, all_checks
+from meshcert.certify.checks import AskedFor, Check, all_checks
 from meshcert.certify.engine import build_report
 from meshcert.certify.manifest_parse import ParsedManifest
 from meshcert.certify.report import CertReport
@@ -36,8 +38,12 @@ _SPLIT = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
 
 
 def inspect_checks() -> list[Check]:
-    """Every registered check that applies to bare GGUF files."""
-    return [c for c in all_checks() if c.name not in PACKAGE_CHECKS]
+    """Every registered check that applies to bare GGUF files and that `inspect` can run: not
+    the package's, and none that only runs when an option asks for it (--layers, --stages,
+    --materialize, --parity: options `inspect` does not take, so it lists no check that
+    points at them)."""
+    return [c for c in all_checks() if c.name not in PACKAGE_CHECKS
+            and not any(isinstance(rule, AskedFor) for rule in c.runs_when)]
 
 
 def split_set(path: str) -> tuple[list[str], list[Finding]]:

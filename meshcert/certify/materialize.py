@@ -290,7 +290,7 @@ def materialize_stage(view: PackageView, stage: StageRange, total_layers: int, r
 
     try:
         return _materialize_stage(view, stage, total_layers, root, progress, timeout_s)
-    except LlamaParserUnavailable as exc:
+    except LlamaParserUnavailable as exc:  # asked for, tool missing: incomplete, not skipped
         return StageBuild(stage.stage_id, not_run=str(exc))
     except LlamaCppCrashed as exc:
         return StageBuild(stage.stage_id, death=exc.death)

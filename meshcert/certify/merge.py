@@ -23,12 +23,17 @@ from meshcert.certify.report import (
     CertReport,
     CheckRun,
     CheckStatus,
+    Coverage,
+    DigestCoverage,
+    DigestCoverageMode,
     Gate,
     GateStatus,
     MaterializedStage,
     MergeInfo,
     RuntimeGate,
+    ScopeCoverage,
     SliceCoverage,
+    ToolCoverage,
     VerificationMode,
     combine_statuses,
 )
@@ -141,7 +146,40 @@ def merge_slices(slices: Sequence[Slice]) -> CertReport:
                                   for p, b in s.report.git_blobs.items()}.items())),
         "attestation": None,
         "merge": merge,
+        "coverage": merged_coverage(slices, digests, hub_digests, len(declared),
+                                    merge.verified_artifacts),
     })
+
+
+def merged_coverage(slices: Sequence[Slice], digests: dict[str, str],
+                    hub_digests: dict[str, str], declared: int, verified: int
+                    ) -> Coverage | None:
+    """The merged report's coverage: the package (the artifacts some slice verified of those
+    declared), its digests by how the slices verified them; None when a slice states none."""
+    covs = [s.report.coverage for s in slices]
+    if any(c is None for c in covs):
+        return None
+    known = [c for c in covs if c is not None]
+    checked = len({p for s in slices for p in s.artifacts})
+    cached = min(sum(c.digests.cached for c in known), len(digests))
+    sizes = max(0, checked - len(digests) - len(hub_digests))
+    mode: DigestCoverageMode = ("none" if checked == 0 else "sizes_only" if sizes else
+                                "cache" if cached else "hub_attested" if hub_digests
+                                else "hashed")
+    ran = next((c.runtime for c in known if c.runtime.status == "ran"), known[0].runtime)
+    return Coverage(
+        digests=DigestCoverage(mode=mode, artifacts=checked, hashed=len(digests) - cached,
+                               cached=cached, hub_attested=len(hub_digests), sizes_only=sizes),
+        scope=ScopeCoverage(kind="package", artifacts_checked=verified,
+                            artifacts_total=declared),
+        runtime=ran, parity=_tool([c.parity for c in known]),
+        llama_cpp=_tool([c.llama_cpp for c in known]))
+
+
+def _tool(values: list[ToolCoverage]) -> ToolCoverage:
+    if "ran" in values:
+        return "ran"
+    return "not_available" if "not_available" in values else "not_asked"
 
 
 def _same(values: Iterable[object]) -> bool:

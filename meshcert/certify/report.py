@@ -24,6 +24,16 @@ ATTESTATION_POLICY = "attestation_policy"
 # how a skipped check's details begin (meshcert.certify.checks.asked_for / applicable)
 NOT_ASKED_FOR = "not asked for"
 NOT_APPLICABLE = "not applicable"
+# a check the run did not explicitly ask for whose tool is missing (llama_cpp_gguf without
+# llama-cpp-python) is skipped with "not available: <why>"; a tool the user explicitly asked
+# for (--materialize, --parity) that is missing makes the report incomplete instead
+NOT_AVAILABLE = "not available"
+# the measurements of the v1_chat_completions gate naming the model asked for and the model
+# that answered (meshcert.certify.runtime.gates; meshcert.certify.coverage reads them)
+REQUESTED_MODEL = "requested_model"
+SERVED_MODEL = "served_model"
+DigestCoverageMode = Literal["hashed", "cache", "sizes_only", "hub_attested", "none"]
+ToolCoverage = Literal["ran", "not_available", "not_asked"]
 
 
 class _Model(BaseModel):
@@ -220,6 +230,59 @@ class AttestationSummary(_Model):
     file: str | None = Field(default=None, description="The .intoto.jsonl file written.")
 
 
+class DigestCoverage(_Model):
+    """How the digests of the artifacts this run checked were verified."""
+
+    mode: DigestCoverageMode = Field(description="hashed: every artifact checked was hashed "
+                                     "in this run; cache: some digests came from a "
+                                     "--verify-cache entry (not re-hashed); sizes_only: some "
+                                     "artifacts were checked by size only "
+                                     "(--no-verify-sha256, or --hash-once's other shares); "
+                                     "hub_attested: some digests are the Hub's LFS SHA-256 at "
+                                     "the resolved commit; none: no artifact was read.")
+    artifacts: int = Field(description="Artifacts present that this run checked.")
+    hashed: int = Field(description="Of them, hashed in this run.")
+    cached: int = Field(description="Of them, digests taken from the verify cache.")
+    hub_attested: int = Field(description="Of them, digests the Hub attested (LFS).")
+    sizes_only: int = Field(description="Of them, checked by size and header only.")
+
+
+class ScopeCoverage(_Model):
+    """What part of the package this run covered."""
+
+    kind: Literal["package", "slice", "file"] = Field(description="package: every declared "
+                                                      "artifact; slice: --layers/--stage; "
+                                                      "file: `models inspect` of one GGUF.")
+    layer_start: int | None = Field(default=None, description="slice: first layer.")
+    layer_end: int | None = Field(default=None, description="slice: exclusive end.")
+    artifacts_checked: int = Field(description="Declared artifacts this run checked.")
+    artifacts_total: int = Field(description="Artifacts the manifest declares.")
+
+
+class RuntimeCoverage(_Model):
+    """Whether runtime gates ran, and which model answered them."""
+
+    status: Literal["ran", "not_asked"]
+    requested_model: str | None = Field(default=None, description="The model id asked for "
+                                        "(--served-model, else MODEL as given).")
+    served_model: str | None = Field(default=None, description="The model id the endpoint "
+                                     "said answered (the completion's `model`, else "
+                                     "/v1/models); null when none answered.")
+
+
+class Coverage(_Model):
+    """What this run verified (docs/certify.md, 'What a passed verdict means')."""
+
+    digests: DigestCoverage
+    scope: ScopeCoverage
+    runtime: RuntimeCoverage
+    parity: ToolCoverage = Field(description="--parity: ran, not_available (asked, tool "
+                                 "missing: the report is incomplete) or not_asked.")
+    llama_cpp: ToolCoverage = Field(description="llama.cpp's GGUF parser on every fragment: "
+                                    "ran, not_available (llama-cpp-python missing, or a "
+                                    "remote package) or not_asked (nothing to parse).")
+
+
 class CertReport(_Model):
     schema_version: Literal[1] = SCHEMA_VERSION
     status: OverallStatus
@@ -288,6 +351,9 @@ class CertReport(_Model):
     mesh_llm: MeshLlmSupport | None = Field(
         default=None, description="v2: the oldest mesh-llm release that loads the package and "
         "whether its architecture may be served split.")
+    coverage: Coverage | None = Field(
+        default=None, description="What this run verified: digests, scope, runtime, parity, "
+        "llama.cpp (null in reports written before meshcert stated it).")
 
     def to_json(self) -> str:
         """Pretty JSON plus a newline, as mesh-llm writes cert.json."""

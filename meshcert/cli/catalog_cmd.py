@@ -251,6 +251,8 @@ def _summary(run: CatalogRun, written: Sequence[tuple[str, object]]) -> None:
             continue
         codes = ", ".join(row.error_codes + row.warning_codes)
         typer.echo(f"  {row.status:<10} {row.entry} {row.variant} {ref}: {codes}")
+        if row.certification is not None and row.certification.verdict:
+            typer.echo(f"             {row.certification.verdict}")  # as models certify says
     if report.since is not None:
         s = report.since
         typer.echo(f"since {s.report}: {s.new} new, {s.changed} with a new commit, "

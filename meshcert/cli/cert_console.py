@@ -17,7 +17,7 @@ Then one block per finding, grouped by severity (errors first), that reads at 80
 
 then the checks that were skipped (not asked for, with the flag that runs them; not
 applicable), the runtime gates that ran, and last the verdict line every format states alike
-(meshcert.reports.certification.verdict):
+(meshcert.certify.verdict):
 
     certification passed: 0 errors, 0 warnings, 1 note; 19 checks run, 17 skipped; package
     gate passed
@@ -91,6 +91,16 @@ def mesh_llm_support_lines(report: CertReport) -> list[Line]:
     return [Line(f"mesh-llm: >= {support.minimum_version}{split}")]
 
 
+def coverage_lines(report: CertReport) -> list[Line]:
+    """meshcert's line after mesh-llm's when the run verified less than the package: `Partial
+    coverage: sizes only: digests not verified` (mesh-llm's `Layers:` line stays as it is; for
+    a slice this line says which layers were covered)."""
+    from meshcert.certify.verdict import coverage_words
+
+    words = coverage_words(report)
+    return [Line(f"Partial coverage: {'; '.join(words)}", "incomplete")] if words else []
+
+
 def where(f: Finding) -> str:
     parts = [f.path or "", f"(layer {f.layer_index})" if f.layer_index is not None else ""]
     return " ".join(p for p in parts if p)
@@ -98,7 +108,7 @@ def where(f: Finding) -> str:
 
 def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
     return textwrap.wrap(" ".join(text.split()), width=width, initial_indent=first,
-                         subsequent_indent=rest, break_long_words=True,
+                         subsequent_indent=rest, break_long_words=False,
                          break_on_hyphens=False) or [first.rstrip()]
 
 
@@ -123,16 +133,20 @@ def finding_block(f: Finding, width: int) -> list[Line]:
 def skipped_lines(report: CertReport, width: int) -> list[Line]:
     """The checks that did no work: those not asked for with the flag that runs them, those
     not applicable by name (each report file gives every reason)."""
-    from meshcert.certify.report import NOT_APPLICABLE, NOT_ASKED_FOR
+    from meshcert.certify.report import NOT_APPLICABLE, NOT_ASKED_FOR, NOT_AVAILABLE
 
     skipped = [c for c in report.checks if c.status == "skipped"]
     if not skipped:
         return []
     asked = [f"{c.name} ({(c.details or '').partition(': ')[2].removeprefix('runs with ')})"
              for c in skipped if (c.details or "").startswith(NOT_ASKED_FOR)]
-    other = [c.name for c in skipped if not (c.details or "").startswith(NOT_ASKED_FOR)]
+    missing = [f"{c.name} ({(c.details or '').partition(': ')[2].partition(' (')[0]})"
+               for c in skipped if (c.details or "").startswith(NOT_AVAILABLE)]
+    other = [c.name for c in skipped
+             if not (c.details or "").startswith((NOT_ASKED_FOR, NOT_AVAILABLE))]
     lines = [Line(f"skipped checks ({len(skipped)})", "heading")]
-    for label, names in ((f"{NOT_ASKED_FOR}:", asked), (f"{NOT_APPLICABLE}:", other)):
+    for label, names in ((f"{NOT_ASKED_FOR}:", asked), (f"{NOT_AVAILABLE}:", missing),
+                         (f"{NOT_APPLICABLE}:", other)):
         if names:
             lines += [Line(t) for t in _wrap_items(f"{INDENT}{label}", names, width)]
     return lines
@@ -154,8 +168,8 @@ def _wrap_items(first: str, items: list[str], width: int) -> list[str]:
 
 def counts_line(report: CertReport, *, inspect: bool = False) -> str:
     """The last line: the verdict, its counts and every gate that decided it, in the words
-    of every other format (meshcert.reports.certification.verdict)."""
-    from meshcert.reports.certification.verdict import verdict
+    of every other format (meshcert.certify.verdict)."""
+    from meshcert.certify.verdict import verdict
 
     return verdict(report).sentence("inspection" if inspect else "certification")
 
@@ -190,7 +204,7 @@ def render_lines(report: CertReport, report_out: str | None, width: int = 80, *,
     lines = inspect_lines(report, report_out) if inspect else mesh_llm_lines(report,
                                                                             report_out)
     if not inspect:
-        lines += mesh_llm_support_lines(report)
+        lines += mesh_llm_support_lines(report) + coverage_lines(report)
     for severity in SEVERITIES:
         group = [f for f in report.findings if f.severity == severity]
         if not group:

@@ -18,24 +18,28 @@ def demo(
     from rich.console import Console
     from rich.markup import escape
 
+    from meshcert.cli.cert_console import counts_line
     from meshcert.demo import run_demo
 
-    console = Console()
+    console = Console(soft_wrap=True)  # a verdict, a path, an id: never wrapped mid-token
     result = run_demo(out)
     report = result.cert_report
     style = {"passed": "bold green", "failed": "bold red", "incomplete": "bold yellow"}
     console.print(f"package:       {result.package_dir}")
-    console.print(f"certification: [{style[report.status]}]{report.status}[/] "
-                  f"({len(report.findings)} finding(s), {len(report.checks)} check groups)")
+    console.print(f"[{style[report.status]}]{escape(counts_line(report))}[/]")
     v2 = result.v2_report
     if v2 is not None:
-        console.print(f"package v2:    {result.v2_package_dir}")
-        console.print(f"certification: [{style[v2.status]}]{v2.status}[/] (package_id "
-                      f"{v2.package_id}, {len(v2.findings)} finding(s))")
+        console.print(f"package v2:    {result.v2_package_dir} (package_id {v2.package_id})")
+        console.print(f"[{style[v2.status]}]{escape(counts_line(v2))}[/]")
     evidence = result.evidence_report
     if evidence is not None:
+        from meshcert.evidence.headline import headline_of
+
         gate = evidence.gate
+        head = headline_of(evidence)
         verdicts = Counter(d.verdict for d in evidence.decisions)
+        console.print(f"[{style.get(head.status, 'bold yellow')}]evidence {head.status}: "
+                      f"{escape(head.summary)}[/]")
         console.print(
             f"evidence:      Phase E gate {'passed' if gate.passed else 'failed'} (advisory), "
             f"{len(gate.missing_rows)} required row(s) missing, {len(gate.errors)} error(s); "

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
+from meshcert.cli.cert_console import counts_line
 from meshcert.cli.deliver import undeliverable
 from meshcert.cli.exit_codes import EXIT_CODES, Exit
 from meshcert.cli.option_errors import option_errors
@@ -302,10 +303,7 @@ def _write_and_publish(request: WriteRequest, target: str, publishing: PublishWh
         if result.status != "published":
             typer.echo(f"{result.status}: {result.message}", err=True)
     elif not quiet:
-        print_result(result)
-        if report is not None:
-            typer.echo(f"  certification: {report.status} ({len(report.findings)} "
-                       "finding(s))")
+        print_result(result)  # ends with the certification's verdict sentence
     elif result.status != "published":
         typer.echo(f"{result.status}: {result.message}", err=True)
     raise typer.Exit(PUBLISH_EXIT[result.status])
@@ -339,7 +337,7 @@ def _certify_and_deliver(result: WriteResult, seconds: float, progress: LineProg
             lines.append(f"re-verified {len(result.reverified)} existing artifact(s)")
         for path in result.rewritten:
             lines.append(f"rewritten (failed verification): {path}")
-        lines.append(f"certification: {report.status} ({len(report.findings)} finding(s))")
+        lines.append(counts_line(report))
         for f in report.findings:
             if f.severity == "error":
                 lines.append(f"  error {f.code}: {f.message}")

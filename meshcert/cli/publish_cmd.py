@@ -121,6 +121,11 @@ def print_result(result: PublishResult) -> None:
     else:
         typer.echo(f"{result.status}: {result.message}", err=True)
     typer.echo(f"  {counts}")
+    report = result.remote_report or result.local_report
+    if report is not None:  # the one verdict sentence, as `models certify` ends
+        from meshcert.cli.cert_console import counts_line
+
+        typer.echo(f"  {counts_line(report)}")
     if result.pull_request_url:
         typer.echo(f"  pull request: {result.pull_request_url}")
     if result.catalog is not None:

@@ -216,10 +216,8 @@ CODES |= _rows("gguf", E, {
     "llama_cpp_gguf_rejected": "llama.cpp's own GGUF parser (gguf_init_from_file) refuses this "
     "file, so no node can load it; the message quotes llama.cpp's reason.",
 })
-CODES |= _rows("gguf", I, {
-    "llama_cpp_gguf_not_checked": "Install the `live` extra (llama-cpp-python) to have "
-    "llama.cpp's own GGUF parser check every fragment as well.",
-})
+# (llama_cpp_gguf_not_checked, an info finding that let the check pass without llama.cpp, is
+# retired: the check is skipped, "not available: ...", and coverage.llama_cpp says it)
 
 # --- Source parity -------------------------------------------------------------------------
 CODES |= _rows("source", E, {
@@ -570,6 +568,13 @@ CODES |= _rows("mesh_llm", W, {
 CODES |= _rows("mesh_llm", I, {
     "mesh_llm_minimum_version": "Nothing to do: the oldest mesh-llm release that loads this "
     "manifest. Pass --min-mesh-llm X.Y.Z to make it an error when your nodes are older.",
+})
+
+# --- Runtime gates -------------------------------------------------------------------------
+CODES |= _rows("runtime", W, {
+    "runtime_model_mismatch": "Do not take these runtime gates as this package's: the endpoint "
+    "answered as another model. Serve the package itself (its model_id, or the id given with "
+    "--served-model) and run the gates again.",
 })
 
 # --- Engine --------------------------------------------------------------------------------

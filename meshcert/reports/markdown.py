@@ -29,6 +29,8 @@ def render_cert_markdown(report: CertReport) -> str:
                f"{view.counts['error']} error(s), {view.counts['warning']} warning(s), "
                f"{view.counts['info']} note(s) \u00b7 **Checks:** {view.checks_run} run, "
                f"{view.checks_skipped} skipped  ")
+    if b.coverage:
+        out.append(f"**Partial coverage:** {text(b.coverage)}  ")
     out.append(f"**Verdict:** {text(b.verdict)}")
     if b.gate_details:
         out += ["", f"> {text(b.gate_details)}"]
@@ -85,6 +87,8 @@ def render_cert_markdown(report: CertReport) -> str:
                            "; ".join(f"{text(k)} {code(v)}" for k, v in p.fields),
                            code(p.source) if p.source else "\u2014"]
                           for p in view.node.profiles])
+    out += ["", "### What was verified", ""]
+    out += table(["field", "value"], _fact_rows(view.coverage_facts))
     out += ["", "<details><summary>Provenance</summary>", ""]
     out += table(["field", "value"], [[text(f.label), (code(f.value) if f.mono else text(f.value))
                              + (f" ({text(f.note)})" if f.note else "")]

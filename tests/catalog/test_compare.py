@@ -17,6 +17,7 @@ from meshcert.catalog.compare import (
 from meshcert.catalog.entries import PackageReference, VariantSource
 from meshcert.catalog.report import CatalogOptions, Certification, PackageFacts
 from meshcert.certify.report import CertReport, Gate, ToolInfo
+from meshcert.certify.verdict import verdict
 from meshcert.core.findings import finding
 
 ENTRY = "entries/meshcert/tiny-llama.json"
@@ -108,10 +109,14 @@ def test_mesh_llm_verdicts() -> None:
 
 
 def test_summarize_keeps_the_package_codes_and_counts() -> None:
-    cert = summarize(report("failed", "hub_sha256_mismatch", "hub_sha256_mismatch",
-                            "readme_missing"), None, OPTIONS).certification
+    package = report("failed", "hub_sha256_mismatch", "hub_sha256_mismatch", "readme_missing")
+    cert = summarize(package, None, OPTIONS).certification
     assert cert == Certification(status="failed", error_codes=["hub_sha256_mismatch"],
-                                 warning_codes=["readme_missing"], errors=2, warnings=1)
+                                 warning_codes=["readme_missing"], errors=2, warnings=1,
+                                 verdict=verdict(package).sentence())
+    # the row states the one sentence `models certify` ends with (issue 45)
+    assert cert.verdict is not None
+    assert cert.verdict.startswith("certification failed: 2 errors, 1 warning, ")
 
 
 def test_a_row_combines_the_package_and_the_catalog() -> None:

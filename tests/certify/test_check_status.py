@@ -37,6 +37,9 @@ NOT_APPLICABLE_V1 = {"projectors", "hub_metadata", "generation_fields", "generat
 NOT_APPLICABLE_V2 = {"hub_metadata", "v2_sidecars", "glm_dsa_architecture_v2",
                      "publisher_json", "publisher_config_geometry", "publisher_defaults_files",
                      "publisher_chat_templates"}
+# checks no flag asks for whose tool may be missing here: skipped "not available", never passed
+NEEDS_A_TOOL = {"llama_cpp_gguf": "llama-cpp-python is not installed (pip install "
+                "'meshcert[live]'); llama.cpp's parser was not asked"}
 V1_ONLY_ASKED = {"generation_evidence"}  # a v1 rule (v2 has no generation.policy)
 
 
@@ -53,6 +56,8 @@ def _assert_honest(report: CertReport, not_applicable: set[str]) -> None:
             assert run.status == "skipped", run
             assert run.details is not None and run.details.startswith("not applicable: "), run
             assert len(run.details) > len("not applicable: ") + 10, run  # it says why
+        elif run.name in NEEDS_A_TOOL and run.status == "skipped":  # where the tool is missing
+            assert run.details == f"not available: {NEEDS_A_TOOL[run.name]}", run
         else:  # it did work on the plain package, and the package passes it
             assert run.status in {"passed", "warning"}, run
             assert run.details is None, run
@@ -69,10 +74,21 @@ def test_every_registered_check_did_work_or_says_why_not(tmp_path: Path) -> None
     assert walked == {check.name for check in all_checks()}
     _assert_honest(v1, NOT_APPLICABLE_V1)
     _assert_honest(v2, NOT_APPLICABLE_V2)
-    skipped = {run.name for run in v1.checks if run.status == "skipped"}
+    skipped = {run.name for run in v1.checks if run.status == "skipped"} - set(NEEDS_A_TOOL)
     assert skipped == set(NOT_ASKED_FOR) | NOT_APPLICABLE_V1
-    skipped = {run.name for run in v2.checks if run.status == "skipped"}
+    skipped = {run.name for run in v2.checks if run.status == "skipped"} - set(NEEDS_A_TOOL)
     assert skipped == (set(NOT_ASKED_FOR) - V1_ONLY_ASKED) | NOT_APPLICABLE_V2
+
+
+def test_evidence_given_for_a_v2_package_is_said_unused(tmp_path: Path) -> None:
+    """--evidence gates a v1 manifest's switches: on a v2 package it is not silently
+    ignored, the check it feeds is skipped saying the option was not used."""
+    v2 = certify_dir(build_v2(tmp_path / "v2").root, evidence_verdicts={"dense": "promote"})
+    run = _runs(v2)["generation_evidence"]
+    assert run.status == "skipped" and run.details == (
+        "not applicable: --evidence decisions.json was given but applies to v1 packages only; "
+        "this package is v2: the option was not used")
+    assert v2.status == "passed"
 
 
 def test_the_flag_named_runs_the_check(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from meshcert.certify.merge import SCOPE_FREE_CHECKS, Slice, layer_ranges, merge
 from meshcert.certify.report import CertReport
 from meshcert.certify.scope import parse_stage
 from meshcert.certify.service import CertRequest, certify_package
+from meshcert.certify.verdict import verdict as one_verdict
 from meshcert.certify.view import CertOptions
 from tests.certify.test_scope import build, certify, errors, layer_file
 from tests.support.splits import SplitPackage
@@ -53,6 +54,15 @@ def test_all_slices_merge_to_the_whole_package_verdict(pkg: SplitPackage) -> Non
     assert merged.merge.verified_artifacts == merged.merge.declared_artifacts == len(pkg.files)
     assert [(s.layer_start, s.layer_end) for s in merged.merge.slices] == [(0, 2), (2, 4), (4, 5)]
     assert CertReport.model_validate_json(merged.to_json()) == merged
+    # each slice says it is a slice; the merge covers the package, every artifact hashed
+    parts = slices(pkg)
+    assert all(s.report.coverage is not None and s.report.coverage.scope.kind == "slice"
+               for s in parts)
+    assert all("not a package verdict" in one_verdict(s.report).sentence() for s in parts)
+    assert merged.coverage is not None and merged.coverage.scope.kind == "package"
+    assert (merged.coverage.scope.artifacts_checked, merged.coverage.digests.mode) == (
+        len(pkg.files), "hashed")
+    assert one_verdict(merged).coverage == ()
 
 
 def test_a_missing_slice_is_incomplete_naming_its_layers(pkg: SplitPackage) -> None:

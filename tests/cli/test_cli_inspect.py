@@ -35,6 +35,27 @@ def test_a_clean_file_exits_0_and_writes_every_format(tmp_path: Path) -> None:
         assert (out / name).stat().st_size > 0
 
 
+def test_it_lists_only_what_it_can_do_and_ends_with_a_verdict_about_one_file(
+        tmp_path: Path) -> None:
+    """issue 45: no skipped check pointing at an option `inspect` rejects, and no "package
+    gate passed" for one file; every format says the same."""
+    path = base_file().write(tmp_path / "model.gguf")
+    md = tmp_path / "r.md"
+    result = inspect(str(path), "--report-out", str(tmp_path / "r.json"), "--md", str(md))
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[-1].startswith("inspection passed: model.gguf: 0 errors, ")
+    assert "package gate" not in result.output
+    for flag in ("--stages", "--layers", "--stage", "--materialize", "--parity", "--source"):
+        assert flag not in result.output
+        assert inspect(str(path), flag, "x").exit_code == 2  # an option inspect rejects
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert not [c for c in report["checks"] if (c["details"] or "").startswith("not asked")]
+    assert report["coverage"]["scope"]["kind"] == "file"
+    assert f"**Verdict:** {lines[-1]}" in md.read_text().replace("\\", "")
+    assert md.read_text().startswith("## \u2705 Inspection passed: ")
+
+
 def test_a_hostile_file_exits_1_with_its_code_in_the_json(tmp_path: Path) -> None:
     case = next(c for c in CORPUS if c.code == "gguf_trailing_bytes")
     result = inspect(str(write_case(case, tmp_path)), "--json")

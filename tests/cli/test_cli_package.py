@@ -12,6 +12,8 @@ from pathlib import Path
 import jsonschema
 from typer.testing import CliRunner
 
+from meshcert.certify.report import CertReport
+from meshcert.certify.verdict import verdict
 from meshcert.cli import app
 from meshcert.writer.plan_report import plan_json_schema
 from tests.support.interrupt import interrupt_at, start_interruptible
@@ -34,7 +36,12 @@ def test_write_exits_0_prints_a_summary_and_writes_the_report(tmp_path: Path) ->
     data = json.loads(report.read_text())
     assert data["status"] == "passed" and data["package_format"] == "v2"
     jsonschema.validate(data, json.loads((DOCS / "cert.schema.json").read_text()))
-    assert f"to {out}" in result.stdout and "certification: passed" in result.stdout
+    assert f"to {out}" in result.stdout
+    # the one verdict sentence `models certify` ends with (issue 45), its coverage said: the
+    # digests are the writer's, taken while writing, not hashed again
+    said = verdict(CertReport.model_validate(data)).sentence()
+    assert said in result.stdout.splitlines()
+    assert said.startswith("certification passed (digests: ") and "from a verify cache" in said
     manifest = json.loads((out / "model-package.json").read_text())
     assert f"package_id: {manifest['package_id']}" in result.stdout
 

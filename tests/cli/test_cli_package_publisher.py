@@ -45,7 +45,8 @@ def test_a_written_package_with_publisher_files_and_defaults_certifies_with_pari
                                "tokenizer_config.json", "chat_template.jinja"),
                "--generation-defaults", str(given["defaults.json"]))
     assert done.exit_code == 0, done.output
-    assert "certification: passed" in done.stdout
+    assert any(line.startswith("certification passed") and "; package gate passed" in line
+               for line in done.stdout.splitlines())
     report = tmp_path / "cert.json"
     certified = cli("models", "certify", str(out), "--package-only", "--source", str(source),
                     "--parity", str(source), "--report-out", str(report), "--quiet")

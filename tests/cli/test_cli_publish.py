@@ -52,6 +52,11 @@ def test_published_prints_the_immutable_ref_and_the_serve_command(
     assert f"  immutable ref: hf://meshllm/tiny@{sha}" in lines
     assert f"  run it: mesh-llm serve --model hf://meshllm/tiny@{sha} --split" in lines
     assert "  4 commit(s), 6 file(s) uploaded, 0 already there" in lines
+    # the certification of the published commit, in the one sentence `models certify` ends
+    # with (issue 45), its coverage said: the Hub's digests at that commit
+    [said] = [x for x in lines if x.startswith("  certification ")]
+    assert said.startswith("  certification passed (digests: Hub-attested (LFS SHA-256), "
+                           "not re-hashed): 0 errors, ") and said.endswith("package gate passed")
     assert "certifying" in result.stderr  # progress goes to stderr
     assert TOKEN not in result.output
     assert hub.repos["meshllm/tiny"].commits[sha].title == "Tiny package (manifest and model card)"

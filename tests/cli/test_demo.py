@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,17 @@ def test_demo_certifies_the_bundled_package_and_says_where_reports_are(tmp_path:
     report = json.loads((out / "cert.json").read_text())
     assert report["status"] == "passed"
     assert report["layer_count"] >= 2
-    assert str(out / "cert.json") in result.output.replace("\n", "")
+    lines = result.output.splitlines()
+    # piped, nothing is wrapped mid-token: each path and id whole on its line (issue 45)
+    assert f"certification report (JSON): {out / 'cert.json'}" in lines
+    # the one verdict sentence, as `models certify` ends, for both packages; and the evidence's
+    verdicts = [x for x in lines if re.match(r"certification (passed|failed|incomplete)", x)]
+    assert len(verdicts) == 2 and all(v.startswith("certification passed: 0 errors, ")
+                                      and "; package gate passed" in v for v in verdicts)
+    assert "check groups" not in result.output
+    assert any(x.startswith(("evidence passed: ", "evidence failed: ",
+                             "evidence incomplete: ")) for x in lines)
+    assert any(x.startswith("package v2:    ") and x.endswith(")") for x in lines)
     if importlib.util.find_spec("llama_cpp") is not None:  # the tiny llama passes parity
         assert "split parity:  passed on a tiny llama package" in result.output
         assert "token ids and logits identical" in result.output.replace("\n", "")

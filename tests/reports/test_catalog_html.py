@@ -43,6 +43,10 @@ def test_one_row_per_package_sorted_by_verdict(catalog_out: CatalogOut) -> None:
     assert cells[1].find(cls="pin").text() == "pinned"
     assert [c.text() for c in cells[2:5]] == ["v1", "0", "0"]
     assert cells[6].text() == "accepts"
+    # the package's own verdict, the sentence `models certify` ends with (issue 45)
+    assert row.certification is not None and row.certification.verdict
+    assert cells[1].find(cls="row-verdict").text() == row.certification.verdict
+    assert row.certification.verdict.startswith("certification passed")
 
 
 def test_each_certified_package_links_its_own_cert_html(catalog_out: CatalogOut) -> None:

@@ -38,24 +38,27 @@ from tests.conftest import PackageFactory, certify_dir
 from tests.reports.dom import parse
 from tests.support.fake_openai import FakeOpenAI
 
-VERDICT = re.compile(r"^certification (passed|failed|incomplete): (\d+) errors?, (\d+) "
-                     r"warnings?, (\d+) notes?; (\d+) checks? run, (\d+) skipped; (.+)$")
+VERDICT = re.compile(r"^certification (passed|failed|incomplete)(?: \((.+?)\))?: (\d+) "
+                     r"errors?, (\d+) warnings?, (\d+) notes?; (\d+) checks? run, (\d+) "
+                     r"skipped; (.+)$")
 
 
 @dataclass(frozen=True)
 class Said:
-    """What one format says: status, errors, warnings, notes, checks run, skipped, gates."""
+    """What one format says: status, errors, warnings, notes, checks run, skipped, gates, and
+    the coverage it qualifies the status with ("" when the run verified all it states)."""
 
     status: str
     counts: tuple[int, int, int, int, int]
     gates: str
+    coverage: str = ""
 
     @classmethod
     def of(cls, sentence: str) -> Said:
         match = VERDICT.match(sentence)
         assert match, sentence
-        numbers = tuple(int(n) for n in match.groups()[1:6])
-        return cls(match[1], numbers, match[7])  # type: ignore[arg-type]
+        numbers = tuple(int(n) for n in match.groups()[2:7])
+        return cls(match[1], numbers, match[8], match[2] or "")  # type: ignore[arg-type]
 
 
 def from_json(text: str) -> tuple[str, tuple[int, int, int, int, int], set[str]]:
@@ -72,13 +75,25 @@ def from_json(text: str) -> tuple[str, tuple[int, int, int, int, int], set[str]]
 
 def console_says(report: CertReport) -> tuple[Said, str]:
     lines = plain_text(render_lines(report, "cert.json", 100)).splitlines()
-    return Said.of(lines[-1]), lines[0]
+    said = Said.of(lines[-1])
+    coverage = [x for x in lines if x.startswith("Partial coverage: ")]
+    assert coverage == ([f"Partial coverage: {said.coverage}"] if said.coverage else [])
+    headings = dict(re.findall(r"^(errors|skipped checks) \((\d+)\)$", "\n".join(lines), re.M))
+    assert int(headings.get("errors", 0)) == said.counts[0]
+    assert int(headings.get("skipped checks", 0)) == said.counts[4]
+    return said, lines[0]
 
 
 def html_says(report: CertReport) -> tuple[Said, str, set[str]]:
     root = parse(render_cert_html(report))
     banner = root.find("header", cls="banner")
     line = root.find("p", cls="verdict-line").text()
+    said = Said.of(line)
+    title = root.find("title").text()
+    assert title.startswith(f"Certification {said.status}"
+                            + (f" ({said.coverage})" if said.coverage else "") + ":"), title
+    notes = [n.text() for n in root.find_all("p", cls="coverage-note")]
+    assert notes == ([f"Partial coverage: {said.coverage}"] if said.coverage else []), notes
     skipped = {row.attrs["data-check"] or "" for row in root.find_all("tr")
                if row.attrs.get("data-check") and "badge-skipped" in {
                    c for n in row.find_all("span") for c in n.classes}}
@@ -89,6 +104,10 @@ def markdown_says(report: CertReport) -> tuple[Said, set[str]]:
     text = render_cert_markdown(report)
     line = next(x for x in text.splitlines() if x.startswith("**Verdict:** "))
     plain = line.removeprefix("**Verdict:** ").replace("\\", "")
+    headline = text.splitlines()[0].replace("\\", "")
+    said = Said.of(plain)
+    assert f"Certification {said.status}" + (f" ({said.coverage})" if said.coverage else "") \
+        + ": " in headline, headline
     skipped = re.findall(r"^\| <code>([\w\\]+)</code> \| \u2796 skipped \|", text, re.M)
     return Said.of(plain), {name.replace("\\", "") for name in skipped}
 
@@ -100,6 +119,15 @@ def junit_says(report: CertReport) -> tuple[Said, ET.Element, set[str]]:
     numbers = tuple(int(props[k] or -1) for k in ("errors", "warnings", "notes", "checks_run",
                                                   "checks_skipped"))
     assert numbers == said.counts
+    assert props.get("coverage", "") == said.coverage
+    # JUnit's own counts are the verdict's: failures + errors its error findings and the gates
+    # it counts beside them, skipped its skipped checks (issue 41 item 9)
+    for element in (root, *root.iter("testsuite")):
+        assert int(element.get("skipped", "-1")) == (
+            said.counts[4] if element is root or element.get("name", "").endswith("checks")
+            else 0), element.get("name")
+    failing = int(root.get("failures", "-1")) + int(root.get("errors", "-1"))
+    assert failing == said.counts[0] + int(props["failed_gates"] or -1)
     skipped = {c.get("name") or "" for c in root.iter("testcase")
                if c.get("classname") == "meshcert.certify.checks"
                and c.find("skipped") is not None}
@@ -113,6 +141,10 @@ def sarif_says(report: CertReport) -> tuple[Said, bool, set[str]]:
     assert (props["errors"], props["warnings"], props["notes"], props["checks_run"],
             props["checks_skipped"]) == said.counts
     assert props["status"] == said.status
+    assert "; ".join(props["coverage"]) == said.coverage
+    levels = [r["level"] for r in run["results"]]  # as the verdict counts them
+    assert (levels.count("error"), levels.count("warning"), levels.count("note")) == (
+        said.counts[0] + props["failed_gates"], said.counts[1], said.counts[2])
     notes = run["invocations"][0]["toolExecutionNotifications"]
     return said, run["invocations"][0]["executionSuccessful"], {
         n["descriptor"]["id"] for n in notes}
@@ -195,3 +227,79 @@ def test_an_incomplete_run_says_incomplete_everywhere(packages: PackageFactory,
                           checks=[*all_checks(), Check("exploding", frozenset(), _boom, 999)])
     said = assert_one_verdict(report)
     assert said.status == "incomplete" and said.gates == "package gate incomplete"
+
+
+# --- partial coverage: said in words in every format (issue 41 item 1) ----------------------
+def test_sizes_only_is_said_in_every_format(packages: PackageFactory) -> None:
+    """`--no-verify-sha256`, with one byte of a layer flipped: the sizes still match, so the
+    package passes, and every format says the digests were not verified."""
+    info = packages.build("llama")
+    layer = info.root / "layers" / "layer-001.gguf"
+    data = bytearray(layer.read_bytes())
+    data[-1] ^= 0xFF
+    layer.write_bytes(bytes(data))
+    report = certify_dir(info.root, verify_sha256=False)
+    said = assert_one_verdict(report)
+    assert said.status == "passed"
+    assert said.coverage == "sizes only: digests not verified"
+    assert report.coverage is not None and report.coverage.digests.mode == "sizes_only"
+    hashed = certify_dir(info.root)  # the same bytes hashed: the flip is found
+    assert assert_one_verdict(hashed).status == "failed"
+    assert hashed.coverage is not None and hashed.coverage.digests.mode == "hashed"
+
+
+def test_a_slice_says_it_is_a_slice_in_every_format(packages: PackageFactory) -> None:
+    from meshcert.certify.scope import parse_layers
+
+    info = packages.build("llama", layers=6)
+    report = certify_dir(info.root, scope=parse_layers("0..2"))
+    said = assert_one_verdict(report)
+    total = len(report.declared_artifacts)
+    assert report.scope is not None
+    checked = len(report.scope.artifacts)
+    assert checked < total
+    assert said.coverage == (f"slice layers 0..2: {checked}/{total} artifacts; "
+                             "not a package verdict")
+    lines = plain_text(render_lines(report, None, 100)).splitlines()
+    assert lines[4] == "Layers: 6"  # mesh-llm's line, kept
+    assert lines[5] == f"Partial coverage: {said.coverage}"
+
+
+def test_digests_from_a_verify_cache_are_counted(packages: PackageFactory,
+                                                 tmp_path: Path) -> None:
+    info = packages.build("llama")
+    cache = str(tmp_path / "verify-cache.json")
+    first = certify_dir(info.root, verify_cache=cache)
+    assert first.coverage is not None and first.coverage.digests.mode == "hashed"
+    assert assert_one_verdict(first).coverage == ""
+    again = certify_dir(info.root, verify_cache=cache)
+    assert again.coverage is not None
+    d = again.coverage.digests
+    assert d.mode == "cache" and d.cached == d.artifacts > 0
+    said = assert_one_verdict(again)
+    assert said.coverage == (f"digests: {d.cached} of {d.artifacts} from a verify cache, "
+                             "not re-hashed")
+
+
+def test_a_strict_warning_failure_is_counted_once(packages: PackageFactory) -> None:
+    """--strict: warnings fail the package gate with no error finding; JUnit and SARIF count
+    that gate once, as the verdict's failed gates."""
+    info = packages.build("llama")
+    (info.root / "README.md").unlink()  # readme_missing: a warning
+    report = certify_dir(info.root, strict=True)
+    said = assert_one_verdict(report)
+    assert said.status == "failed" and said.counts[0] == 0 and said.counts[1] > 0
+
+
+def test_two_errors_of_one_check_are_two_junit_failures(packages: PackageFactory) -> None:
+    """JUnit once said 2 failures for 1 error (a failed check and the package gate it
+    failed): now one failure per error finding, and the package gate adds none."""
+    info = packages.build("llama", layers=6)
+    for n in (1, 3):
+        (info.root / "layers" / f"layer-00{n}.gguf").unlink()
+    report = certify_dir(info.root)
+    said = assert_one_verdict(report)
+    assert said.status == "failed"
+    root = ET.fromstring(render_cert_junit(report))
+    assert int(root.get("failures", "-1")) + int(root.get("errors", "-1")) == said.counts[0]
+    assert said.counts[0] >= 2

@@ -19,6 +19,8 @@ Fault modes (names in `FAULTS`, set at construction or by assigning `fake.faults
 - `nondeterministic`: every answer's text differs;
 - `over_max_tokens`: usage.completion_tokens reports max_tokens + 3;
 - `responses_404`: /v1/responses is not there (like llama-cpp-python's server);
+- `answers_as_other_model`: the chat answer's `model` is `OTHER_MODEL`, whatever was asked
+  (a server that serves something else under the name asked for);
 - `endless_stream`: the stream sends `: ping` keep-alives forever and nothing else (until the
   client hangs up or the server stops).
 
@@ -42,7 +44,9 @@ FAULTS = frozenset({
     "drop_mid_stream", "malformed_sse", "missing_done", "role_after_content", "wrong_models",
     "http_500", "echo_headers", "slow_first_byte", "huge_body", "unknown_model_accepted",
     "nondeterministic", "over_max_tokens", "responses_404", "endless_stream",
+    "answers_as_other_model",
 })
+OTHER_MODEL = "someone/else-model"
 REPLY_TOKENS = ("Ok", ".", " This", " is", " the", " fake", " server", ".")
 
 
@@ -256,7 +260,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         payload = {
             "id": f"chatcmpl-fake{self.fake.next_number()}", "object": "chat.completion",
-            "created": int(time.time()), "model": body["model"],
+            "created": int(time.time()),
+            "model": OTHER_MODEL if self.fake.has("answers_as_other_model") else body["model"],
             "choices": [{"index": 0, "message": {"role": "assistant",
                                                  "content": "".join(tokens)},
                          "finish_reason": finish}],

@@ -33,4 +33,4 @@ def finding_keys(report: CertReport) -> list[tuple[str, str, str | None, int | N
                   if f.code not in LOCAL_ONLY_CODES)
 
 
-LOCAL_ONLY_CODES = frozenset({"llama_cpp_gguf_rejected", "llama_cpp_gguf_not_checked"})
+LOCAL_ONLY_CODES = frozenset({"llama_cpp_gguf_rejected"})

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from meshcert.certify.report import NOT_APPLICABLE, NOT_ASKED_FOR
+from meshcert.certify.report import NOT_APPLICABLE, NOT_ASKED_FOR, NOT_AVAILABLE
 from meshcert.certify.view import PackageView
 from meshcert.core.codes import CODES
 from meshcert.core.findings import Finding
@@ -28,10 +28,29 @@ CheckFunc = Callable[[PackageView], Iterable[Finding]]
 SkipRule = Callable[[PackageView], str | None]
 
 
+class AskedFor:
+    """A check of work the run only does when asked: skipped, naming the flag, otherwise."""
+
+    def __init__(self, flag: str, given: Callable[[PackageView], bool]) -> None:
+        self.flag = flag
+        self.given = given
+
+    def __call__(self, view: PackageView) -> str | None:
+        return None if self.given(view) else f"{NOT_ASKED_FOR}: runs with {self.flag}"
+
+
 def asked_for(flag: str, given: Callable[[PackageView], bool]) -> SkipRule:
     """A check of work the run only does when asked: skipped, naming the flag, otherwise."""
+    return AskedFor(flag, given)
+
+
+def not_available(why: Callable[[PackageView], str | None]) -> SkipRule:
+    """A check the run did not explicitly ask for whose tool is missing (`why` says which):
+    skipped, "not available: <why>". (A tool the user explicitly asked for, --materialize or
+    --parity, that is missing makes the report incomplete instead: meshcert.certify.coverage.)"""
     def rule(view: PackageView) -> str | None:
-        return None if given(view) else f"{NOT_ASKED_FOR}: runs with {flag}"
+        reason = why(view)
+        return None if reason is None else f"{NOT_AVAILABLE}: {reason}"
     return rule
 
 
@@ -62,6 +81,14 @@ class Check:
             reason = rule(view)
             if reason is not None:
                 return reason
+        return None
+
+    def unused_option(self, view: PackageView) -> str | None:
+        """The flag the run was given for this check when the check does not apply to the
+        package's format (`--evidence` on a v2 package): the option was not used."""
+        for rule in self.runs_when:
+            if isinstance(rule, AskedFor) and rule.given(view):
+                return rule.flag
         return None
 
     def applies_to(self, package_format: str | None) -> bool:

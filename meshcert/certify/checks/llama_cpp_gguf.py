@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from meshcert.certify.checks import applicable, register
+from meshcert.certify.checks import applicable, not_available, register
 from meshcert.certify.checks.gguf_structure import exempt_carrier
 from meshcert.certify.package_gguf.fragments import declared_headers
 from meshcert.certify.view import PackageView
@@ -18,18 +18,33 @@ from meshcert.core.gguf.model import GGUFHeader, HeaderError
 _OFFSET_RULE = "has offset"
 
 
-@register("llama_cpp_gguf", order=305, codes=["llama_cpp_gguf_rejected",
-                                              "llama_cpp_gguf_not_checked"], runs_when=[
-    applicable(lambda view: isinstance(view.source_facts.get(LLAMA_CPP_FACTS_KEY), LlamaCppFacts),
-               "llama.cpp's GGUF parser was not asked about these files")])
+def _facts(view: PackageView) -> LlamaCppFacts | None:
+    facts = view.source_facts.get(LLAMA_CPP_FACTS_KEY)
+    return facts if isinstance(facts, LlamaCppFacts) else None
+
+
+def _remote(view: PackageView) -> bool:
+    return view.local_dir is None and not view.standalone
+
+
+def _unavailable(view: PackageView) -> str | None:
+    facts = _facts(view)
+    return facts.unavailable if facts is not None and not _remote(view) else None
+
+
+# Not explicitly asked for (it runs whenever llama-cpp-python is there), so a missing tool
+# makes it `skipped`, "not available: ...", never passed (meshcert.certify.coverage says the
+# one rule); a remote package's fragments are never whole on disk: not applicable.
+@register("llama_cpp_gguf", order=305, codes=["llama_cpp_gguf_rejected"], runs_when=[
+    applicable(lambda view: _facts(view) is not None,
+               "llama.cpp's GGUF parser was not asked about these files"),
+    applicable(lambda view: not _remote(view), "the package is remote: its fragments are "
+               "read by header byte ranges, and llama.cpp's parser needs the whole file"),
+    not_available(_unavailable)])
 def check_llama_cpp_gguf(view: PackageView) -> Iterator[Finding]:
     """Every fragment llama.cpp's gguf_init_from_file refused, with llama.cpp's reason."""
-    facts = view.source_facts.get(LLAMA_CPP_FACTS_KEY)
-    if not isinstance(facts, LlamaCppFacts):
-        return
-    if facts.unavailable:
-        yield finding("llama_cpp_gguf_not_checked", f"llama.cpp was not asked: "
-                      f"{facts.unavailable}")
+    facts = _facts(view)
+    if facts is None or facts.unavailable:
         return
     for artifact, path, header in declared_headers(view):
         verdict = facts.verdicts.get(path)

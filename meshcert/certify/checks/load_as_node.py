@@ -6,6 +6,11 @@ the view; these checks only turn them into findings. A stage or parity run that 
 tried (package not local, source missing, over the size limit) is `check_not_run`, and one whose
 llama.cpp worker died (a signal, a non-zero exit, its wall clock) is `llama_cpp_crashed`: either
 way the result is incomplete, never passed.
+
+That includes llama-cpp-python missing: the user explicitly asked for this work, so its tool's
+absence is incomplete (exit 3). The same absence for a check nobody asked for (`llama_cpp_gguf`,
+which runs whenever llama.cpp is there) is `skipped`, "not available: ...": the one rule is in
+meshcert.certify.coverage.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import httpx
 
-from meshcert.certify.report import GateStatus, RuntimeGate
+from meshcert.certify.report import REQUESTED_MODEL, SERVED_MODEL, GateStatus, RuntimeGate
 from meshcert.certify.runtime.client import (
     DEFAULT_DEADLINE_S,
     DEFAULT_MAX_BODY_BYTES,
@@ -180,11 +180,15 @@ def gate_v1_chat_completions(ctx: GateContext) -> RuntimeGate:
         return verdict
     tokens = usage_completion_tokens(body)
     texts = chat_texts(body)
+    served = body.get("model") if isinstance(body, dict) else None
+    measures = {"measurements": {REQUESTED_MODEL: ctx.runtime.model_id, SERVED_MODEL: (
+        ctx.redactor(served)[:200] if isinstance(served, str) and served else None)}}
     if not texts:
         return _gate(name, "failed", f"HTTP {exchange.status} but no non-blank "
-                     "choices[].message.content", exchange, completion_tokens=tokens)
+                     "choices[].message.content", exchange, completion_tokens=tokens,
+                     **measures)
     return _gate(name, "passed", f"HTTP {exchange.status}; content {_quote(ctx, texts[0])}",
-                 exchange, completion_tokens=tokens)
+                 exchange, completion_tokens=tokens, **measures)
 
 
 def gate_v1_responses(ctx: GateContext) -> RuntimeGate:

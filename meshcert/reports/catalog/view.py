@@ -47,6 +47,7 @@ class CatalogRowView:
     defaults: str = ""  # "KV f16 · compute bf16 · profiles: a*, b" (v2; * = selection.default)
     attested: str = ""  # --trust: the trusted signer of its valid attestation
     attested_only: bool = False  # --trust-attested: accepted from it, no header read
+    verdict: str = ""  # the package's own verdict sentence, as `models certify` ends
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,8 @@ def _row(row: CatalogPackage, link_prefix: str) -> CatalogRowView:
         mesh_minimum=f">= {row.facts.mesh_llm_minimum}"
         if row.facts is not None and row.facts.mesh_llm_minimum else "",
         defaults=shipped_defaults(row), attested=row.attested or "",
-        attested_only=row.attested_only)
+        attested_only=row.attested_only,
+        verdict=row.certification.verdict or "" if row.certification is not None else "")
 
 
 def shipped_defaults(row: CatalogPackage) -> str:

@@ -8,7 +8,10 @@ no path is located at the input (the package's manifest, or the ref / file given
 invocation says whether meshcert could check everything (`executionSuccessful` is false for an
 incomplete report), `properties` carry the status, the verdict sentence and its counts
 (meshcert.reports.certification.verdict), and each skipped check is a note in the invocation's
-`toolExecutionNotifications`, with why it did no work.
+`toolExecutionNotifications`, with why it did no work. The gates the verdict counts beside the
+findings are results too (`package_gate` / `runtime_gate` rules): a failed warning-level runtime
+gate a warning, a gate that did not pass and that no error finding stands for an error; so the
+results by level are the verdict's errors + failed gates, warnings and notes.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from urllib.parse import quote
 from meshcert.certify.report import CertReport
 from meshcert.core.codes import CODES
 from meshcert.core.findings import Finding
-from meshcert.reports.certification.verdict import verdict
+from meshcert.reports.certification.verdict import uncounted_gates, verdict
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
@@ -85,6 +88,38 @@ def _result(report: CertReport, f: Finding, index: dict[str, int]) -> dict[str, 
     return result
 
 
+GATE_RULES = {
+    "package_gate": "The package gate did not pass though no error finding says why (--strict "
+    "warnings, or a read that was interrupted): see the gate's details.",
+    "runtime_gate": "A runtime gate did not pass against the served endpoint: see its details "
+    "in the report.",
+}
+
+
+def _gate_results(report: CertReport, start: int) -> tuple[list[dict[str, Any]],
+                                                            list[dict[str, Any]]]:
+    """The gates the verdict counts beside the findings: each gate that did not pass and that
+    no error finding stands for (level error), each failed warning-level runtime gate (level
+    warning). Returns (rules, results)."""
+    counted = [(g, "error") for g in uncounted_gates(report)]
+    counted += [(g, "warning") for g in report.runtime_gates
+                if g.severity == "warning" and g.status == "failed"]
+    used = sorted({"package_gate" if g is report.package_gate else "runtime_gate"
+                   for g, _ in counted})
+    rules = [{"id": r, "name": r, "shortDescription": {"text": f"gate: {r}"},
+              "help": {"text": GATE_RULES[r]}, "defaultConfiguration": {"level": "error"}}
+             for r in used]
+    results = []
+    for gate, level in counted:
+        rule_id = "package_gate" if gate is report.package_gate else "runtime_gate"
+        results.append({"ruleId": rule_id, "ruleIndex": start + used.index(rule_id),
+                        "level": level, "message": {"text": f"gate {gate.name} {gate.status}: "
+                                                    f"{gate.details or gate.status}"},
+                        "locations": [_location(report, None)],
+                        "properties": {"gate": gate.name}})
+    return rules, results
+
+
 def _skipped(report: CertReport) -> list[dict[str, Any]]:
     """Each skipped check as a note of the run: it did no work, and says why."""
     return [{"descriptor": {"id": c.name}, "level": "note",
@@ -96,16 +131,20 @@ def _verdict(report: CertReport) -> dict[str, Any]:
     said = verdict(report)
     return {"status": report.status, "verdict": said.sentence(), "errors": said.errors,
             "warnings": said.warnings, "notes": said.notes, "checks_run": said.checks_run,
-            "checks_skipped": said.checks_skipped, "input": report.input}
+            "checks_skipped": said.checks_skipped, "failed_gates": said.failed_gates,
+            "coverage": list(said.coverage), "input": report.input,
+            **({"coverage_detail": report.coverage.model_dump(mode="json")}
+               if report.coverage is not None else {})}
 
 
 def build_sarif(report: CertReport) -> dict[str, Any]:
     codes = sorted({f.code for f in report.findings})
     index = {code: i for i, code in enumerate(codes)}
+    gate_rules, gate_results = _gate_results(report, len(codes))
     run: dict[str, Any] = {
         "tool": {"driver": {"name": report.tool.name, "version": report.tool.version,
-                            "rules": [rule(code) for code in codes]}},
-        "results": [_result(report, f, index) for f in report.findings],
+                            "rules": [rule(code) for code in codes] + gate_rules}},
+        "results": [_result(report, f, index) for f in report.findings] + gate_results,
         "invocations": [{"executionSuccessful": report.status != "incomplete",
                          "startTimeUtc": report.started_at, "endTimeUtc": report.finished_at,
                          "toolExecutionNotifications": _skipped(report)}],

@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 from markupsafe import Markup
 
 from meshcert.certify.report import CertReport, CheckRun, MaterializedStage, RuntimeGate
+from meshcert.certify.stages import layer_range
+from meshcert.certify.verdict import Verdict, verdict
 from meshcert.core.findings import Finding
 from meshcert.reports import fmt, svg
 from meshcert.reports.certification.coverage import CoverageView, build_coverage_view
 from meshcert.reports.certification.node_defaults import NodeView, build_node_view
-from meshcert.reports.certification.verdict import Verdict, verdict
 from meshcert.reports.common import Fact, Stat
 
 SEVERITY_ORDER = ("error", "warning", "info")
@@ -53,7 +54,8 @@ class Banner:
     pin_text: str
     gate_details: str
     stats: list[Stat]
-    verdict: str  # the sentence every format states (meshcert.reports.certification.verdict)
+    verdict: str  # the sentence every format states (meshcert.certify.verdict)
+    coverage: str = ""  # what the run did not verify, in words ("" when it verified all)
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,7 @@ class CertView:
     coverage: CoverageView | None = None  # merged reports: which slice verified which layers
     node: NodeView | None = None  # v2: what a node applies, which mesh-llm loads it
     attestation: list[Fact] | None = None  # --attest-key: what was signed, by whom
+    coverage_facts: list[Fact] = field(default_factory=list)  # what this run verified
 
 
 # ---------------------------------------------------------------------------------------------
@@ -177,13 +180,45 @@ def _banner(report: CertReport, said: Verdict) -> Banner:
         Stat("checks", f"{said.checks_run} run, {said.checks_skipped} skipped"),
         Stat("package gate", report.package_gate.status, report.package_gate.status),
         Stat("runtime gates", runtime),
-        Stat("layers", "\u2014" if report.layer_count is None else str(report.layer_count)),
+        Stat("layers", _layers(report)),
     ]
-    return Banner(status=report.status, headline=HEADLINES[report.status],
+    return Banner(status=report.status, headline=said.headline(),
                   subject=report.model_id or report.input, ref_kind=kind, ref_text=ref_text,
                   pinned=pinned, pin_text=pin_text,
                   gate_details=report.package_gate.details or "", stats=stats,
-                  verdict=said.sentence())
+                  verdict=said.sentence(), coverage="; ".join(said.coverage))
+
+
+def _layers(report: CertReport) -> str:
+    """The package's layer count, or for a slice the layers it covered of them."""
+    total = "\u2014" if report.layer_count is None else str(report.layer_count)
+    scope = report.coverage.scope if report.coverage is not None else None
+    if scope is not None and scope.kind == "slice" and scope.layer_start is not None \
+            and scope.layer_end is not None:
+        return f"slice {layer_range(scope.layer_start, scope.layer_end)} of {total}"
+    return total
+
+
+def _coverage_facts(report: CertReport) -> list[Fact]:
+    cov = report.coverage
+    if cov is None:
+        return [Fact("coverage", "not recorded", note="a report written before meshcert "
+                     "stated its coverage")]
+    d, scope, runtime = cov.digests, cov.scope, cov.runtime
+    digests = (f"{d.mode.replace('_', ' ')}: {d.hashed} hashed here, {d.cached} from a verify "
+               f"cache, {d.hub_attested} Hub-attested, {d.sizes_only} sizes only, of "
+               f"{d.artifacts} artifact(s) read")
+    where = "package" if scope.kind == "package" else (
+        f"slice layers {layer_range(scope.layer_start or 0, scope.layer_end or 0)}")
+    served = ("not asked" if runtime.status == "not_asked" else
+              f"ran; answered by {runtime.served_model or 'an unnamed model'}"
+              + (f" (asked for {runtime.requested_model})" if runtime.requested_model else ""))
+    return [Fact("digests", digests),
+            Fact("scope", f"{where}: {scope.artifacts_checked}/{scope.artifacts_total} "
+                 "artifacts checked"),
+            Fact("runtime", served),
+            Fact("parity", cov.parity.replace("_", " ")),
+            Fact("llama.cpp parser", cov.llama_cpp.replace("_", " "))]
 
 
 def _finding_row(f: Finding) -> FindingRow:
@@ -403,7 +438,7 @@ def build_cert_view(report: CertReport) -> CertView:
     said = verdict(report)
     counts = {"error": said.errors, "warning": said.warnings, "info": said.notes}
     return CertView(
-        title=f"{HEADLINES[report.status]}: {report.model_id or report.input}",
+        title=f"{said.headline()}: {report.model_id or report.input}",
         banner=_banner(report, said),
         severity_groups=severity_groups(report.findings, report.checks),
         checks=_check_rows(report.checks),
@@ -417,4 +452,5 @@ def build_cert_view(report: CertReport) -> CertView:
         coverage=build_coverage_view(report),
         node=build_node_view(report),
         attestation=_attestation(report),
+        coverage_facts=_coverage_facts(report),
     )

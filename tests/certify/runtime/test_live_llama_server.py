@@ -109,3 +109,7 @@ def test_upstream_llama_server_passes_all_three_mesh_gates(
         assert gate.status == "passed", (name, gate.details)
         assert gate.http_status == 200 and gate.latency_ms and gate.latency_ms > 0
     assert upstream_gates["v1_chat_completions"].completion_tokens
+    # which model answered is recorded beside the one asked for (issue 41 item 7)
+    measured = upstream_gates["v1_chat_completions"].measurements
+    assert measured["requested_model"] == upstream_server.alias
+    assert isinstance(measured["served_model"], str) and measured["served_model"]

@@ -131,7 +131,7 @@ def test_a_metadata_carrier_still_gets_the_header_rules(tmp_path: Path) -> None:
     assert structure_codes(data) == {"gguf_empty_key"}
 
 
-def test_an_unusable_llama_cpp_library_is_reported_not_checked(tmp_path: Path) -> None:
+def test_an_unusable_llama_cpp_library_is_not_available_not_passed(tmp_path: Path) -> None:
     path = tmp_path / "base.gguf"
     base_file().write(path)
     fake = tmp_path / "libggml-base.so"
@@ -139,8 +139,11 @@ def test_an_unusable_llama_cpp_library_is_reported_not_checked(tmp_path: Path) -
     facts = LlamaCppGGUF(library=fake).check({"base.gguf": path})
     assert facts.verdicts == {} and facts.unavailable and str(fake) in facts.unavailable
     report = inspect_gguf(str(path), opinion=LlamaCppGGUF(library=fake))
-    assert report.status == "passed"
-    assert codes(report) == {"llama_cpp_gguf_not_checked"}
+    assert report.status == "passed" and codes(report) == set()
+    [run] = [c for c in report.checks if c.name == "llama_cpp_gguf"]
+    assert run.status == "skipped" and (run.details or "").startswith(
+        f"not available: llama.cpp's library {fake} could not be used")
+    assert report.coverage is not None and report.coverage.llama_cpp == "not_available"
 
 
 @needs_llama

@@ -10,6 +10,7 @@ import pytest
 
 from meshcert.certify.report import CertReport
 from meshcert.certify.service import CertRequest, certify_package
+from meshcert.certify.verdict import verdict
 from meshcert.certify.view import CertOptions
 from tests.support.hub_packages import REPO, build_package, certify_ref
 from tests.support.hub_server import FakeHub
@@ -31,8 +32,13 @@ def test_tampered_byte_behind_an_unchanged_listing(hub: FakeHub, sha: str) -> No
     attested = certify_ref(f"hf://{REPO}@{sha}")
     assert attested.status == "passed", attested.findings  # size and LFS sha256 unchanged
     assert attested.verification == "hub-attested"
+    # the passed verdict says it trusted the Hub's digests (issue 41 item 1)
+    assert attested.coverage is not None and attested.coverage.digests.mode == "hub_attested"
+    assert verdict(attested).sentence().startswith(
+        "certification passed (digests: Hub-attested (LFS SHA-256), not re-hashed): ")
     streamed = certify_ref(f"hf://{REPO}@{sha}", verify_sha256=True)
     assert streamed.verification == "sha256-streamed"
+    assert streamed.coverage is not None and streamed.coverage.digests.mode == "hashed"
     mismatches = [f for f in streamed.findings if f.code == "artifact_sha256_mismatch"]
     assert [(f.path, f.layer_index) for f in mismatches] == [(TAMPERED, 1)]
     assert "hub_sha256_mismatch" not in _codes(streamed)  # the Hub's metadata is right

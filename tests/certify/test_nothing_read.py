@@ -1,0 +1,78 @@
+"""A check that read nothing is never `passed` (issue 45): every registered check, run on an
+empty directory, a lone GGUF file, a directory of layers without its manifest and an
+unreachable pinned Hub ref, is skipped (saying why) or failed/error, and the HTML shows no
+green PASSED badge for any of them."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from meshcert.certify.checks import all_checks
+from meshcert.certify.report import CertReport
+from meshcert.certify.service import CertRequest, certify_package
+from meshcert.reports.html import render_cert_html
+from tests.conftest import PackageFactory
+from tests.core.hub.test_access import closed_port_url
+from tests.reports.dom import parse
+from tests.support.hub_fixture import hub  # noqa: F401
+from tests.support.hub_server import FakeHub
+
+
+def _empty_dir(tmp_path: Path, packages: PackageFactory) -> str:
+    (tmp_path / "empty").mkdir()
+    return str(tmp_path / "empty")
+
+
+def _lone_gguf(tmp_path: Path, packages: PackageFactory) -> str:
+    info = packages.build("llama")
+    lone = tmp_path / "model.gguf"
+    shutil.copy(info.root / "layers" / "layer-000.gguf", lone)
+    return str(lone)
+
+
+def _missing_manifest(tmp_path: Path, packages: PackageFactory) -> str:
+    info = packages.build("llama")
+    (info.root / "model-package.json").unlink()
+    return str(info.root)
+
+
+INPUTS: dict[str, Callable[[Path, PackageFactory], str]] = {
+    "empty directory": _empty_dir, "lone gguf": _lone_gguf,
+    "missing manifest": _missing_manifest}
+
+
+def assert_nothing_passed(report: CertReport) -> None:
+    ran = {c.name for c in report.checks}
+    registered = {c.name for c in all_checks() if c.applies_to(report.package_format)}
+    assert ran == registered  # every registered check was asked
+    passed = [c.name for c in report.checks if c.status == "passed"]
+    assert passed == [], passed
+    for c in report.checks:
+        if c.status == "skipped":
+            assert c.details and c.findings == 0, c
+    assert report.status != "passed"
+    root = parse(render_cert_html(report))
+    badges = [span.text() for row in root.find_all("tr") if row.attrs.get("data-check")
+              for span in row.find_all("span") if "badge-passed" in span.classes]
+    assert badges == []
+    assert report.coverage is not None and report.coverage.digests.mode == "none"
+
+
+@pytest.mark.parametrize("kind", list(INPUTS))
+def test_a_check_that_read_nothing_is_not_passed(kind: str, tmp_path: Path,
+                                                 packages: PackageFactory) -> None:
+    model = INPUTS[kind](tmp_path, packages)
+    assert_nothing_passed(certify_package(CertRequest(model=model)))
+
+
+def test_an_unreachable_hub_ref_passes_no_check(hub: FakeHub,  # noqa: F811
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", closed_port_url())
+    report = certify_package(CertRequest(model="hf://ns/pkg@" + "a" * 40))
+    assert report.status == "incomplete"
+    assert "hub_unreachable" in {f.code for f in report.findings}
+    assert_nothing_passed(report)
