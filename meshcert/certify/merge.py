@@ -136,6 +136,7 @@ def merge_slices(slices: Sequence[Slice]) -> CertReport:
         "transfer": None,
         "scope": None,
         "digests": dict(sorted(digests.items())),
+        "cache_hits": min(len(digests), sum(s.report.cache_hits for s in slices)),
         "hub_digests": dict(sorted(hub_digests.items())),
         "git_blobs": dict(sorted({p: b for s in slices
                                   for p, b in s.report.git_blobs.items()}.items())),

@@ -149,6 +149,11 @@ CODES |= _rows("artifacts", W, {
     "undeclared_artifact": "Name the .gguf in the manifest or remove it from the package.",
     "artifact_hard_link": "A hard-linked artifact shares storage with a file outside the "
     "package; copy it instead.",
+    "verify_cache_rejected": "The --verify-cache file (or some of its entries) was not "
+    "written by this user's meshcert for these files (not JSON, an older format, or an entry "
+    "whose MAC fails: edited, copied between files, or another key): those files were hashed "
+    "again. If nobody should have changed the cache, find out who did; delete the file to "
+    "start a clean one.",
 })
 
 # --- Hub metadata --------------------------------------------------------------------------
