@@ -510,9 +510,12 @@ CODES |= _rows("catalog", W, {
 
 # --- Attestations (meshcert.attest; docs/attestation.md) -----------------------------------
 CODES |= _rows("attestation", E, {
-    "attestation_missing": "Certify the package with `--attest-key` (or publish it with "
-    "`package publish --attest-key`) so that attestations/meshcert.intoto.jsonl exists, or give "
-    "the file with --attestation.",
+    "attestation_missing": "A published package's attestation is "
+    "attestations/meshcert.intoto.jsonl in the commit that added it: verify the ref `package "
+    "publish --attest-key` printed (the catalog pins the same commit), not the commit before "
+    "it. A local package's attestation is beside the report `models certify --attest-key` "
+    "wrote (<report stem>.intoto.jsonl): give it with --attestation. If the package was never "
+    "signed, nothing vouches for it yet.",
     "attestation_malformed": "The attestation file must hold one DSSE envelope per line "
     "(payloadType application/vnd.in-toto+json) whose payload is an in-toto Statement v1 with "
     "the SLSA VSA v1 predicate; sign the package again with `--attest-key`.",
