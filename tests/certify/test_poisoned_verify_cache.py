@@ -186,3 +186,34 @@ def test_a_report_with_cache_hits_is_never_signed(packages: PackageFactory,
     assert why == (f"{report.cache_hits} of {len(report.digests)} artifact digest(s) came from "
                    "the --verify-cache, not hashed in this run: certify again without it (a "
                    "signed certification hashes every artifact itself)")
+
+
+@pytest.mark.slow
+def test_on_the_real_smollm2_package_a_poisoned_cache_signs_nothing_passed(
+        key: Path, tmp_path: Path) -> None:
+    """Issue 41 as a reviewer tried it: SmolLM2 split into a v2 package, certified with a
+    cache, one byte of a layer flipped, the cache entry moved to the file's new stat."""
+    from tests.support.real_models import smollm2_path
+    from tests.support.splits import split_v2
+
+    package = split_v2(smollm2_path(), tmp_path / "smol", model_id="HuggingFaceTB/"
+                       "SmolLM2-135M-Instruct-GGUF:Q4_1")
+    root, cache = package.root, tmp_path / "digests.json"
+    assert certify_dir(root, verify_cache=str(cache)).status == "passed"
+    layer = root / next(p for p in package.files if p.startswith("layers/"))
+    flip_last_byte(layer)
+    entries = cache_entries(cache)
+    old = entry_of(entries, layer)
+    entries[rekeyed(old, layer)] = entries.pop(old)
+    save_entries(cache, entries)
+    poisoned = tmp_path / "poisoned-copy.json"
+    poisoned.write_text(cache.read_text())
+    out = tmp_path / "cert.json"
+    result = run("models", "certify", str(root), "--package-only", "--verify-cache", str(cache),
+                 "--report-out", str(out), "--attest-key", f"{key}.key")
+    assert result.exit_code == 1, result.output
+    report = CertReport.model_validate_json(out.read_text())
+    assert "artifact_sha256_mismatch" in codes(report) and report.cache_hits == 0
+    assert report.attestation is not None and report.attestation.result == "FAILED"
+    unsigned = certify_dir(root, verify_cache=str(poisoned))  # unsigned: the MAC catches it
+    assert unsigned.status == "failed" and "verify_cache_rejected" in codes(unsigned)
