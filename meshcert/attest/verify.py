@@ -91,6 +91,11 @@ def _other_package(statement: Statement, state: PackageState, name: str) -> Find
                  state.digests.get(p))
     package_id = statement.report.get("package_id")
     of = f" (package_id {package_id})" if isinstance(package_id, str) else ""
+    if differ == 0:
+        return finding(codes.SUBJECT_MISMATCH, f"{name}: every artifact matches, but this "
+                       f"package's {MANIFEST_NAME} (sha256 {now[:16]}...) is not the one signed "
+                       f"({attested[:16]}...{of}): the manifest changed after it was certified",
+                       path=MANIFEST_NAME)
     return finding(codes.SUBJECT_MISMATCH, f"{name} is not this package's attestation: it "
                    f"attests a {MANIFEST_NAME} of sha256 {attested[:16]}...{of}, this package's "
                    f"is {now[:16]}...; {differ} of {len(state.declared)} declared artifacts "
