@@ -18,7 +18,9 @@ def test_the_readme_opens_with_the_two_commands() -> None:
 
 
 def test_the_readme_is_an_overview() -> None:
-    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 200
+    # 200 until #45 asked the top to say where the commands install and what scripts/test.sh
+    # builds and installs, and how long each phase takes
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 210
 
 
 def test_every_relative_link_resolves() -> None:

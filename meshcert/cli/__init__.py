@@ -51,6 +51,10 @@ def main() -> None:
     # those passes find nothing (~50 ms of a 0.65 s `models certify`, bench/whole_process.py).
     # A larger first threshold (public gc API, this process only) keeps cycles collected.
     gc.set_threshold(50_000)
+    # A reader that leaves early (`meshcert ... | head -1`) never changes the exit status
+    from meshcert.cli.pipe import keep_status_on_closed_pipes
+
+    keep_status_on_closed_pipes()
     try:
         _run()
     finally:

@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Catalog commands: certify every package a catalog lists.",
                   no_args_is_help=True, rich_markup_mode=None)
 
-DEFAULT_CATALOG = "hf://datasets/meshllm/catalog"
 USAGE = Exit.USAGE
 
 
@@ -69,8 +68,11 @@ def _fail(message: str, status: int = USAGE) -> typer.Exit:
     return typer.Exit(status)
 
 
+# Required, with no default: a catalog on the Hub is read over the network, so it is named by
+# the user (offline, a default once meant 20 s of retries before a failure nobody asked for).
 CatalogArg = Annotated[str, typer.Argument(
-    help="hf://datasets/ns/name[@rev] or a local checkout holding entries/<owner>/<repo>.json.")]
+    help="hf://datasets/ns/name[@rev] (mesh-llm's: hf://datasets/meshllm/catalog) or a local "
+    "checkout holding entries/<owner>/<repo>.json.")]
 ConcurrencyOpt = Annotated[int, typer.Option(
     help="Packages certified at once (all share one cap of requests in flight).")]
 RuntimeAbiOpt = Annotated[str | None, typer.Option(
@@ -105,7 +107,7 @@ TrustAttestedOpt = Annotated[bool, typer.Option(
 
 @app.command("certify")
 def certify(
-    catalog: CatalogArg = DEFAULT_CATALOG,
+    catalog: CatalogArg,
     concurrency: ConcurrencyOpt = 4,
     runtime_abi: RuntimeAbiOpt = None,
     strict: StrictOpt = False,

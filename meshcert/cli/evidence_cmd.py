@@ -18,12 +18,18 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
 from meshcert.cli.deliver import undeliverable
 from meshcert.cli.errors import error_exit
+from meshcert.cli.evidence_exit import (
+    FAIL_ON_CHOICES,
+    FailOn,
+    nothing_read_message,
+    verdict_exit,
+)
 from meshcert.cli.exit_codes import Exit
 from meshcert.cli.option_errors import option_errors
 from meshcert.cli.shared_options import (
@@ -218,20 +224,39 @@ def _settings(require_gates: bool, extra: tuple[EnvVar, ...] = ()) -> EvidenceSe
 
 
 def _rules_and_settings(decisions_file: Path | None, require_gates: bool
-                          ) -> tuple[Rules, EvidenceSettings]:
-    """The built-in catalog, or the user's decisions from --catalog (a bad file is an
-    `error:` line and exit 2), with the settings their env vars read."""
-    from meshcert.evidence.decision_rules import DecisionRulesError, load_user_rules
+                          ) -> tuple[Rules, EvidenceSettings, FailOn | None]:
+    """The built-in catalog, or the user's decisions from --decisions (a bad file is an
+    `error:` line and exit 2), with the settings their env vars read and the file's
+    `fail_on`."""
+    from meshcert.evidence.decision_rules import (
+        DecisionRulesError,
+        env_vars,
+        load_decision_rules,
+        to_rules,
+    )
     from meshcert.evidence.rules import RULES
 
     rules = RULES
     extra: tuple[EnvVar, ...] = ()
+    fail_on: FailOn | None = None
     if decisions_file is not None:
         try:
-            rules, extra = load_user_rules(decisions_file)
+            user = load_decision_rules(decisions_file)
+            rules, extra = to_rules(user), env_vars(user)
         except DecisionRulesError as exc:
             raise error_exit(exc) from None
-    return rules, _settings(require_gates, extra)
+        fail_on = user.fail_on
+    return rules, _settings(require_gates, extra), fail_on
+
+
+def _fail_on(option: str | None, from_file: FailOn | None) -> FailOn | None:
+    """--fail-on (a usage error unless failed|incomplete), else the decision rules file's."""
+    if option is None:
+        return from_file
+    if option not in FAIL_ON_CHOICES:
+        raise typer.BadParameter(f"{option!r} is not one of {', '.join(FAIL_ON_CHOICES)}",
+                                 param_hint="--fail-on")
+    return cast(FailOn, option)
 
 
 def _warn_problems(result: IngestResult) -> None:
@@ -244,14 +269,14 @@ def _warn_problems(result: IngestResult) -> None:
 
 def print_gate(gate: GateResult, echo: Callable[[str], None] = typer.echo) -> None:
     """The gate table: required rows, the estimate, then one line per gate."""
-    from meshcert.reports.fmt import gate_threshold, gate_value
+    from meshcert.reports.fmt import gate_switches, gate_threshold, gate_value
 
     if not gate.applies:
         echo(f"Phase E MoE gate: {gate.applicability}")
         return
     mode = "enforced" if gate.enforced else "advisory"
-    echo(f"Phase E MoE gate: {'passed' if gate.passed else 'FAILED'} ({mode}; kernel sweep "
-         f"{'on' if gate.kernel_sweep else 'off'})")
+    echo(f"Phase E MoE gate: {'passed' if gate.passed else 'FAILED'} ({mode}; "
+         f"{gate_switches(gate.kernel_sweep)})")
     present = len(gate.required_rows) - len(gate.missing_rows)
     echo(f"required rows: {present}/{len(gate.required_rows)} present")
     if gate.missing_rows:
@@ -276,7 +301,8 @@ def print_gate(gate: GateResult, echo: Callable[[str], None] = typer.echo) -> No
     "GLM52_PHASE_E_REQUIRE_GATES is non-zero: then any failure exits 2 with `error: ...` lines "
     "on stderr. GLM52_PHASE_E_* variables set the sweep, sanity probe and thresholds. Without "
     "a Phase E row (and without --phase-e / --require-gates) the gate is not applicable. An "
-    "input that cannot be read or recognised exits 2 naming FILE:LINE."))
+    "input that cannot be read or recognised exits 2 naming FILE:LINE; when no input gave a "
+    "row (an empty or crashed log) it exits 1."))
 def gate(
     files: FilesArg,
     require_gates: RequireOpt = False,
@@ -310,6 +336,14 @@ def gate(
         print_gate(run.gate)
     if run.gate.enforced and run.gate.errors:
         raise _fail(run.gate.errors)
+    if run.ingest.row_count == 0:
+        raise _nothing_read(len(request.files))
+
+
+def _nothing_read(files: int) -> typer.Exit:
+    """No row from any input (an empty, crashed or foreign log): exit 1, as `ingest`."""
+    typer.echo(nothing_read_message(files), err=True)
+    return typer.Exit(Exit.FAILED)
 
 
 OUTCOME_MARKS = {"passed": "ok", "failed": "FAILED", "undecided": "undecided"}
@@ -334,9 +368,14 @@ def print_report(report: EvidenceReport, written: list[Path],
     """Headline first, then the Phase E gate (a table when it applies, one line when not),
     the catalog decisions, the mesh-llm details, the package rule, the files written."""
     from meshcert.evidence.headline import supported_decisions
+    from meshcert.reports.fmt import ungated_sweep_note
 
     print_headline(report, echo)
     print_gate(report.gate, echo)
+    note = ungated_sweep_note(report.gate.kernel_sweep, sum(
+        c.phase == "E-sweep" and c.status != "missing" for c in report.components))
+    if report.gate.applies and note:
+        echo(f"note: {note}")
     shown = supported_decisions(report)
     if shown or (report.gate.applies and report.omitted_decisions):
         echo("decisions:")
@@ -398,8 +437,13 @@ ReplicatesOpt = Annotated[int, typer.Option(help="Bootstrap replicates.", min=10
 DecisionsOpt = Annotated[Path | None, typer.Option(
     "--decisions", help="TOML or JSON file of your own promotion decisions (rows, "
     "threshold and its env var, parity and quality needs; schema "
-    "docs/evidence-catalog.schema.json), added to the built-in GLM Phase E/D decisions.",
+    "docs/evidence-rules.schema.json), added to the built-in GLM Phase E/D decisions.",
     dir_okay=False)]
+FailOnOpt = Annotated[str | None, typer.Option(
+    "--fail-on", metavar="failed|incomplete", show_default=False,
+    help="Turn the verdict into the exit status: `failed` exits 1 on FAILED; `incomplete` "
+    "also exits 3 on INCOMPLETE (default: the decision rules file's `fail_on`, else the "
+    "verdict does not change the status; a required gate fails on both).")]
 ReportJsonOpt = Annotated[bool, json_option(
     "Print the decisions JSON (the EvidenceReport) on stdout, nothing else.")]
 
@@ -408,7 +452,9 @@ ReportJsonOpt = Annotated[bool, json_option(
     "Gate + decisions: write decisions.json (the EvidenceReport) and summary.md, led by the "
     "headline (each decision the evidence supports and one overall verdict). Exit 2 when "
     "the gate is enforced and fails, when --package breaks the q2_K routed-down rule, or when "
-    "an input cannot be read or recognised (FILE:LINE named)."))
+    "an input cannot be read or recognised (FILE:LINE named); 1 when no input gave a row; "
+    "with --fail-on (or a required gate) 1 on a FAILED and 3 on an INCOMPLETE verdict "
+    "(docs/evidence.md, Exit statuses)."))
 def report(
     files: FilesArg,
     out_dir: ReportOutDirOpt,
@@ -432,6 +478,7 @@ def report(
     catalog_alias: DeprecatedCatalogOpt = None,
     json_out: ReportJsonOpt = False,
     quiet: QuietOpt = False,
+    fail_on_opt: FailOnOpt = None,
 ) -> None:
     """Gate + decisions: write decisions.json (the EvidenceReport) and summary.md. Exit 2 when
     the gate is enforced and fails, or when --package breaks the q2_K routed-down rule."""
@@ -450,7 +497,9 @@ def report(
                                   quality_candidate=quality_candidate,
                                   max_ppl_increase=max_ppl_increase, max_kld_mean=max_kld,
                                   seed=seed, replicates=replicates))
-    rules, settings = _rules_and_settings(request.judging.decisions_file, require_gates)
+    rules, settings, file_fail_on = _rules_and_settings(request.judging.decisions_file,
+                                                        require_gates)
+    fail_on = _fail_on(fail_on_opt, file_fail_on)
     try:
         run = report_files(request.files, settings=settings, label=label, backend=backend,
                            decisions=request.decisions, package=request.package,
@@ -470,12 +519,16 @@ def report(
         typer.echo(run.report.to_json(), nl=False)
     elif not quiet:
         print_report(run.report, written)
-    _end_report(run.report)
+    _end_report(run.report, fail_on=fail_on,
+                nothing_read=len(request.files) if run.ingest.row_count == 0 else None)
 
 
-def _end_report(report: EvidenceReport) -> None:
+def _end_report(report: EvidenceReport, *, nothing_read: int | None = None,
+                fail_on: FailOn | None = None) -> None:
     """Exit 2 when the enforced gate failed or --package broke its rule (each reason an
-    `error:` line); a package rule that could not be checked is a warning."""
+    `error:` line); a package rule that could not be checked is a warning. Then exit 1 when
+    nothing was read (`nothing_read`: the number of inputs), else the verdict's status when
+    asked (--fail-on, a required gate: meshcert.cli.evidence_exit)."""
     errors = list(report.gate.errors) if report.gate.enforced else []
     pc = report.package_check
     if pc is not None and pc.status == "failed":
@@ -484,10 +537,26 @@ def _end_report(report: EvidenceReport) -> None:
         typer.echo(f"warning: package rule not checked: {'; '.join(pc.messages)}", err=True)
     if errors:
         raise _fail(errors)
+    if nothing_read is not None:
+        raise _nothing_read(nothing_read)
+    _end_verdict(report, fail_on)
+
+
+def _end_verdict(report: EvidenceReport, fail_on: FailOn | None) -> None:
+    from meshcert.evidence.headline import headline_of
+
+    head = headline_of(report)
+    code = verdict_exit(head.status, fail_on, required=report.gate.enforced)
+    if code != Exit.PASSED:
+        why = (f"{REQUIRE_GATES} / --require-gates (a required gate fails on FAILED and "
+               "INCOMPLETE)" if report.gate.enforced else f"--fail-on {fail_on}")
+        typer.echo(f"error: verdict {head.status.upper()} ({head.summary}); {why}", err=True)
+        raise typer.Exit(code)
 
 
 # --------------------------------------------------------------------------------------------
-# history (exit codes: 0; 1 with --gate when a setup regressed or failed; 2 unreadable source)
+# history (exit codes: 0; 1 with --gate when a setup regressed or failed or no row was read;
+# 2 unreadable source)
 # --------------------------------------------------------------------------------------------
 
 HISTORY_GATE_EXIT = Exit.HISTORY_REGRESSED
@@ -498,7 +567,7 @@ HISTORY_GATE_EXIT = Exit.HISTORY_REGRESSED
     "the regression class of each setup's latest run by mesh-llm's rule (-5% throughput or "
     "+10% TTFT beyond 3x MAD, >= 3 earlier complete runs), with the bootstrap interval of the "
     "change. --out-dir writes history.json, history.html (a plot per metric) and history.md. "
-    "--gate exits 1 on a regression or correctness failure."))
+    "--gate exits 1 on a regression or correctness failure, or when no row was read."))
 def history(
     sources: Annotated[list[str], typer.Argument(
         help="History JSONL files or hf://datasets/ns/name[@rev] (its data/runs/**/*.jsonl).",
@@ -507,7 +576,7 @@ def history(
         "--out-dir", help="Write history.json, history.html and history.md here.",
         file_okay=False)] = None,
     gate_on: Annotated[bool, typer.Option("--gate", help="Exit 1 when a setup regressed or "
-                                          "failed.")] = False,
+                                          "failed, or when no row was read.")] = False,
     json_out: Annotated[bool, json_option("Print the decision JSON.")] = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -548,6 +617,10 @@ def history(
             typer.echo(f"error: {h.history_class}: {h.cohort_key[:12]} at {h.file}:{h.line}",
                        err=True)
         raise typer.Exit(HISTORY_GATE_EXIT)
+    if gate_on and rep.rows == 0:
+        typer.echo(f"error: nothing read: no history row in any of the {len(rep.sources)} "
+                   "source(s) (each one's problem is listed above)", err=True)
+        raise typer.Exit(HISTORY_GATE_EXIT)
 
 
 def print_history(rep: HistoryReport, echo: Callable[[str], None] = typer.echo) -> None:
@@ -556,7 +629,7 @@ def print_history(rep: HistoryReport, echo: Callable[[str], None] = typer.echo) 
     from meshcert.evidence.history import metric_class
 
     echo(f"history: {rep.rows} row(s), {len(rep.history)} setup(s), "
-         f"{len(rep.problems)} problem(s)")
+         f"{len(rep.problems)} problem(s); status {rep.status}")
     echo(f"{'CLASS':<24} {'SETUP':<14} {'METRIC':<26} {'CURRENT':>10} "
          f"{'MEDIAN':>10} {'CHANGE':>8} {'BASE':>4}  INTERVAL")
     for h in rep.history:
@@ -632,7 +705,8 @@ RunDecisionsOpt = Annotated[Path | None, typer.Option(
     "differ by environment (--env NAME:KEY=VALUE), extra arguments (--args NAME:ARGS) or a "
     "whole command (--command NAME:CMD). --check CMD (e.g. test-backend-ops test mode) runs "
     "once per variant first, for parity evidence. Put the command last, after `--`. Exits 1 "
-    "when no timed run produced a row (each run and the end of its output are printed)."))
+    "when no timed run produced a row (each run and the end of its output are printed); "
+    "--fail-on as `evidence report`."))
 def run(
     command: RunCommandArg,
     out_dir: RunOutDirOpt,
@@ -655,6 +729,7 @@ def run(
     md: MdOpt = None,
     junit: JunitOpt = None,
     sarif: SarifOpt = None,
+    fail_on_opt: FailOnOpt = None,
 ) -> None:
     from meshcert.evidence.matching import BackendError
     from meshcert.evidence.requests import Judging, RunOptions, RunRequest, run_plan_of
@@ -662,7 +737,9 @@ def run(
     from meshcert.reports.outputs import write_decisions, write_reports
 
     judging = Judging(require_gates, phase_e, backend, _decisions(decisions_file, catalog_alias))
-    rules, settings = _rules_and_settings(judging.decisions_file, judging.require_gates)
+    rules, settings, file_fail_on = _rules_and_settings(judging.decisions_file,
+                                                        judging.require_gates)
+    fail_on = _fail_on(fail_on_opt, file_fail_on)
     try:
         plan = run_plan_of(RunOptions(command, variant or (), env or (), args or (),
                                       variant_command or (), check or (), repeats=repeat,
@@ -692,12 +769,14 @@ def run(
                    f"interleaved)")
         print_report(evidence.report, [out_dir / "runs.json", *evidence.written.values(),
                                        *decisions.values(), *rendered.values()])
-    _end_run(session, evidence, out_dir)
+    _end_run(session, evidence, out_dir, fail_on)
 
 
-def _end_run(session: RunSession, evidence: RunEvidence, out_dir: Path) -> None:
+def _end_run(session: RunSession, evidence: RunEvidence, out_dir: Path,
+             fail_on: FailOn | None = None) -> None:
     """Warn of the runs that measured nothing (when some did), then the exit status: 130
-    interrupted, 2 no run started or the enforced gate failed, 1 nothing measured."""
+    interrupted, 2 no run started or the enforced gate failed, 1 nothing measured, then the
+    verdict's when asked (as `evidence report`)."""
     if not evidence.nothing_measured:
         for item in evidence.unmeasured:
             typer.echo(f"warning: {item.describe()}", err=True)
@@ -712,6 +791,7 @@ def _end_run(session: RunSession, evidence: RunEvidence, out_dir: Path) -> None:
         raise _fail(errors)
     if evidence.nothing_measured:
         raise _nothing_measured(evidence)
+    _end_verdict(evidence.report, fail_on)
 
 
 def _nothing_measured(evidence: RunEvidence) -> typer.Exit:

@@ -160,10 +160,10 @@ def build_report(table: Any, *, settings: EvidenceSettings, options: BuildOption
     options = options or BuildOptions()
     ev = Evidence.build(table, rules, options.backend)
     gate = evaluate_gate(ev, settings, force=options.phase_e)
-    decisions, omitted = decide_all(ev, settings, options.decisions)
+    d = options.decisions.for_rules(rules)
+    decisions, omitted = decide_all(ev, settings, d)
     required = set(gate.required_rows)
     components = [_component(ev.match_label(r.label), r.label in required) for r in rules.rows]
-    d = options.decisions
     quality = d.quality_for(next((s.quality for s in rules.decisions if s.quality),
                                  Q2_QUALITY))
     notes = []
@@ -171,7 +171,7 @@ def build_report(table: Any, *, settings: EvidenceSettings, options: BuildOption
     if unused:
         notes.append(f"{unused} llama-bench row(s) are recorded as inputs; no Phase E/D rule "
                      "reads them")
-    mesh = mesh_evidence(ev.rows, rules.mesh)
+    mesh = mesh_evidence(ev.rows, rules.mesh, min_samples=d.needed)
     if package_check is not None and package_check.status == "failed":
         notes.append("the package breaks the q2_K routed-down rule: " +
                      "; ".join(package_check.messages))
@@ -182,7 +182,7 @@ def build_report(table: Any, *, settings: EvidenceSettings, options: BuildOption
                                      max_ppl_increase=quality.max_ppl_increase,
                                      max_kld_mean=quality.max_kld_mean),
         method=StatsMethod(description=METHOD_DESCRIPTION, confidence=CONFIDENCE,
-                           replicates=d.replicates, seed=d.seed, min_samples=d.min_samples,
+                           replicates=d.replicates, seed=d.seed, min_samples=d.needed,
                            alpha_one_sided=d.alpha or ALPHA_ONE_SIDED,
                            multiple_comparisons=HOLM_DESCRIPTION, sample_rule=SAMPLE_RULE),
         inputs=_inputs(ev, problems, sources, options.label),

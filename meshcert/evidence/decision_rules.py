@@ -5,6 +5,7 @@ regenerate with
 `python3 scripts/generate.py decision-rules-schema`).
 
     schema_version = 1
+    fail_on = "incomplete"                # optional: as `--fail-on` (which overrides it)
 
     [[decisions]]
     policy = "fused_rms_norm"
@@ -23,6 +24,14 @@ regenerate with
     candidate = "q4_0"
     max_ppl_increase = 0.02
     max_kld_mean = 0.02
+
+    [sample_policy]                       # optional: the one minimum-sample policy
+    min_samples = 3                       # Phase E/D: per side; A/B: rounds (and the test's k)
+
+    [ab]                                  # optional: how A/B comparisons are decided
+    alpha = 0.05
+    sides = 2
+    min_effect_percent = 1.0              # a significant change below 1% is no practical change
 
 A row selector matches like the built-in rows: same op, same variant (default `default`) and
 every given param equal. Several selectors on a side are summed (like compact gather + flash).
@@ -47,7 +56,9 @@ from meshcert.evidence.errors import EvidenceError
 from meshcert.evidence.rules import (
     _RULE_COMMON,
     ENV_BY_NAME,
+    MIN_SAMPLES,
     RULES,
+    ABRule,
     ComparisonSpec,
     DecisionSpec,
     EnvVar,
@@ -115,11 +126,47 @@ class UserDecision(_Strict):
         return value
 
 
+class SamplePolicy(_Strict):
+    """The one minimum-sample policy, read by the Phase E/D decisions and the A/B rules."""
+
+    min_samples: int = Field(default=MIN_SAMPLES, ge=1, le=1000, description=(
+        "Phase E/D and user decisions: samples each side needs (fewer: inconclusive). A/B "
+        "comparisons: the fewest rounds (fewer: undecided); the exact test's own minimum k "
+        "applies above it (alpha 0.05, two-sided, one metric: 6 rounds)"))
+
+
+class ABSettings(_Strict):
+    """How A/B comparisons are decided (docs/evidence.md, "How an A/B decision is made")."""
+
+    alpha: float = Field(default=0.05, gt=0, lt=1, description="significance level of the Holm "
+                         "family (every tested metric of every comparison of a report)")
+    sides: Literal[1, 2] = Field(default=2, description="2: two-sided sign-flip test (promote or "
+                                 "reject); 1: one-sided towards the better direction "
+                                 "(promote only)")
+    min_effect_percent: float = Field(default=1.0, ge=0, le=1000, description=(
+        "minimum practical effect (%): a significant change whose median is smaller is "
+        "`no-practical-change`; default 1% (tokens/s, latency, makespan alike)"))
+    min_effect_percent_by_metric: dict[str, Annotated[float, Field(ge=0, le=1000)]] = Field(
+        default_factory=dict, description="per-metric minimum effect (%), e.g. "
+        "{ ttft_ms_p95 = 5.0 }")
+    exact_max_rounds: int = Field(default=20, ge=1, le=24, description="up to this many rounds all "
+                                  "2^n sign vectors are enumerated (2^20: ~8 MB, tens of ms)")
+    monte_carlo_resamples: int = Field(default=20_000, ge=1000, le=1_000_000, description=(
+        "random sign vectors above exact_max_rounds (seeded; p = (1 + hits) / (resamples + 1))"))
+
+
 class DecisionRules(_Strict):
     """The user's decision rules file."""
 
     schema_version: Literal[1] = Field(description="format version of this file")
-    decisions: list[UserDecision] = Field(min_length=1)
+    sample_policy: SamplePolicy = SamplePolicy()
+    ab: ABSettings = ABSettings()
+    decisions: list[UserDecision] = Field(default_factory=list, description="your own "
+                                          "decisions (none: only the settings above apply)")
+    fail_on: Literal["failed", "incomplete"] | None = Field(
+        None, description="turn the report's verdict into the exit status, as `evidence "
+        "report --fail-on` (which overrides it): failed exits 1 on FAILED; incomplete also "
+        "exits 3 on INCOMPLETE")
 
 
 def _parse_text(path: Path, text: str) -> object:
@@ -203,7 +250,18 @@ def to_rules(user: DecisionRules, base: Rules = RULES) -> Rules:
                             tuple(r.label for r in cand_rows)),),
             rule, threshold=d.threshold, threshold_env=d.threshold_env, quality=quality,
             parity_required=d.parity))
-    return replace(base, rows=base.rows + tuple(rows), decisions=base.decisions + tuple(decisions))
+    ab = _ab_rule(user.ab, base.mesh.ab)
+    return replace(base, rows=base.rows + tuple(rows), decisions=base.decisions + tuple(decisions),
+                   min_samples=user.sample_policy.min_samples,
+                   mesh=replace(base.mesh, ab=ab))
+
+
+def _ab_rule(settings: ABSettings, base: ABRule) -> ABRule:
+    return replace(base, alpha=settings.alpha, sides=settings.sides,
+                   min_effect_percent=settings.min_effect_percent,
+                   min_effect_by_metric=dict(settings.min_effect_percent_by_metric),
+                   exact_max_rounds=settings.exact_max_rounds,
+                   resamples=settings.monte_carlo_resamples)
 
 
 def env_vars(user: DecisionRules) -> tuple[EnvVar, ...]:

@@ -1,6 +1,8 @@
 """Verdicts per policy, phase default and quant recipe, from the catalog's decision table.
 
-Order of the rules (first that applies wins), with `min_samples` = 3:
+Order of the rules (first that applies wins), with `min_samples` the rules' sample policy
+(`Rules.min_samples`, 3 unless a decision rules file's `[sample_policy]` says otherwise; the A/B
+rules read the same setting):
 1. `reject` when parity failed for a row involved (a correctness failure does not depend on
    how many timing samples there are);
 2. `inconclusive` when any row of either side has fewer than `min_samples` samples (a missing
@@ -24,7 +26,7 @@ Holm family: the decisions of one report that reach step 4 (enough samples, no p
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from meshcert.evidence.matching import Evidence, RowMatch
@@ -42,7 +44,13 @@ from meshcert.evidence.report import (
     ThresholdSource,
     Verdict,
 )
-from meshcert.evidence.rules import ALPHA_ONE_SIDED, MIN_SAMPLES, DecisionSpec, QualitySpec
+from meshcert.evidence.rules import (
+    ALPHA_ONE_SIDED,
+    MIN_SAMPLES,
+    DecisionSpec,
+    QualitySpec,
+    Rules,
+)
 from meshcert.evidence.settings import EvidenceSettings
 from meshcert.evidence.stats import (
     DEFAULT_REPLICATES,
@@ -63,8 +71,19 @@ class DecisionOptions:
     max_kld_mean: float | None = None
     seed: int = DEFAULT_SEED
     replicates: int = DEFAULT_REPLICATES
-    min_samples: int = MIN_SAMPLES
+    min_samples: int | None = None  # None: the rules' (decision rules file) sample policy
     alpha: float = ALPHA_ONE_SIDED
+
+    @property
+    def needed(self) -> int:
+        """Samples each side needs (after `for_rules`: the rules' policy unless overridden)."""
+        return MIN_SAMPLES if self.min_samples is None else self.min_samples
+
+    def for_rules(self, rules: Rules) -> DecisionOptions:
+        """These options with the rules' minimum-sample policy filled in (one setting read by
+        the Phase E/D decisions and the A/B rules alike)."""
+        return self if self.min_samples is not None else replace(
+            self, min_samples=rules.min_samples)
 
     def quality_for(self, spec: QualitySpec) -> QualitySpec:
         return QualitySpec(
@@ -206,7 +225,7 @@ def _draft(ev: Evidence, spec: DecisionSpec, settings: EvidenceSettings,
     if spec.threshold_env is not None and settings.knows(spec.threshold_env):
         threshold, source = settings.get(spec.threshold_env), settings.source(spec.threshold_env)
     matches = {label: ev.match_label(label) for label in spec.rows()}
-    shortfalls = [(label, m.n) for label, m in matches.items() if m.n < options.min_samples]
+    shortfalls = [(label, m.n) for label, m in matches.items() if m.n < options.needed]
     comparisons: list[Comparison] = []
     estimates: list[RatioEstimate | None] = []
     for c in spec.comparisons:
@@ -216,7 +235,7 @@ def _draft(ev: Evidence, spec: DecisionSpec, settings: EvidenceSettings,
         est: RatioEstimate | None = None
         base_us = sum(m.median() or 0.0 for m in base) if n_base else None
         cand_us = sum(m.median() or 0.0 for m in cand) if n_cand else None
-        if min(n_base, n_cand) >= options.min_samples:
+        if min(n_base, n_cand) >= options.needed:
             est = ratio_interval([m.samples.values for m in base if m.samples],
                                  [m.samples.values for m in cand if m.samples],
                                  threshold=threshold, name=f"{spec.policy}/{c.label}",
@@ -241,7 +260,7 @@ def _rule_text(spec: DecisionSpec, d: _Draft, options: DecisionOptions) -> str:
         quality = (f" and quality is within limits (perplexity increase <= "
                    f"{d.quality.max_ppl_increase:.2%} and mean KLD <= {d.quality.max_kld_mean:g}"
                    f" of {d.quality.candidate} vs {d.quality.baseline})")
-    return spec.rule.format(min_samples=options.min_samples, threshold=d.threshold,
+    return spec.rule.format(min_samples=options.needed, threshold=d.threshold,
                             env=spec.threshold_env or "fixed",
                             env_suffix=f" ({spec.threshold_env})" if spec.threshold_env else "",
                             review=spec.review_message or "", quality=quality)
@@ -261,8 +280,8 @@ def _verdict(d: _Draft, cleared: bool, step_down_stopped: bool, options: Decisio
                         f"{d.threshold:g})")
     for label, n in d.shortfalls:
         title = d.matches[label].spec.title
-        missing.append(f"{options.min_samples - n} more sample(s) of {title} "
-                       f"(has {n}, needs {options.min_samples})")
+        missing.append(f"{options.needed - n} more sample(s) of {title} "
+                       f"(has {n}, needs {options.needed})")
     parity_missing = d.parity.status in ("missing", "partial") and spec.parity_required
     parity_ok = d.parity.status == "passed" or not spec.parity_required
     if parity_missing:
@@ -275,7 +294,7 @@ def _verdict(d: _Draft, cleared: bool, step_down_stopped: bool, options: Decisio
         failed = [f"{c.label} ({c.backend or '?'})" for c in d.parity.cases if c.passed is False]
         return "reject", "parity failed: " + ", ".join(failed), missing, messages, review
     if d.shortfalls:
-        return ("inconclusive", f"fewer than {options.min_samples} samples on a side",
+        return ("inconclusive", f"fewer than {options.needed} samples on a side",
                 missing, messages, review)
     slower = [c for c in d.comparisons if c.significantly_slower]
     if slower:
@@ -334,7 +353,7 @@ def _included(ev: Evidence, spec: DecisionSpec) -> bool:
 def decide_all(ev: Evidence, settings: EvidenceSettings,
                options: DecisionOptions | None = None
                ) -> tuple[list[Decision], list[OmittedDecision]]:
-    options = options or DecisionOptions()
+    options = (options or DecisionOptions()).for_rules(ev.rules)
     drafts: list[_Draft] = []
     omitted: list[OmittedDecision] = []
     for spec in ev.rules.decisions:
@@ -369,7 +388,7 @@ def decide_all(ev: Evidence, settings: EvidenceSettings,
             rule=_rule_text(d.spec, d, options), threshold=d.threshold,
             threshold_env=d.spec.threshold_env,
             threshold_source=d.threshold_source,
-            min_samples=options.min_samples, comparisons=d.comparisons, parity=d.parity,
+            min_samples=options.needed, comparisons=d.comparisons, parity=d.parity,
             quality=d.quality, holm=info, missing_evidence=missing, messages=messages,
             review_required=review, sources=_unique(sources)))
     return decisions, omitted

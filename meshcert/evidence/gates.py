@@ -26,6 +26,7 @@ from meshcert.evidence.matching import Evidence
 from meshcert.evidence.report import Estimate, EstimateTerm, GateCheck, GateResult, MissingRow
 from meshcert.evidence.rules import (
     ESTIMATE_MISSING_MESSAGE,
+    KERNEL_SWEEP,
     ROUTED_WHOLE_GRAPH_SANITY,
     DispatchCheckSpec,
     GateSpec,
@@ -89,7 +90,7 @@ def evaluate_ratio_gate(ev: Evidence, spec: GateSpec, settings: EvidenceSettings
             "threshold": threshold, "comparator": spec.comparator, "unit": spec.unit,
             "threshold_env": spec.threshold_env, "threshold_source": source}
     if spec.when == "sweep" and not settings.kernel_sweep:
-        return GateCheck(**base, status="skipped", message="kernel sweep off")
+        return GateCheck(**base, status="skipped", message=f"kernel sweep off ({KERNEL_SWEEP}=0)")
     if spec.when == "sanity":
         if not settings.sanity:
             return GateCheck(**base, status="skipped",
@@ -115,7 +116,7 @@ def evaluate_dispatch(ev: Evidence, spec: DispatchCheckSpec,
     base: dict[str, Any] = {"name": spec.label, "title": spec.title, "kind": "dispatch",
                             "unit": "check", "rows": [spec.label]}
     if not settings.kernel_sweep:
-        return GateCheck(**base, status="skipped", message="kernel sweep off")
+        return GateCheck(**base, status="skipped", message=f"kernel sweep off ({KERNEL_SWEEP}=0)")
     found = ev.dispatch(spec)
     if not found.present:
         return GateCheck(**base, status="missing", message=f"no rows in variant {spec.variant}")

@@ -29,7 +29,8 @@ from meshcert.evidence.report import (
 
 VERDICT_OUTCOME: dict[str, Outcome] = {
     "promote": "passed", "keep-evidence-gated": "passed", "reject": "failed",
-    "inconclusive": "undecided", "needs-parity": "undecided", "needs-quality": "undecided"}
+    "inconclusive": "undecided", "needs-parity": "undecided", "needs-quality": "undecided",
+    "undecided": "undecided", "no-practical-change": "passed"}
 HISTORY_OUTCOME: dict[str, Outcome] = {
     "pass": "passed", "performance-regression": "failed", "correctness-failure": "failed",
     "insufficient-baseline": "undecided"}

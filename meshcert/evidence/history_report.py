@@ -8,12 +8,12 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from meshcert.evidence.errors import EvidenceError
-from meshcert.evidence.history import History, classify_all, read_history
+from meshcert.evidence.history import History, classify_all, history_status, read_history
 from meshcert.evidence.report import HistoryVerdict
 from meshcert.evidence.rules import HISTORY_RULE, HistoryRule
 
@@ -32,6 +32,9 @@ class HistoryReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
     schema_version: int = 1
     kind: str = "meshcert.evidence.history"
+    # the verdict (meshcert.evidence.history.history_status): failed when a setup regressed
+    # or failed, incomplete when one lacks a baseline or nothing was classified, else passed
+    status: Literal["passed", "failed", "incomplete"] = "incomplete"
     sources: list[str]
     rows: int
     problems: list[str] = Field(default_factory=list)
@@ -103,6 +106,7 @@ def history_files(sources: list[str], *, rule: HistoryRule = HISTORY_RULE,
         read_history(os.fspath(src), src, rule, history)
         names.append(src)
     problems = [f"{p.where()}: {p.kind}: {p.reason}" for p in history.problems]
-    report = HistoryReport(sources=names, rows=history.rows, problems=problems,
-                           history=classify_all(history, rule))
+    verdicts = classify_all(history, rule)
+    report = HistoryReport(status=history_status(verdicts), sources=names, rows=history.rows,
+                           problems=problems, history=verdicts)
     return HistoryRun(report, history)

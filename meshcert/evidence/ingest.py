@@ -42,6 +42,7 @@ from meshcert.evidence.parsers.base import (
     UNREADABLE,
     IngestProblem,
     ParsedFile,
+    caret_to_escape,
     excerpt,
 )
 from meshcert.evidence.parsers.mesh_json import forget_decoded
@@ -237,6 +238,8 @@ class _Ingester:
 
     def _prepare(self, name: str, text: str) -> ParsedFile | ej.EvidenceDocument:
         """Detect and parse (no state changes: the file may still turn out a duplicate)."""
+        if text[:1] not in ("{", "["):  # a log, not JSON (where `^[[` is plain text)
+            text = caret_to_escape(text)
         fmt = detect(text, name)
         if fmt == EVIDENCE_JSON:
             return ej.parse(text, name, COLUMNS)

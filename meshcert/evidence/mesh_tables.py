@@ -26,6 +26,30 @@ def _pair(values: list[float] | None, fmt: str) -> str:
     return _interval(values[0], values[1], fmt) if values and len(values) == 2 else "-"
 
 
+def _cut(value: str | None, limit: int = 80) -> str:
+    if value is None:
+        return "(absent)"
+    return value if len(value) <= limit else value[:limit - 3] + "..."
+
+
+def _test(test: str | None) -> str:
+    """The test's short name: `exact sign-flip (2^8)`, `Monte Carlo sign-flip (20,000)`."""
+    if test is None:
+        return "-"
+    count = test[test.find("(") + 1:].split(" ", 2)
+    if test.startswith("exact"):
+        return f"exact sign-flip ({count[1]})" if len(count) > 1 else "exact sign-flip"
+    return f"Monte Carlo sign-flip ({count[0]})"
+
+
+def _ab_interval(low: float | None, high: float | None, coverage: float | None) -> str:
+    """The sign-test interval of the median effect, with its own coverage."""
+    if low is None or high is None:
+        return "-"
+    cover = f" ({coverage:.1%})" if coverage is not None else ""
+    return f"[{low:+.2f}, {high:+.2f}]{cover}"
+
+
 def mesh_sections(report: EvidenceReport) -> list[Section]:
     """(title, header, rows) of each mesh section present."""
     out: list[Section] = []
@@ -37,13 +61,20 @@ def mesh_sections(report: EvidenceReport) -> list[Section]:
                       f"{_interval(m.change_low, m.change_high)} {m.interval_says}",
                       f"{h.file}:{h.line}"] for h in report.history for m in h.metrics]))
     if report.ab_decisions:
-        out.append(("A/B comparisons", ["comparison", "verdict", "metric", "median %",
-                                        "producer ci95", "Holm-adjusted", "p (Holm)"],
-                    [[d.comparison, d.verdict if i == 0 else "", m.metric, f"{m.median:+g}",
-                      _pair(m.ci95, "{:+g}"),
-                      _interval(m.ci_low_adjusted, m.ci_high_adjusted, fmt="{:+.2f}"),
-                      _num(m.p_adjusted, "{:.4f}")]
+        out.append(("A/B comparisons", ["comparison", "verdict", "metric", "n / k",
+                                        "median %", "interval %", "test", "p", "p (Holm)",
+                                        "MDE %", "why"],
+                    [[d.comparison, d.verdict if i == 0 else "", m.metric,
+                      f"{m.rounds} / {m.min_rounds if m.min_rounds is not None else '-'}",
+                      f"{m.median:+.2f}",
+                      _ab_interval(m.interval_low, m.interval_high, m.interval_coverage),
+                      _test(m.test), _num(m.p_value, "{:.4g}"), _num(m.p_adjusted, "{:.4g}"),
+                      _num(m.mde_percent, "{:.2f}"), f"{m.verdict}: {m.reason}"]
                      for d in report.ab_decisions for i, m in enumerate(d.metrics)]))
+        diffs = [[d.comparison, x.field, _cut(x.old), _cut(x.new)]
+                 for d in report.ab_decisions for x in d.differences]
+        if diffs:  # the details behind each short subject
+            out.append(("A/B setup differences", ["comparison", "field", "old", "new"], diffs))
     if report.kv_dtype_decisions:
         out.append(("KV-cache dtype (publisher default)",
                     ["dtype", "verdict", "gain", "gain 95%", "p (Holm)", "PPL ratio",

@@ -9,7 +9,7 @@ renderer reads everything else. Changes are additive within a schema version.
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -420,26 +420,64 @@ class HistoryVerdict(_Model):
 ABVerdict = Literal["promote", "reject", "inconclusive"]
 
 
+ABDecisionVerdict = Literal["promote", "reject", "inconclusive", "undecided",
+                           "no-practical-change"]
+
+
+def _opt(description: str) -> Any:
+    return Field(default=None, description=description)
+
+
 class ABMetricDecision(_Model):
+    """One metric of an A/B comparison, tested on its paired round deltas (docs/evidence.md,
+    "How an A/B decision is made")."""
+
     metric: str
     better: Literal["higher", "lower"] | None = None
-    median: float
-    rounds: int
-    ci95: list[float] | None = Field(None, description="The producer's paired interval (%).")
-    ci_low_adjusted: float | None = None
-    ci_high_adjusted: float | None = None
-    p_value: float | None = None
-    p_adjusted: float | None = None
-    verdict: ABVerdict
+    median: float = Field(description="The median effect (%): of the round deltas when there "
+                          "are any, else the producer's median.")
+    producer_median: float | None = _opt("The producer's own median (%).")
+    rounds: int = Field(description="n: the round deltas tested.")
+    min_rounds: int | None = _opt("k: the fewest rounds at which the test can reach alpha "
+                                  "after Holm (and the sample policy's minimum).")
+    ci95: list[float] | None = _opt("The producer's paired interval (%): reported, never a "
+                                    "test.")
+    interval_low: float | None = _opt("Interval of the median effect (%), low end.")
+    interval_high: float | None = _opt("Interval of the median effect (%), high end.")
+    interval_coverage: float | None = _opt("The interval's own coverage.")
+    interval_method: str | None = _opt("How the interval was made.")
+    ci_low_adjusted: float | None = _opt("Not filled since the exact test (the bootstrap "
+                                         "interval it held could not leave [min, max]); see "
+                                         "interval_low.")
+    ci_high_adjusted: float | None = _opt("See ci_low_adjusted.")
+    test: str | None = _opt("The test that gave p_value, as run.")
+    p_value: float | None = _opt("The test's p, before Holm.")
+    p_adjusted: float | None = _opt("Holm-adjusted over every tested metric of every "
+                                    "comparison of the report.")
+    holm_m: int | None = _opt("m: tests in the Holm family.")
+    mde_percent: float | None = _opt("Minimum detectable effect at n (%): 80% power at "
+                                     "alpha / m, normal approximation.")
+    min_effect_percent: float | None = _opt("The practical effect (%) below which a "
+                                            "significant change is no practical change.")
+    verdict: ABDecisionVerdict
+    reason: str = ""
     pointer: str
 
 
-class ABDecision(_Model):
-    comparison: str
-    file: str
+class SetupDifference(_Model):
+    field: str = Field(description="Dotted path of a setup field that differs between sides.")
     old: str | None = None
     new: str | None = None
-    verdict: ABVerdict
+
+
+class ABDecision(_Model):
+    comparison: str = Field(description="The short subject: what differs between the sides "
+                            "(one line).")
+    file: str
+    old: str | None = Field(default=None, description="The old side's whole setup, as recorded.")
+    new: str | None = None
+    differences: list[SetupDifference] = Field(default_factory=list)
+    verdict: ABDecisionVerdict
     reason: str
     metrics: list[ABMetricDecision] = Field(default_factory=list)
 

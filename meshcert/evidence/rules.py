@@ -425,7 +425,7 @@ class QualitySpec:
     max_kld_mean: float  # mean KL divergence of the candidate vs the baseline logits
 
 
-MIN_SAMPLES = 3
+MIN_SAMPLES = 3  # the default of `Rules.min_samples` (decision rules file: sample_policy)
 ALPHA_ONE_SIDED = 0.025  # the lower end of a 95% two-sided interval
 DEFAULT_MAX_PPL_INCREASE = 0.01
 DEFAULT_MAX_KLD_MEAN = 0.01
@@ -535,6 +535,10 @@ class Rules:
         default_factory=lambda: dict(ESTIMATE_SHARES))
     shared_expert_row: str = SHARED_EXPERT_ROW
     mesh: MeshRules = field(default_factory=lambda: _mesh_rules())  # defined below
+    # The one minimum-sample policy: Phase E/D decisions need this many samples on each side,
+    # A/B metrics at least this many rounds (and the test's own k). A decision rules file's
+    # `[sample_policy] min_samples` sets it.
+    min_samples: int = MIN_SAMPLES
 
     def row(self, label: str) -> RowSpec:
         for r in self.rows:
@@ -598,14 +602,26 @@ HISTORY_RULE = HistoryRule((
 
 @dataclass(frozen=True)
 class ABRule:
-    """A/B comparison verdicts from the paired per-round deltas (new vs old, in %): per metric
-    `promote` when the Holm-adjusted interval is wholly better, `reject` when wholly worse,
-    `inconclusive` when it straddles 0; the comparison follows its `primary` metric, and any
-    metric wholly worse rejects it."""
+    """A/B comparison verdicts from the paired per-round deltas (new vs old, in %; see
+    `ab.py` and `paired.py`): per metric an exact (Monte Carlo above `exact_max_rounds`)
+    sign-flip permutation test, Holm across every metric of every comparison of a report;
+    `undecided` below the minimum rounds k (the larger of the report's `min_samples` and the
+    test's own k at `alpha`), `no-practical-change` when a significant effect is smaller than
+    `min_effect_percent` (or the median's interval lies wholly inside it), `promote` /
+    `reject` when significant and at least that large, else `inconclusive`. The comparison
+    follows its `primary` metric; any metric rejected rejects it."""
 
     directions: Mapping[str, Direction]
     primary: str = "output_tokens_per_second"
-    min_rounds: int = 3
+    alpha: float = 0.05
+    sides: Literal[1, 2] = 2
+    min_effect_percent: float = 1.0
+    min_effect_by_metric: Mapping[str, float] = field(default_factory=dict)
+    exact_max_rounds: int = 20
+    resamples: int = 20_000
+
+    def min_effect(self, metric: str) -> float:
+        return self.min_effect_by_metric.get(metric, self.min_effect_percent)
 
 
 AB_RULE = ABRule({

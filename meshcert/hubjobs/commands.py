@@ -43,15 +43,18 @@ def job_script(install: str, meshcert_args: list[str], tag: str) -> list[str]:
     placeholders = {WORK: '"$work"', GENERATION_DEFAULTS: '"$defaults"'}
     run = " ".join(placeholders.get(a, q(a))
                    for a in ["python", "-m", "meshcert", *meshcert_args])
-    defaults = ([f"defaults={GENERATION_DEFAULTS_FILE}",
-                 f'printf \'%s\' "${GENERATION_DEFAULTS_ENV}" > "$defaults" '
-                 f"|| exit {DEFAULTS_FAILED}"]
-                if GENERATION_DEFAULTS in meshcert_args else [])
+    with_defaults = GENERATION_DEFAULTS in meshcert_args
+    scratch = ['"$report"', '"$work"', *(['"$defaults"'] if with_defaults else [])]
     script = "\n".join([
         "set -u",
         f"report={REPORT_FILE}",
         f"work={WORK_DIR}",
-        *defaults,
+        *([f"defaults={GENERATION_DEFAULTS_FILE}"] if with_defaults else []),
+        # what the script writes in the temp dir goes with it, however it exits: a host whose
+        # temp dir outlives the job (a shared machine, a local runner) keeps nothing of it
+        f"trap 'rm -rf {' '.join(scratch)}' EXIT",
+        *([f'printf \'%s\' "${GENERATION_DEFAULTS_ENV}" > "$defaults" '
+           f"|| exit {DEFAULTS_FAILED}"] if with_defaults else []),
         f"python -m pip install --quiet --no-input --disable-pip-version-check {q(install)} "
         f"|| exit {INSTALL_FAILED}",
         f'{run} "$report"',

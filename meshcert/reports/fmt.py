@@ -84,8 +84,40 @@ def gate_value(c: GateCheck) -> str:
 
 def gate_threshold(c: GateCheck) -> str:
     """A Phase E gate's threshold with its comparator, as summary.md and the console print
-    it."""
+    it, naming its variable when the environment set it."""
     if c.threshold is None:
         return "-"
     return f"{c.comparator} " + (f"{c.threshold:.0%}" if c.unit == "share" else
-                                 f"{c.threshold:g}")
+                                 f"{c.threshold:g}") + set_by(c.threshold_env,
+                                                              c.threshold_source)
+
+
+def set_by(env: str | None, source: str | None) -> str:
+    """` (NAME)` when the environment variable NAME set this value (it changed the rule's
+    default), else nothing."""
+    return f" ({env})" if env and source == "env" else ""
+
+
+def gate_switches(kernel_sweep: bool, sanity: bool | None = None) -> str:
+    """The Phase E settings that switch gates on or off, each named by its variable, as
+    summary.md and the console print them: `kernel sweep off (GLM52_PHASE_E_KERNEL_SWEEP=0)`."""
+    from meshcert.evidence.rules import KERNEL_SWEEP, ROUTED_WHOLE_GRAPH_SANITY
+
+    def named(what: str, on: bool, var: str) -> str:
+        return f"{what} {'on' if on else 'off'} ({var}{' non-zero' if on else '=0'})"
+
+    parts = [named("kernel sweep", kernel_sweep, KERNEL_SWEEP)]
+    if sanity is not None:
+        parts.append(named("sanity probe", sanity, ROUTED_WHOLE_GRAPH_SANITY))
+    return "; ".join(parts)
+
+
+def ungated_sweep_note(kernel_sweep: bool, sweep_rows: int) -> str | None:
+    """When kernel-sweep rows were given but the sweep is off: what that left out and how to
+    gate them (None otherwise)."""
+    if kernel_sweep or not sweep_rows:
+        return None
+    from meshcert.evidence.rules import KERNEL_SWEEP
+
+    return (f"{sweep_rows} kernel-sweep row(s) given but not gated: {KERNEL_SWEEP}=0 (set "
+            f"{KERNEL_SWEEP}=1 to require and gate them)")

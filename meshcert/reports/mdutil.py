@@ -1,7 +1,8 @@
 """Markdown building blocks (GitHub-flavoured Markdown): the one place report text is escaped.
 
 `text` / `code` render any text inert (the --md reports); `plain_cell` / `plain_table` escape
-only what breaks a table, for summary.md, which keeps the Phase E script's layout."""
+only what breaks a table, for the evidence summary (summary.md and its --md), which keeps the
+Phase E script's layout and is made inert as a whole by `inert_document`."""
 
 from __future__ import annotations
 
@@ -55,3 +56,37 @@ STATUS_ICONS = {"passed": "\u2705", "failed": "\u274c", "incomplete": "\u26a0\uf
 
 def status(value: str) -> str:
     return f"{STATUS_ICONS.get(value, '')} {text(value.replace('_', ' '))}".strip()
+
+
+_FENCE = "```"
+
+
+_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])")   # what can start an HTML tag or comment
+
+
+def _inert_prose(part: str) -> str:
+    return _TAG_OPEN.sub("&lt;", part).replace("![", "!\\[")
+
+
+def inert_document(markdown: str) -> str:
+    """A Markdown document written with report text as is (summary.md's layout) with no live
+    HTML and no remote image: a `<` that could open a tag or comment (`<x`, `</`, `<!`, `<?`)
+    outside code becomes `&lt;` (`<= 1.02` stays as written), `![` is escaped (no image
+    loads). Code
+    (fenced blocks, backtick spans) is left as written: Markdown shows it literally."""
+    out: list[str] = []
+    fenced = False
+    for line in markdown.split("\n"):
+        if line.startswith(_FENCE):
+            fenced = not fenced
+            out.append(line)
+            continue
+        if fenced:
+            out.append(line)
+            continue
+        parts = line.split("`")
+        if len(parts) % 2 == 0:          # an odd backtick: no span to trust on this line
+            out.append(_inert_prose(line))
+            continue
+        out.append("`".join(p if i % 2 else _inert_prose(p) for i, p in enumerate(parts)))
+    return "\n".join(out)

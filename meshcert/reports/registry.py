@@ -63,7 +63,8 @@ FORMATS: dict[str, dict[str, Renderer]] = {
     },
     "md": {
         "certification": Renderer("meshcert.reports.markdown:render_cert_markdown"),
-        "evidence": Renderer("meshcert.reports.evidence.markdown:render_evidence_markdown"),
+        # one Markdown document per evidence report: --md is summary.md
+        "evidence": Renderer("meshcert.reports.evidence.markdown:render_evidence_summary"),
         "catalog": Renderer("meshcert.reports.catalog.markdown:render_catalog_markdown",
                             links=True),
     },

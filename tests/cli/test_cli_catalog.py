@@ -57,6 +57,16 @@ def test_the_command_is_registered() -> None:
         assert flag in result.output, flag
 
 
+def test_no_catalog_is_a_usage_error_naming_the_argument_before_any_request() -> None:
+    """Nothing goes to the network unless named: without the argument, exit 2 at once (it
+    once read mesh-llm's catalog by default: 20 s of retries offline, then a failure)."""
+    result = CliRunner().invoke(app, ["catalog", "certify"], env={"HF_ENDPOINT": ""})
+    assert result.exit_code == 2
+    assert "Missing argument 'catalog'" in result.output
+    help_text = CliRunner().invoke(app, ["catalog", "certify", "--help"]).output
+    assert "hf://datasets/meshllm/catalog" in help_text
+
+
 def test_a_failing_catalog_exits_1_and_writes_every_report(catalog: CatalogFixture,
                                                             tmp_path: Path) -> None:
     out = tmp_path / "out"

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from meshcert.cli import app
 from meshcert.writer.plan_report import plan_json_schema
-from tests.support.interrupt import interrupt_at
+from tests.support.interrupt import interrupt_at, start_interruptible
 from tests.writer.builders import MODEL_ID, moe_sources, tiny_source
 
 runner = CliRunner()
@@ -117,13 +117,14 @@ def test_ctrl_c_exits_130_without_a_manifest_and_resume_finishes(tmp_path: Path)
     started = tmp_path / "hook-started"
     # the hook signals that the write is inside its work, then blocks until the writer stops
     # its process group: the test waits on that event, never on a time, so load cannot
-    # change the verdict (pytest-timeout bounds a hang)
+    # change the verdict (pytest-timeout bounds a hang; interrupt_at ends the hook with the
+    # rest of the tree whatever happens)
     hook = f"touch {started} && exec sleep 3600"
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, "-m", "meshcert", "package", "write", str(source),
-                             "--out-dir", str(out), "--model-id", MODEL_ID,
-                             "--after-artifact-command", hook], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_interruptible([sys.executable, "-m", "meshcert", "package", "write",
+                                str(source), "--out-dir", str(out), "--model-id", MODEL_ID,
+                                "--after-artifact-command", hook], cwd=tmp_path, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     err = interrupt_at(proc, started)
     assert proc.returncode == 130, err
     assert "interrupted: no manifest written" in err

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from meshcert.cli import app
 from meshcert.evidence.report import EvidenceReport
 from meshcert.testing import glm_dsa_spec, write_package
-from tests.evidence.gate_logs import PASSING_US, perf_console, repeated
+from tests.evidence.gate_logs import PASSING_US, SWEEP_US, perf_console, repeated, sweep_logs
 
 runner = CliRunner()
 
@@ -43,7 +43,8 @@ def err_lines(result: object) -> list[str]:
 def test_gate_passes_with_exit_0(tmp_path: Path) -> None:
     result = runner.invoke(app, ["evidence", "gate", *logs(tmp_path), "--require-gates"])
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("Phase E MoE gate: passed (enforced; kernel sweep off)")
+    assert result.stdout.startswith("Phase E MoE gate: passed (enforced; kernel sweep off "
+                                    "(GLM52_PHASE_E_KERNEL_SWEEP=0))")
     assert "estimate: routed FFN decode 399.30 us (matmuls 96.2%, SwiGLU 1.3%, route+sum " \
         "2.5%); shared expert 50.4% of routed+shared" in result.stdout
     assert result.stderr == ""
@@ -82,6 +83,31 @@ def test_threshold_and_sweep_variables(tmp_path: Path) -> None:
     assert sweep.exit_code == 2
     assert err_lines(sweep)[0].startswith("error: missing Phase E MoE gate rows: forced "
                                           "mul_mm_id q3_K down, q3_K mul_mv_id nsg=1")
+
+
+def test_every_setting_that_changed_a_rule_is_named_where_it_changed_it(tmp_path: Path) -> None:
+    """Kernel-sweep logs given with the sweep off: the gate line, the skipped checks and a note
+    name GLM52_PHASE_E_KERNEL_SWEEP (console and summary.md); a threshold set from the
+    environment names its variable beside the threshold."""
+    files = logs(tmp_path) + write(tmp_path, sweep_logs())
+    out = tmp_path / "out"
+    env = {"GLM52_PHASE_E_KERNEL_SWEEP": None, "GLM52_PHASE_E_Q2_FFN_MIN_SPEEDUP": "1.2"}
+    result = runner.invoke(app, ["evidence", "report", *files, "--out-dir", str(out)], env=env)
+    assert result.exit_code == 0, result.stderr
+    summary = (out / "summary.md").read_text()
+    for text in (result.stdout, summary):
+        assert "kernel sweep off (GLM52_PHASE_E_KERNEL_SWEEP=0)" in text
+        assert (f"{len(SWEEP_US)} kernel-sweep row(s) given but not gated: "
+                "GLM52_PHASE_E_KERNEL_SWEEP=0 (set GLM52_PHASE_E_KERNEL_SWEEP=1") in text
+        assert ">= 1.2 (GLM52_PHASE_E_Q2_FFN_MIN_SPEEDUP)" in text
+    skipped = [line for line in result.stdout.splitlines() if line.startswith("skipped ")
+               and "sanity" not in line]
+    assert skipped and all(line.endswith("kernel sweep off (GLM52_PHASE_E_KERNEL_SWEEP=0)")
+                           for line in skipped)
+    swept = runner.invoke(app, ["evidence", "report", *files, "--out-dir", str(out)],
+                          env={"GLM52_PHASE_E_KERNEL_SWEEP": "1"})
+    assert "kernel sweep on (GLM52_PHASE_E_KERNEL_SWEEP non-zero)" in swept.stdout
+    assert "not gated" not in swept.stdout
 
 
 def test_invalid_variable_is_a_clear_error(tmp_path: Path) -> None:

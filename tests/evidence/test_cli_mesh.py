@@ -58,10 +58,12 @@ def test_report_carries_history_classes_and_ab_decisions(tmp_path: Path) -> None
                        "sglang": "correctness-failure"}
     assert all(len(h["cohort_key"]) == 64 for h in data["history"])
     (ab,) = data["ab_decisions"]
-    assert (ab["comparison"], ab["verdict"]) == ("v0.78.0 -> v0.79.0", "promote")
+    # the shipped sample: 5 rounds of 3 metrics, below the exact test's k = 7 (issue 42)
+    assert (ab["comparison"], ab["verdict"]) == ("v0.78.0 -> v0.79.0", "undecided")
+    assert "insufficient rounds: n = 5 < k = 7" in ab["reason"]
     assert data["promotion_checks"][0]["meshcert_verdict"] == "inconclusive"
     md = (tmp_path / "r.md").read_text()
-    assert "### Performance history" in md and "### A/B comparisons" in md
+    assert "## Performance history" in md and "## A/B comparisons" in md
     assert "performance-regression" in md and "mesh-llm winner" in md
     html = (tmp_path / "r.html").read_text()
     assert "Performance history" in html and 'class="band"' in html
@@ -77,7 +79,7 @@ def test_gate_keeps_its_exit_statuses() -> None:
 def test_history_table_files_and_gate(tmp_path: Path) -> None:
     code, out, err = _run("history", str(DATA / "history.jsonl"), "--out-dir", str(tmp_path))
     assert code == 0, err
-    assert out.splitlines()[0] == "history: 22 row(s), 5 setup(s), 0 problem(s)"
+    assert out.splitlines()[0] == "history: 22 row(s), 5 setup(s), 0 problem(s); status failed"
     assert any(line.startswith("performance-regression") and "-10.1%" in line
                and "regression" in line for line in out.splitlines())
     assert any(line.startswith("pass") and "within-noise" in line for line in out.splitlines())
@@ -85,6 +87,8 @@ def test_history_table_files_and_gate(tmp_path: Path) -> None:
     assert html.count("<svg") == 10 and 'class="median"' in html and 'class="point"' in html
     report = json.loads((tmp_path / "history.json").read_text())
     assert report["rows"] == 22 and len(report["history"]) == 5
+    assert report["status"] == "failed"          # as history.md's heading says
+    assert (tmp_path / "history.md").read_text().startswith("## FAILED: performance history")
     code, _, err = _run("history", str(DATA / "history.jsonl"), "--gate")
     assert code == 1
     assert "error: correctness-failure: 340f92fe761a at" in err
@@ -241,4 +245,5 @@ def test_report_summary_md_holds_the_mesh_sections_and_is_written_once(tmp_path:
                           str(tmp_path), "--md", str(tmp_path / "summary.md"))
     assert code == 0, err
     assert out.count("summary.md") == 1
-    assert (tmp_path / "summary.md").read_text().startswith("## ")  # the --md report
+    # the --md report is the summary itself: one Markdown document per report
+    assert (tmp_path / "summary.md").read_text().startswith("# Benchmark Evidence\n")

@@ -27,6 +27,7 @@ from tests.evidence.gate_logs import table
 runner = CliRunner()
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 SCHEMA = DOCS / "evidence-rules.schema.json"
+DATA = Path(__file__).resolve().parent / "data" / "mesh"
 BASE = "RMS_NORM(type=f32,ne=[4096,512,1,1],v=0,eps=0.000001)"
 CAND = "RMS_NORM_MUL(type=f32,ne=[4096,512,1,1],v=0,eps=0.000001)"
 
@@ -154,6 +155,13 @@ def test_json_catalog_and_parity_requirements(tmp_path: Path) -> None:
      "built-in decision"),
     (CATALOG_TOML.replace("MYPROJ_FUSED_RMS_MIN_SPEEDUP", "lower_case"), "env.toml",
      "UPPER_SNAKE_CASE"),
+    ("schema_version = 1\n[sample_policy]\nmin_samples = 0\n", "zero.toml",
+     "sample_policy.min_samples: Input should be greater than or equal to 1"),
+    ("schema_version = 1\n[ab]\nmin_effect_percent = -1.0\n", "neg-effect.toml",
+     "ab.min_effect_percent: Input should be greater than or equal to 0"),
+    ("schema_version = 1\n[ab.min_effect_percent_by_metric]\nttft_ms_p95 = -2\n",
+     "neg-metric.toml",
+     "ab.min_effect_percent_by_metric.ttft_ms_p95: Input should be greater than or equal to 0"),
 ])
 def test_an_invalid_catalog_is_a_clear_error_and_exit_2(tmp_path: Path, text: str, name: str,
                                                        message: str) -> None:
@@ -164,6 +172,53 @@ def test_an_invalid_catalog_is_a_clear_error_and_exit_2(tmp_path: Path, text: st
     assert message in err and "Traceback" not in err
     with pytest.raises(DecisionRulesError):
         load_decision_rules(tmp_path / name)
+
+
+def _ab_file(tmp: Path, deltas: list[float]) -> str:
+    """The shipped adaptive A/B sample with one metric's round deltas replaced."""
+    doc = json.loads((DATA / "comparison-adaptive.json").read_text(encoding="utf-8"))
+    doc["comparison"]["paired_delta_percent"] = {"output_tokens_per_second": {
+        "round_deltas": deltas, "median": float(np.median(deltas)),
+        "ci95": [min(deltas), max(deltas)]}}
+    (tmp / "ab.json").write_text(json.dumps(doc), encoding="utf-8")
+    return str(tmp / "ab.json")
+
+
+def test_phase_e_and_ab_read_one_minimum_sample_policy(tmp_path: Path) -> None:
+    """`[sample_policy] min_samples = 8`: the user decision's 5 samples a side and the A/B
+    comparison's 7 rounds (enough for the exact test's own k = 6) are both short of it."""
+    files = write(tmp_path, {**perf_logs(1000.0, 800.0), **PARITY})
+    ab = _ab_file(tmp_path, [9.6, 10.1, 10.4, 9.8, 10.0, 10.2, 9.9])
+    policy = CATALOG_TOML.replace("schema_version = 1\n",
+                                  "schema_version = 1\n[sample_policy]\nmin_samples = 8\n")
+    code, _, err = report(tmp_path, policy, "policy.toml", *files, ab)
+    assert code == 0, err
+    doc = EvidenceReport.model_validate_json((tmp_path / "out" / "decisions.json").read_text())
+    d = next(x for x in doc.decisions if x.policy == "fused_rms_norm")
+    assert (d.verdict, d.reason, d.min_samples) == ("inconclusive",
+                                                    "fewer than 8 samples on a side", 8)
+    assert doc.method.min_samples == 8
+    (m,) = doc.ab_decisions[0].metrics
+    assert (m.verdict, m.reason, m.min_rounds) == ("undecided",
+                                                   "insufficient rounds: n = 7 < k = 8", 8)
+    # without the file: 3 samples a side, and the A/B rounds need only the test's k = 6
+    code, _, err = report(tmp_path, CATALOG_TOML, "cat.toml", *files, ab)
+    doc = EvidenceReport.model_validate_json((tmp_path / "out" / "decisions.json").read_text())
+    assert doc.method.min_samples == 3
+    assert (doc.ab_decisions[0].verdict, doc.ab_decisions[0].metrics[0].min_rounds) == (
+        "promote", 6)
+
+
+def test_the_ab_settings_of_a_rules_file_without_decisions(tmp_path: Path) -> None:
+    """A file may set only the A/B rules: a 20% minimum effect turns a significant +10% into
+    no practical change."""
+    ab = _ab_file(tmp_path, [9.6, 10.1, 10.4, 9.8, 10.0, 10.2, 9.9, 10.3])
+    code, _, err = report(tmp_path, "schema_version = 1\n[ab]\nmin_effect_percent = 20\n",
+                          "ab.toml", ab)
+    assert code == 0, err
+    doc = EvidenceReport.model_validate_json((tmp_path / "out" / "decisions.json").read_text())
+    (m,) = doc.ab_decisions[0].metrics
+    assert (m.verdict, m.p_value, m.min_effect_percent) == ("no-practical-change", 2 / 256, 20)
 
 
 def test_a_missing_catalog_file_is_a_clear_error(tmp_path: Path) -> None:

@@ -53,7 +53,8 @@ def _kv_files(tmp_path: Path) -> list[Path]:
 
 
 def test_mesh_llm_evidence_is_not_judged_by_the_glm_gate(tmp_path: Path) -> None:
-    files = [DATA / "comparison-adaptive.json", DATA / "promotion.json", *_kv_files(tmp_path)]
+    files = [DATA / "comparison-adaptive-8-rounds.json", DATA / "promotion.json",
+             *_kv_files(tmp_path)]
     result = ingest_texts({str(f): f.read_text() for f in files})
     report = build_report(result.table, settings=settings(), options=OPTIONS,
                           sources=result.sources)
@@ -110,9 +111,9 @@ def test_gate_command_not_applicable_and_asked_for() -> None:
 
 def _inputs(case: str, tmp_path: Path) -> list[Path]:
     if case == "ab-kv":
-        return [DATA / "comparison-adaptive.json", *_kv_files(tmp_path)]
+        return [DATA / "comparison-adaptive-8-rounds.json", *_kv_files(tmp_path)]
     if case == "ab-kv-promotion":
-        return [DATA / "comparison-adaptive.json", DATA / "promotion.json",
+        return [DATA / "comparison-adaptive-8-rounds.json", DATA / "promotion.json",
                 *_kv_files(tmp_path)]
     if case == "history":
         return [DATA / "history.jsonl", DATA / "comparison-adaptive.json"]
@@ -126,9 +127,9 @@ def _verdicts(out: Path, console: str) -> dict[str, str]:
     lines = [line for line in console.splitlines() if line.startswith("verdict: ")]
     assert len(lines) == 1 and console.splitlines()[0] == lines[0]  # the headline leads
     html = parse((out / "r.html").read_text()).find("header", id="verdict")
-    md_head = (out / "r.md").read_text().splitlines()[0]
-    summary = next(line for line in (out / "d" / "summary.md").read_text().splitlines()
-                   if line.startswith("Verdict: "))
+    markdown = (out / "r.md").read_text()
+    assert markdown == (out / "d" / "summary.md").read_text()   # one Markdown per report
+    summary = next(line for line in markdown.splitlines() if line.startswith("Verdict: "))
     suites = validate((out / "r.xml").read_text()).findall("testsuite")
     props = {p.get("name"): p.get("value") for p in suites[0].iter("property")}
     verdict_case = suites[0].find("testcase")
@@ -146,8 +147,7 @@ def _verdicts(out: Path, console: str) -> dict[str, str]:
             "headline"]["status"],
         "html": html.attrs["data-status"],
         "html text": html.find(cls="verdict-text").text().lower(),
-        "markdown": md_head.split()[2].rstrip(":").lower(),
-        "summary.md": summary.split("**")[1].lower(),
+        "markdown (--md and summary.md)": summary.split("**")[1].lower(),
         "junit property": str(props["verdict"]),
         "junit testcase": junit_case,
         "sarif": sarif_says,

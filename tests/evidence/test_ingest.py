@@ -36,6 +36,7 @@ EXPECTED_FORMAT = {
     "llama-bench", "llama-bench.jsonl": "llama-bench", "llama-bench.csv": "llama-bench",
     "llama-bench.sql": "llama-bench", "ppl-q3_K.log": "perplexity",
     "kld-q2_K-routed-down.log": "perplexity", "llama-bench-md-pasted.txt": "llama-bench",
+    "tbo-test-ctest-caret.log": "tbo-console",
 }
 
 

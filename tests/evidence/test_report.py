@@ -36,7 +36,7 @@ def test_schema_names_policy_and_the_verdicts() -> None:
     assert history["properties"]["history_class"]["enum"] == [
         "correctness-failure", "insufficient-baseline", "performance-regression", "pass"]
     assert schema["$defs"]["ABDecision"]["properties"]["verdict"]["enum"] == [
-        "promote", "reject", "inconclusive"]
+        "promote", "reject", "inconclusive", "undecided", "no-practical-change"]
 
 
 @pytest.fixture

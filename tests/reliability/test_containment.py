@@ -34,7 +34,7 @@ from meshcert.core.atomic import write_atomic
 from meshcert.testing import PackageInfo, llama_spec, write_package
 from tests.reliability.raw_http import RawServer
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.interrupt import interrupt_at
+from tests.support.interrupt import interrupt_at, start_interruptible
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OLD = "OLD REPORT: must survive a failed write\n"
@@ -143,7 +143,7 @@ main()
 def test_ctrl_c_while_hashing_writes_a_partial_incomplete_report(
         package: PackageInfo, tmp_path: Path, figures: Callable[..., None]) -> None:
     marker, out = tmp_path / "hashing-started", tmp_path / "out" / "cert.json"
-    process = subprocess.Popen(
+    process = start_interruptible(
         [sys.executable, "-c", SIGINT_DRIVER, str(marker), "models", "certify",
          str(package.root), "--package-only", "--quiet", "--report-out", str(out)],
         cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import statistics
+import zlib
 from collections.abc import Sequence
 
 from meshcert.evidence.report import (
@@ -66,6 +67,12 @@ FILES = ("phase-e/run-1.console.log", "phase-e/run-2.console.log",
 HOSTILE = '<script>alert(1)</script>"onload=x'
 
 
+def _seed(variant: str) -> int:
+    """A seed for a variant's samples, the same in every process (never the built-in `hash()`,
+    which changes with PYTHONHASHSEED: it once made 1 run in 97 trip a review tripwire)."""
+    return zlib.crc32(variant.encode()) % 97
+
+
 def _samples(label: str, n: int, seed: int) -> list[float]:
     rng = random.Random(f"{label}:{seed}")
     median = MEDIANS[label]
@@ -79,7 +86,7 @@ def _sources(label: str, n: int) -> list[SourceRef]:
 
 
 def _row_stats(spec: RowSpec, n: int, variant: str = "default") -> RowStats:
-    values = sorted(_samples(spec.label, n, hash(variant) % 97))
+    values = sorted(_samples(spec.label, n, _seed(variant)))
     q1, _, q3 = statistics.quantiles(values, n=4) if n >= 2 else (values[0],) * 3
     return RowStats(
         labels=[spec.label], backend="Metal", op=spec.op, params=format_params(spec.params),
@@ -143,6 +150,11 @@ VERDICTS = {
 }
 
 
+def _set_median(stats: dict[str, RowStats], label: str, median_us: float | None) -> None:
+    if label in stats:
+        stats[label] = stats[label].model_copy(update={"median_us": median_us})
+
+
 def build_evidence_report(*, hostile: bool = False, missing_rows: bool = False,
                           all_pass: bool = False) -> EvidenceReport:
     """The headline evidence. `missing_rows`: drop two required rows (gate incomplete);
@@ -156,12 +168,10 @@ def build_evidence_report(*, hostile: bool = False, missing_rows: bool = False,
         stats[label] = _row_stats(ROWS_BY_LABEL[label], n)
     sweep = [_row_stats(ROWS_BY_LABEL["routed_down_q3_K"], 4, variant)
              for variant in ("q3-k-mul-mv-id-nsg-2", "q3-k-mul-mv-id-nsg-4")]
-    if all_pass:  # neither review tripwire trips
-        stats["ffn_q3_down_merged_shexp"] = stats["ffn_q3_down_merged_shexp"].model_copy(
-            update={"median_us": 1140.0})
-        if "ffn_q2_down_weighted" in stats:
-            stats["ffn_q2_down_weighted"] = stats["ffn_q2_down_weighted"].model_copy(
-                update={"median_us": 815.0})
+    if all_pass:  # neither review tripwire trips, whatever the samples: both ratios are 1.0
+        _set_median(stats, "ffn_q3_down_merged_shexp", stats["ffn_q3_down"].median_us)
+        if "ffn_q2_down" in stats:
+            _set_median(stats, "ffn_q2_down_weighted", stats["ffn_q2_down"].median_us)
     required = list(RULES.required(kernel_sweep=False))
     components = [_component(ROWS_BY_LABEL[label], stats.get(label), label in required)
                   for label in dict.fromkeys([*required, *MEDIANS])]

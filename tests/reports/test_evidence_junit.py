@@ -11,7 +11,7 @@ from tests.reports.evidence_fixture import HOSTILE
 from tests.reports.junit_shape import cases_by_name, outcome, validate
 
 KINDS = ["example", "synthetic", "passed", "incomplete", "hostile"]
-GATE_OUTCOMES = {"passed": "passed", "failed": "failure", "missing": "error",
+GATE_OUTCOMES = {"passed": "passed", "failed": "failure", "missing": "skipped",
                  "skipped": "skipped"}
 
 
@@ -34,7 +34,10 @@ def test_shape_counts_and_outcomes(evidence_reports: dict[str, EvidenceReport],
         c.name for c in report.gate.checks]
     assert outcome(gate_cases[0]) == ("failure" if report.gate.missing_rows else "passed")
     for case, check in zip(gate_cases[1:], report.gate.checks, strict=True):
-        assert outcome(case) == GATE_OUTCOMES[check.status], check.name
+        want = GATE_OUTCOMES[check.status]
+        if check.status == "missing" and report.gate.enforced:
+            want = "failure"                # a required gate fails on missing evidence
+        assert outcome(case) == want, check.name
         if check.status == "failed":
             failure = case.find("failure")
             assert failure is not None
@@ -59,6 +62,22 @@ def test_missing_rows_fail_with_the_script_message(
     assert (failure.get("message") or "").startswith("error: missing Phase E MoE gate rows: ")
     for m in report.gate.missing_rows:
         assert m.title in (failure.text or "")
+
+
+@pytest.mark.parametrize("enforced", [False, True], ids=["advisory", "enforced"])
+def test_missing_evidence_is_never_an_error(evidence_reports: dict[str, EvidenceReport],
+                                           enforced: bool) -> None:
+    """CI dashboards show <error> as broken infrastructure: missing rows are the evidence's
+    failure (a required gate) or a check not evaluated (advisory), never an error."""
+    report = evidence_reports["incomplete"]
+    report = report.model_copy(update={"gate": report.gate.model_copy(
+        update={"enforced": enforced})})
+    missing = [c.name for c in report.gate.checks if c.status == "missing"]
+    assert missing
+    xml = render_evidence_junit(report)
+    assert "<error" not in xml
+    cases = cases_by_name(validate(xml))
+    assert {outcome(cases[name]) for name in missing} == {"failure" if enforced else "skipped"}
 
 
 def test_hostile_text_stays_text(evidence_reports: dict[str, EvidenceReport]) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+_HOMES: list[str] = []
 TOKEN_VARS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE",
               "HF_HUB_DISABLE_IMPLICIT_TOKEN")
 
@@ -27,10 +28,18 @@ def prepare_process_env() -> None:
     os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     if "huggingface_hub" not in sys.modules:
-        home = tempfile.mkdtemp(prefix="meshcert-hf-home-")
-        atexit.register(shutil.rmtree, home, ignore_errors=True)  # nothing left in /tmp
-        os.environ["HF_HOME"] = home
+        if not _HOMES:  # one a process, however many modules ask
+            _HOMES.append(tempfile.mkdtemp(prefix="meshcert-hf-home-"))
+            atexit.register(remove_process_home)  # nothing left in the temp dir
+        os.environ["HF_HOME"] = _HOMES[0]
         os.environ.setdefault("HF_ENDPOINT", "http://127.0.0.1:9")  # never the real Hub
+
+
+def remove_process_home() -> None:
+    """Remove the HF_HOME `prepare_process_env` made (at exit, or when the test session ends,
+    before it looks for leftovers in the temp dir)."""
+    while _HOMES:
+        shutil.rmtree(_HOMES.pop(), ignore_errors=True)
 
 
 def point_at(monkeypatch: pytest.MonkeyPatch, endpoint: str, home: Path,

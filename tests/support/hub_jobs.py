@@ -365,8 +365,11 @@ class JobService:
 
     def _environment(self, job: Job, secrets: dict[str, str], home: Path) -> dict[str, str]:
         venv = self._workspace() / "venv"
+        # the job's temp dir is this host's (a real job's /tmp is its own): what a job leaves
+        # there is seen by the suite's check for leftovers (tests/conftest.py)
         env = {"PATH": f"{venv}/bin:{HOST_PATH}", "HOME": str(home), "LANG": "C.UTF-8",
-               "VIRTUAL_ENV": str(venv), "HF_ENDPOINT": self.hub.url}
+               "VIRTUAL_ENV": str(venv), "HF_ENDPOINT": self.hub.url,
+               "TMPDIR": tempfile.gettempdir()}
         env |= self.extra_env
         env |= {str(k): str(v) for k, v in (job.spec.get("environment") or {}).items()}
         return env | secrets

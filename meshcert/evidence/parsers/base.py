@@ -171,10 +171,21 @@ class ParsedFile:
 
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+# a colour or erase-line code in caret notation, as a terminal copy or `cat -v` shows it:
+# `^[[1;32mOK^[[0m` (only `^[[` + digits/semicolons + m or K: `^[A-Z]` in a regex is not one)
+_CARET_CSI = re.compile(r"\^\[(?=\[[0-9;]*[mK])")
+
+
+def caret_to_escape(text: str) -> str:
+    """Caret-notation colour codes (`^[[0m`) turned into the ESC sequences they stand for, so
+    a log copied from a terminal (`ctest -V`, `cat -v`) reads as the log itself."""
+    return _CARET_CSI.sub("\x1b", text) if "^[[" in text else text
 
 
 def strip_ansi(text: str) -> str:
-    """Remove every ANSI escape (CSI colours, OSC titles, two-byte escapes); never newlines."""
+    """Remove every ANSI escape (CSI colours, OSC titles, two-byte escapes) and caret-notation
+    colour codes (`^[[1;32m`); never newlines."""
+    text = caret_to_escape(text)
     return _ANSI.sub("", text) if "\x1b" in text else text
 
 

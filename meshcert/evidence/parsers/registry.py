@@ -159,7 +159,7 @@ _SPEED_BENCH_KEYS = ("avg_pred_t_s", "avg_prompt_t_s", "avg_latency", "draft_n")
 def _is_eval(doc: Any) -> bool:
     return _keys(doc, "eval_id") or _keys(doc, "completed_samples") or any(
         "category" in r and any(k in r for k in _SPEED_BENCH_KEYS)
-        for r in _dicts(doc, "results"))
+        for r in (*_dicts(doc, "summary"), *_dicts(doc, "results")))
 
 
 def _is_run(doc: Any) -> bool:
@@ -379,18 +379,19 @@ FORMATS: tuple[EvidenceFormat, ...] = (
         refused="`emit-fixture` output"),
     EvidenceFormat(
         SKIPPY_EVAL, "skippy-bench `eval run` run.json / raw/speed-bench.json (spec 4)",
-        (_mesh(27, "`eval_id`; or `completed_samples`, or `results[]` with a `category` and "
-               "speed-bench fields", _is_eval, ("eval_id",), ("completed_samples",),
+        (_mesh(27, "`eval_id`; or `completed_samples`, or `summary[]` / `results[]` with a "
+               "`category` and speed-bench fields", _is_eval, ("eval_id",),
+               ("completed_samples",),
                top=("eval_id", "completed_samples", "results")),),
         skippy_eval.parse,
         (Example("raw/speed-bench.json", '{"completed_samples": 38, "failed_samples": 2, '
-                 '"results": [{"category": "overall", "avg_pred_t_s": 51.25, "avg_latency": '
-                 '1.83, ...}]}'),
+                 '"summary": [{"category": "overall", "avg_pred_t_s": 51.25, "avg_latency": '
+                 '1.83, ...}], "results": [...]}'),
          Example("run.json", '{"eval_id": "speed-bench", "model": "qwen3-8b", "metrics": '
                  '{"completion_tok_s": 52.5, ...}}')),
         files="eval run.json, raw/speed-bench.json",
-        rows="every number of `metrics`; speed-bench normalised as the spec says "
-             "(completed+failed samples, sums over `results[]`, the `overall` row, "
+        rows="every number of `metrics`; speed-bench normalised as mesh-llm does (the "
+             "sample counts, token sums over `results[]`, the `overall` row of `summary[]`, "
              "`avg_latency` s x 1000)",
         refused="`dry_run`, `success: false`, `timed_out`; `telemetry.status: unavailable` is "
                 "`flagged` (rows kept); no (or two) `overall` rows: a problem naming what is "

@@ -2,10 +2,13 @@
 
 run.json: not evidence when `dry_run`, `success` false or `timed_out`; `telemetry.status:
 "unavailable"` is flagged (a `flagged` problem; the rows stay). Rows: every numeric field of
-`metrics`. raw/speed-bench.json is normalised as the spec says: counts from completed_samples /
-failed_samples, sums over results[] (draft_n -> draft_tokens, draft_n_accepted ->
-draft_accepted_tokens), the `category: "overall"` row's avg_prompt_t_s -> prompt_tok_s,
-avg_pred_t_s -> completion_tok_s, avg_latency s x 1000 -> avg_latency_ms, accept_rate.
+`metrics`. raw/speed-bench.json is normalised as mesh-llm's `speed_bench_metrics` does (spec
+section 4; pinned by its unit test `speed_bench_metrics_extract_token_rates_and_acceptance`,
+sb/evals.rs): completed_samples -> request_count, failed_samples -> failed_count; sums over
+results[] (prompt_tokens, completion_tokens, total_tokens, draft_n -> draft_tokens,
+draft_n_accepted -> draft_accepted_tokens); the `category: "overall"` row of summary[]:
+avg_prompt_t_s -> prompt_tok_s, avg_pred_t_s -> completion_tok_s, avg_latency s x 1000 ->
+avg_latency_ms, accept_rate -> draft_accept_rate.
 Setup key: eval_id, model, endpoint_concurrency, harness_commit.
 """
 
@@ -34,7 +37,8 @@ def parse(text: str, source: str) -> ParsedFile:
     doc = load(text, source, out, "skippy-bench eval")
     if not isinstance(doc, dict) or refuse_debug(text, source, out):
         return out
-    if "completed_samples" in doc or "results" in doc and "eval_id" not in doc:
+    if "eval_id" not in doc and ("completed_samples" in doc or "results" in doc
+                                 or "summary" in doc):
         _speed_bench(doc, text, source, out)
         return out
     for flag, bad in (("dry_run", doc.get("dry_run") is True),
@@ -62,43 +66,51 @@ def parse(text: str, source: str) -> ParsedFile:
 
 
 def _speed_bench(doc: dict[str, Any], text: str, source: str, out: ParsedFile) -> None:
+    """mesh-llm's `speed_bench_metrics` (sb/evals/run.rs): the counts as given, sums over
+    `results[]`, the rates of `summary[]`'s `overall` row."""
     lines = JsonLines(text)
     rows = MetricRows(out, source, SKIPPY_EVAL, "skippy-bench eval speed-bench",
                       {"eval_id": "speed-bench", "model": doc.get("model")}, lines=lines)
-    completed, failed = number(doc.get("completed_samples")), number(doc.get("failed_samples"))
-    if completed is not None and completed >= 0 and (failed or 0) >= 0:
-        rows.add("request_count", completed + (failed or 0), "/completed_samples",
-                 extra={"converted": "completed_samples + failed_samples"})
-    elif completed is not None:
-        rows.add("completed_samples", completed, "/completed_samples")   # negative: a problem
-    rows.add("failed_count", failed, "/failed_samples")
+    rows.add("request_count", doc.get("completed_samples"), "/completed_samples")
+    rows.add("failed_count", doc.get("failed_samples"), "/failed_samples")
     results = items(doc, "results")
-    for field, target in (("draft_n", "draft_tokens"), ("draft_n_accepted",
-                                                        "draft_accepted_tokens")):
-        values = [number(r.get(field)) for r in results if isinstance(r, dict)]
-        found = [v for v in values if v is not None]
+    for field, target in _SUMS:
+        found = [v for v in (number(r.get(field)) for r in results if isinstance(r, dict))
+                 if v is not None]
         if found:
             rows.add(target, sum(found), f"/results/*/{field}",
                      extra={"converted": f"sum of results[].{field}"})
-    overall = [i for i, r in enumerate(results) if isinstance(r, dict)
+    summary = items(doc, "summary")
+    overall = [i for i, r in enumerate(summary) if isinstance(r, dict)
                and r.get("category") == "overall"]
     if len(overall) != 1:
-        where = pointer("results")
-        at = ", ".join(pointer("results", i) for i in overall)
-        out.problem(source, lines.line(where), f"{where}: {len(results)} result(s)" + (
-            f", overall at {at}" if at else ""),
-            "speed-bench raw file has " + ("no results[] row with category \"overall\""
-                                           if not overall else f"{len(overall)} rows with "
-                                           "category \"overall\"") +
-            ": prompt_tok_s, completion_tok_s, avg_latency_ms and accept_rate are not given",
-            "incomplete")
+        _no_overall(out, source, lines, summary, overall)
         return
-    row = results[overall[0]]
-    base = pointer("results", overall[0])
+    row = summary[overall[0]]
+    base = pointer("summary", overall[0])
     rows.add("prompt_tok_s", row.get("avg_prompt_t_s"), base + "/avg_prompt_t_s")
     rows.add("completion_tok_s", row.get("avg_pred_t_s"), base + "/avg_pred_t_s")
     latency = number(row.get("avg_latency"))
     if latency is not None:
         rows.add("avg_latency_ms", latency * 1000, base + "/avg_latency",
                  extra={"converted": "avg_latency s x 1000"})
-    rows.add("accept_rate", row.get("accept_rate"), base + "/accept_rate")
+    rows.add("draft_accept_rate", row.get("accept_rate"), base + "/accept_rate")
+
+
+# results[] field -> the metric its sum is (mesh-llm's EvalMetrics names)
+_SUMS = (("prompt_tokens", "prompt_tokens"), ("completion_tokens", "completion_tokens"),
+         ("total_tokens", "total_tokens"), ("draft_n", "draft_tokens"),
+         ("draft_n_accepted", "draft_accepted_tokens"))
+
+
+def _no_overall(out: ParsedFile, source: str, lines: JsonLines, summary: list[Any],
+                overall: list[int]) -> None:
+    where = pointer("summary")
+    at = ", ".join(pointer("summary", i) for i in overall)
+    out.problem(source, lines.line(where) if summary else 1,
+                f"{where}: {len(summary)} row(s)" + (f", overall at {at}" if at else ""),
+                "speed-bench raw file has " + ("no summary[] row with category \"overall\""
+                                               if not overall else f"{len(overall)} summary[] "
+                                               "rows with category \"overall\"") +
+                ": prompt_tok_s, completion_tok_s, avg_latency_ms and draft_accept_rate are "
+                "not given", "incomplete")

@@ -18,6 +18,11 @@ from meshcert.evidence.parsers.mesh_json import (
 )
 
 _COUNTS = ("row_count", "fits_context", "exceeds_context")
+# the setup key: the fields skippy-bench's TokenLengthSummary writes (sb/token_lengths.rs:
+# model_path, prompt_corpus, ctx_size, generation_limit, enable_thinking), and the shorter
+# `corpus` / `model` of hand-written summaries
+_SETUP = ("model_path", "prompt_corpus", "corpus", "model", "ctx_size", "generation_limit",
+          "enable_thinking")
 
 
 def parse(text: str, source: str) -> ParsedFile:
@@ -26,7 +31,7 @@ def parse(text: str, source: str) -> ParsedFile:
     if not isinstance(doc, dict) or refuse_debug(text, source, out):
         return out
     lines = JsonLines(text)
-    setup = {k: doc.get(k) for k in ("corpus", "model", "ctx_size") if k in doc}
+    setup = {k: doc.get(k) for k in _SETUP if k in doc}
     rows = MetricRows(out, source, TOKEN_LENGTHS, "skippy-bench token-lengths", setup,
                       lines=lines)
     exceeds = number(doc.get("exceeds_context"))

@@ -101,6 +101,9 @@ class SubprocessExecutor:
         except KeyboardInterrupt:
             _stop(proc)
             code, status, note = None, "interrupted", "interrupted (Ctrl-C); process stopped"
+        except BaseException:  # anything else ending the wait (SystemExit, a caller's alarm)
+            _stop(proc)  # never leaves the fixture and what it started running
+            raise
         _drain(proc, (out, err))
         with lock:
             both = b"".join(merged)

@@ -1,8 +1,10 @@
 """JUnit XML for an evidence report.
 
 Gate suite: `required_rows` (failure when any is missing) and one testcase per hard gate:
-failed -> <failure>; missing (its rows are absent, so it could not be evaluated) -> <error>;
-skipped (not enabled) -> <skipped/>. Decisions suite: one testcase per decision; a verdict is
+failed -> <failure>; missing (its rows are absent, so it could not be evaluated) -> <failure>
+when the gate is enforced (a required gate fails on it, exit 2), <skipped/> when advisory;
+skipped (not enabled) -> <skipped/>. Missing evidence is never an <error>, which CI dashboards
+show as a broken test infrastructure. Decisions suite: one testcase per decision; a verdict is
 a result, not a test failure, so promote / reject / keep-evidence-gated pass (verdict and reason
 in <system-out>), while inconclusive / needs-parity / needs-quality are <skipped/> with the
 missing evidence (the decision could not be made); omitted decisions are skipped too.
@@ -44,7 +46,7 @@ def _rows_case(gate: GateResult) -> Case:
     return case
 
 
-def _check_case(check: GateCheck) -> Case:
+def _check_case(check: GateCheck, enforced: bool) -> Case:
     case = Case(name=check.name, classname=f"meshcert.evidence.gate.{check.kind}")
     value = "n/a" if check.value is None else f"{check.value:.4f}"
     threshold = "n/a" if check.threshold is None else f"{check.threshold:g}"
@@ -55,10 +57,13 @@ def _check_case(check: GateCheck) -> Case:
         case.outcome, case.type = "failure", "meshcert.gate_failed"
         case.message = check.error or check.message
         case.body = detail
-    elif check.status == "missing":
-        case.outcome, case.type = "error", "meshcert.incomplete"
+    elif check.status == "missing" and enforced:
+        case.outcome, case.type = "failure", "meshcert.missing_evidence"
         case.message = check.message or "rows missing"
         case.body = detail
+    elif check.status == "missing":
+        case.outcome = "skipped"
+        case.message = f"not evaluated: {check.message or 'rows missing'}"
     elif check.status == "skipped":
         case.outcome, case.message = "skipped", check.message or "not enabled"
     else:
@@ -127,7 +132,7 @@ def evidence_suites(report: EvidenceReport) -> list[Suite]:
     if report.inputs.backend:
         properties["backend"] = report.inputs.backend
     gate_suite = Suite("meshcert.evidence.gate", stamp, properties)
-    gate_suite.cases = [_rows_case(gate), *(_check_case(c) for c in gate.checks)]
+    gate_suite.cases = [_rows_case(gate), *(_check_case(c, gate.enforced) for c in gate.checks)]
     decisions = Suite("meshcert.evidence.decisions", stamp)
     decisions.cases = [_decision_case(d) for d in report.decisions]
     decisions.cases += [Case(name=o.policy, classname="meshcert.evidence.decisions.omitted",

@@ -1,6 +1,6 @@
 """The mesh-llm parts of an evidence report (bench-formats spec): measurements per setup,
 history classes with their plots, A/B comparisons, KV-cache dtype and promotion decisions, as
-Markdown lines and as one HTML fragment."""
+one HTML fragment (the Markdown lays out the same rows: meshcert.evidence.mesh_tables)."""
 
 from __future__ import annotations
 
@@ -9,19 +9,6 @@ from markupsafe import Markup, escape
 from meshcert.evidence.mesh_tables import mesh_sections
 from meshcert.evidence.report import EvidenceReport
 from meshcert.reports.evidence.history import series_plot
-from meshcert.reports.mdutil import code, table, text
-
-
-def mesh_markdown(report: EvidenceReport) -> list[str]:
-    lines: list[str] = []
-    for title, header, rows in mesh_sections(report):
-        lines += ["", f"### {title}", ""]
-        lines += table(header, [[code(c) if i == 0 and title.startswith("Perf") else text(c)
-                                 for i, c in enumerate(r)] for r in rows],
-                       ["l"] * len(header))
-    for d in report.ab_decisions:
-        lines.append(f"- {text(d.comparison)}: **{text(d.verdict)}**: {text(d.reason)}")
-    return lines
 
 
 def mesh_html(report: EvidenceReport) -> Markup:

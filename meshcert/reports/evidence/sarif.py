@@ -206,9 +206,8 @@ def _mesh_problems(report: EvidenceReport, known: set[str]) -> list[Problem]:
             worse = [f"{m.metric} median {m.median:g}" for m in ab.metrics
                      if m.verdict == "reject"]
             out.append(Problem("ab-comparison", "error",
-                               f"A/B {ab.comparison} ({ab.old or '?'} -> {ab.new or '?'}) "
-                               f"reject: {ab.reason}" + (f"; {', '.join(worse)}" if worse
-                                                         else ""),
+                               f"A/B {ab.comparison} reject: {ab.reason}"
+                               + (f"; {', '.join(worse)}" if worse else ""),
                                "mesh-llm A/B comparison rejected", [Where(ab.file)],
                                {"comparison": ab.comparison}))
     for kv in report.kv_dtype_decisions:

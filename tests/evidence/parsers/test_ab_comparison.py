@@ -32,8 +32,9 @@ def test_a_refusal_names_every_field_and_value_that_decided_it() -> None:
 
 
 def test_a_qualified_mixed_comparison_is_decided_by_metric_direction() -> None:
-    """Throughput wholly down (worse) and prefill p95 wholly down (better, ms): reject; a
-    metric the rule does not list (prefill_elapsed_ms_p95 is listed, its unit agrees)."""
+    """8 rounds each: throughput down in every round (worse) and prefill p95 down in every
+    round (better, ms): exact p 2/256 each, Holm over the 2 metrics 4/256: reject (any metric
+    rejected rejects the comparison)."""
     result = ingest("comparison-mixed-qualified.json")
     assert result.problems == []
     (decision,) = decide_ab(records(result.table))

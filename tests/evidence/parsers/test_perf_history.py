@@ -1,5 +1,5 @@
 """The performance history JSONL (spec section 8). Rows derived by hand from the spec
-(tests/evidence/mesh_history.py): mesh-llm publishes no history rows."""
+(tests/evidence/mesh_history.py), and the rows of mesh-llm's own compare test (the last test)."""
 
 from __future__ import annotations
 
@@ -75,3 +75,38 @@ def test_reading_is_streamed_in_bounded_memory() -> None:
 def test_series_helper_is_consistent() -> None:
     rows = series("mesh", [(1.0, 2.0)] * 2)
     assert rows[0]["cohort_key"] == rows[1]["cohort_key"]
+
+
+def test_the_producers_three_baseline_fixture_classifies_as_mesh_llm_does(
+        tmp_path: Path) -> None:
+    """mesh-llm's own test `test_compare_requires_three_exact_cohort_baselines`
+    (Mesh-LLM/mesh-llm scripts/tests/test_performance_history.py @79ff1138): a current run at
+    80.0 tok/s over three baseline runs at 100.0, 101.0 and 99.0 of the same cohort (each its
+    own source_sha, TTFT 500 ms) is a `performance-regression`; the same three under another
+    cohort leave it `insufficient-baseline`. (Its `cohort_key: "different"` shortcut is a key
+    that is not its cohort's SHA-256, which meshcert refuses by spec section 8, so the other
+    cohort here differs in concurrency, with its own true key.)"""
+    from meshcert.evidence.history_report import history_files
+
+    cohort = {"platform": "cuda", "model": "qwen3", "arm": "mesh", "workload": "thoughtworks",
+              "concurrency": 64, "config_sha256": "c" * 64, "hardware": {"name": "RTX 5080"}}
+
+    def run(sha: str, tput: float, of: dict[str, object]) -> dict[str, object]:
+        return {"schema_version": 1, "created_utc": "2026-09-01T00:00:00Z", "source_sha": sha,
+                "cohort_key": cohort_key_of(of), "cohort": of, "complete": True,
+                "output_tokens_per_second": tput, "ttft_ms_mean": 500.0}
+
+    current = run("a" * 40, 80.0, cohort)
+    same = [run(str(i) * 40, t, cohort) for i, t in enumerate((100.0, 101.0, 99.0))]
+    other = {**cohort, "concurrency": 32}
+    elsewhere = [run(str(i) * 40, t, other) for i, t in enumerate((100.0, 101.0, 99.0))]
+    regressed = tmp_path / "same-cohort.jsonl"
+    regressed.write_text(jsonl([*same, current]))
+    alone = tmp_path / "other-cohort.jsonl"
+    alone.write_text(jsonl([*elsewhere, current]))
+    (verdict,) = history_files([str(regressed)]).report.history
+    assert (verdict.history_class, verdict.baseline_n) == ("performance-regression", 3)
+    verdicts = {v.cohort_key: v.history_class
+                for v in history_files([str(alone)]).report.history}
+    assert verdicts[cohort_key_of(cohort)] == "insufficient-baseline"
+    assert verdicts[cohort_key_of(other)] == "insufficient-baseline"  # 2 runs before its last

@@ -20,6 +20,7 @@ DOCS = Path(__file__).resolve().parents[3] / "docs" / "evidence.md"
 
 FIXTURE_FORMATS = {
     "speed-bench.json": "skippy-eval", "speed-bench-no-overall.json": "skippy-eval",
+    "speed-bench-evals-rs.json": "skippy-eval",
     "eval-run.json": "skippy-eval", "competitive-report.json": "competitive-report",
     "competitive-with-promotion.json": "competitive-report",
     "competitive-partial.json": "competitive-report", "promotion.json": "competitive-promotion",
@@ -27,6 +28,7 @@ FIXTURE_FORMATS = {
     "comparison-mixed.json": "ab-comparison", "comparison-mixed-qualified.json": "ab-comparison",
     "comparison-nan.json": "ab-comparison", "metrics-loss.json": "metrics-server",
     "emit-fixture.txt": "metrics-server", "token-lengths-exceeds.json": "token-lengths",
+    "token-lengths-rs-summary.json": "token-lengths",
     "history.jsonl": "perf-history", "local-split-compare.json": "skippy-local",
     "focused-runtime-report.json": "skippy-focused", "spec-bench.json": "llama-spec-bench",
     "dflash.stderr.log": "llama-spec-bench", "run-1/driver-result.json": "skippy-run",

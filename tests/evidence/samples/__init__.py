@@ -5,7 +5,8 @@ Files: phase-e-perf.console.log (perf, split rows, ggml_test lines, not supporte
 phase-e-parity.console.log (test mode), kernel-sweep/*.console.log, fixed-block-dispatch/*,
 phase-e-perf.sql / older-build.sql (--output sql, 16 / 14 columns), tbo-output.csv,
 llama-bench.{json,jsonl,csv,sql}, llama-bench-md-pasted.txt (the default table as pasted),
-ppl-q3_K.log, kld-q2_K-routed-down.log.
+ppl-q3_K.log, kld-q2_K-routed-down.log, tbo-test-ctest-caret.log (test mode as `ctest -V`
+copied from a terminal shows it: colour codes in caret notation, `^[[1;32mOK^[[0m`).
 """
 
 from __future__ import annotations
