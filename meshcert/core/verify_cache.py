@@ -25,12 +25,17 @@ import stat
 import threading
 from pathlib import Path
 
+from meshcert.core.errors import ErrorKind, MeshcertError
+
 FORMAT = "meshcert-verify-cache/2"
 KEY_BYTES = 32
 
 
-class KeyUnavailable(Exception):
-    """The secret key cannot be read or made (the message says why)."""
+class KeyUnavailable(MeshcertError):
+    """The secret key cannot be read or made (the message says why): the cache is not used,
+    never an error of the run."""
+
+    kind = ErrorKind.INCOMPLETE
 
 
 def key_path() -> Path:
