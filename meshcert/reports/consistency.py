@@ -38,7 +38,23 @@ def refuse_contradictions(report: CertReport, name: str, what: str = "rendered")
 
 def contradictions(report: CertReport) -> list[str]:
     """Each way the report contradicts itself (empty: its verdict is possible)."""
-    return [*_verdict(report), *_checks(report), *_scope(report)]
+    return [*_verdict(report), *_checks(report), *_scope(report), *_merge(report)]
+
+
+def _merge(report: CertReport) -> list[str]:
+    """A merged report's coverage must add up, and a passed one covers everything."""
+    info = report.merge
+    if info is None:
+        return []
+    out: list[str] = []
+    if info.verified_artifacts + len(info.unverified_artifacts) != info.declared_artifacts:
+        out.append(f"merge says {info.verified_artifacts} verified and "
+                   f"{len(info.unverified_artifacts)} unverified of {info.declared_artifacts} "
+                   "declared artifacts")
+    if report.status == "passed" and (info.unverified_artifacts or info.unverified_layers):
+        out.append("status is 'passed', but the merge names layers or artifacts no slice "
+                   "verified")
+    return out
 
 
 def _verdict(report: CertReport) -> list[str]:

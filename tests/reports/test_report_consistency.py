@@ -188,3 +188,23 @@ def test_real_reports_of_every_kind_have_no_contradiction(packages: PackageFacto
         assert contradictions(report) == [], (report.input, report.status)
     assert {passed.status, merged.status, partial.status, failed.status} == {
         "passed", "incomplete", "failed"}
+
+
+def test_a_merged_report_whose_coverage_was_edited_is_refused(stages: list[Path],
+                                                              tmp_path: Path) -> None:
+    merged = tmp_path / "merged.json"
+    done = run("report", "merge", str(stages[0]), str(stages[2]), "--report-out", str(merged))
+    assert done.exit_code == 3, done.output
+
+    def forge(data: dict[str, Any]) -> None:
+        data["status"] = "passed"
+        data["package_gate"].update(status="passed", details=None)
+        data["findings"] = [f for f in data["findings"] if f["code"] != "coverage_missing"]
+        data["checks"] = [c for c in data["checks"] if c["name"] != "slice_merge"]
+        data["merge"]["verified_artifacts"] = data["merge"]["declared_artifacts"]
+
+    edit(merged, forge)
+    result = run("report", "render", str(merged), "--md", str(tmp_path / "m.md"))
+    assert result.exit_code == 2
+    assert "but the merge names layers or artifacts no slice verified" in result.output
+    assert "verified and 2 unverified of" in result.output
