@@ -2,7 +2,8 @@
 certification report, and read back (pure: no I/O).
 
 Subjects are the digests certification verified (`digests`: hashed here; `hub_digests`: the
-Hub's LFS SHA-256 at the resolved commit), never the manifest's own claims. A file certification
+Hub's LFS SHA-256 at the resolved commit), never the manifest's own claims, and never a digest
+read from a `--verify-cache` (a report with `cache_hits` is not signed). A file certification
 read whole (a v2 publisher file, kept as plain git on the Hub) also carries its git blob id as
 in-toto's `gitBlob` digest, which the Hub lists for plain-git files: a verifier matches it from
 the listing instead of downloading the file.
@@ -89,6 +90,10 @@ def unattestable_reason(report: CertReport) -> str | None:
         return "the manifest was not read"
     if report.verification == "size-only":
         return "artifact digests were not verified (--no-verify-sha256)"
+    if report.cache_hits:
+        return (f"{report.cache_hits} of {len(report.digests)} artifact digest(s) came from the "
+                "--verify-cache, not hashed in this run: certify again without it (a signed "
+                "certification hashes every artifact itself)")
     unverified = [p for p in report.declared_artifacts if _verified_digest(report, p) is None]
     if unverified:
         shown = ", ".join(unverified[:3]) + (" ..." if len(unverified) > 3 else "")

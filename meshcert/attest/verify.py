@@ -80,7 +80,32 @@ def _claimed_keys(envelope: Envelope) -> str:
     return shown + (f" and {len(claims) - 3} more" if len(claims) > 3 else "")
 
 
+def _other_package(statement: Statement, state: PackageState, name: str) -> Finding | None:
+    """One finding when the attestation is of another package (its manifest subject is not
+    this package's manifest), instead of one mismatch per artifact."""
+    attested, now = statement.subjects.get(MANIFEST_NAME), state.digests.get(MANIFEST_NAME)
+    if attested is None or now is None or attested == now:
+        return None
+    differ = sum(1 for p in state.declared
+                 if statement.subjects.get(p) is not None and statement.subjects[p] !=
+                 state.digests.get(p))
+    package_id = statement.report.get("package_id")
+    of = f" (package_id {package_id})" if isinstance(package_id, str) else ""
+    if differ == 0:
+        return finding(codes.SUBJECT_MISMATCH, f"{name}: every artifact matches, but this "
+                       f"package's {MANIFEST_NAME} (sha256 {now[:16]}...) is not the one signed "
+                       f"({attested[:16]}...{of}): the manifest changed after it was certified",
+                       path=MANIFEST_NAME)
+    return finding(codes.SUBJECT_MISMATCH, f"{name} is not this package's attestation: it "
+                   f"attests a {MANIFEST_NAME} of sha256 {attested[:16]}...{of}, this package's "
+                   f"is {now[:16]}...; {differ} of {len(state.declared)} declared artifacts "
+                   "differ from its subjects", path=MANIFEST_NAME)
+
+
 def _subjects(statement: Statement, state: PackageState, name: str) -> list[Finding]:
+    other = _other_package(statement, state, name)
+    if other is not None:
+        return [other]
     found: list[Finding] = []
     for path in [MANIFEST_NAME, *state.declared]:
         attested = statement.subjects.get(path)
@@ -260,9 +285,10 @@ def verify_ref(package: str, attestation: str | None, policy: TrustPolicy) -> Ve
         root = ref.local_path or package
         if not os.path.isdir(root):
             raise UsageError(f"{package!r} is not a package directory")
-        name = attestation or os.path.join(root, *ATTESTATION_PATH.split("/"))
-        data = read_local_attestation(name)
-        return verify_file(data, name, local_state(root), policy)
+        if attestation is not None:
+            return verify_file(read_local_attestation(attestation), attestation,
+                               local_state(root), policy)
+        return _verify_found(root, policy)
     given = read_local_attestation(attestation) if attestation is not None else None
     state = hub_state(ref.repo or "", ref.revision, read_attestation=attestation is None,
                       attestation=given)
@@ -270,3 +296,36 @@ def verify_ref(package: str, attestation: str | None, policy: TrustPolicy) -> Ve
         name = f"hf://{ref.repo}@{state.commit or ref.revision}/{ATTESTATION_PATH}"
         return verify_file(state.attestation, name, state, policy)
     return verify_file(given, attestation, state, policy)
+
+
+# Where `attest verify DIR` looks without --attestation, in order: the package's own
+# attestation (a published package's layout), then beside the default report of `models
+# certify --attest-key` (cert.json -> cert.intoto.jsonl, in the working directory).
+DEFAULT_REPORT = "cert.json"
+
+
+def local_candidates(root: str) -> list[str]:
+    import os
+
+    from meshcert.attest.package_state import ATTESTATION_PATH
+    from meshcert.attest.sign import default_attestation_path
+
+    return [os.path.join(root, *ATTESTATION_PATH.split("/")),
+            os.path.abspath(default_attestation_path(DEFAULT_REPORT))]
+
+
+def _verify_found(root: str, policy: TrustPolicy) -> Verification:
+    """The first candidate that exists, verified; none: attestation_missing naming each place
+    looked at and where certification puts one."""
+    from meshcert.attest.package_state import local_state
+
+    places = local_candidates(root)
+    for name in places:
+        data = read_local_attestation(name)
+        if data is not None:
+            return verify_file(data, name, local_state(root), policy)
+    looked = " and ".join(places)
+    return Verification(attestation=places[0], findings=[finding(
+        codes.MISSING, f"no attestation found: looked at {looked}; `models certify "
+        "--attest-key` writes <report stem>.intoto.jsonl beside its --report-out (or at "
+        "--attestation-out): give that file with --attestation")])

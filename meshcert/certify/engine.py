@@ -274,6 +274,8 @@ def build_report(
         stage_plan=plan, transfer=transfer, runtime_abi=view.options.runtime_abi,
         package_format=view.package_format, package_id=_package_id(view),
         scope=_scope(view), digests=_digests(view), hub_digests=_hub_digests(view),
+        cache_hits=sum(1 for fact in view.files.values()
+                       if fact.sha256 is not None and fact.hash_cached),
         git_blobs=_git_blobs(view),
         node_defaults=node_defaults(view.manifest), mesh_llm=mesh_llm_support(view),
         source_model=source_model(view), coverage=coverage,

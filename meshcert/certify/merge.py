@@ -93,20 +93,24 @@ def merge_slices(slices: Sequence[Slice]) -> CertReport:
     if not slices:
         raise ValueError("give at least one slice report")
     ref = slices[0].report
-    own = [*_identity(slices), *_verdicts(slices), *_digest_conflicts(slices),
-           *_slice_statuses(slices)]
+    own = _identity(slices)
+    same = [slices[0], *(s for s in slices[1:] if not _other_package(slices[0], s))]
+    if len(same) == len(slices):
+        own += [*_verdicts(slices), *_digest_conflicts(slices), *_slice_statuses(slices)]
+    # else: slices of another package are one finding each; their digests, verdicts and
+    # coverage say nothing about this package, so they are not compared (no digest noise)
     declared = ref.declared_artifacts
-    verified = {p for s in slices for p in s.hashed}
-    checked = {p for s in slices for p in s.artifacts}
+    verified = {p for s in same for p in s.hashed}
+    checked = {p for s in same for p in s.artifacts}
     missing_artifacts = [p for p in declared if p not in verified]
-    missing_layers = _uncovered_layers(slices, ref.layer_count or 0)
-    if missing_artifacts or missing_layers:
+    missing_layers = _uncovered_layers(same, ref.layer_count or 0)
+    if (missing_artifacts or missing_layers) and len(same) == len(slices):
         own.append(finding("coverage_missing", _coverage_message(
             missing_layers, [p for p in missing_artifacts if p not in checked],
             [p for p in missing_artifacts if p in checked], len(declared)),
             path=MANIFEST_NAME))
     own = [f.model_copy(update={"check": MERGE_CHECK}) for f in own]
-    findings = own + _union_findings(slices)
+    findings = own + _union_findings(same)
     gate = _gate(findings, slices)
     gates = _runtime_gates(slices)
     status = combine_statuses([gate.status, *(g.status for g in gates
@@ -141,6 +145,7 @@ def merge_slices(slices: Sequence[Slice]) -> CertReport:
         "transfer": None,
         "scope": None,
         "digests": dict(sorted(digests.items())),
+        "cache_hits": min(len(digests), sum(s.report.cache_hits for s in slices)),
         "hub_digests": dict(sorted(hub_digests.items())),
         "git_blobs": dict(sorted({p: b for s in slices
                                   for p, b in s.report.git_blobs.items()}.items())),
@@ -195,13 +200,18 @@ def _identity(slices: Sequence[Slice]) -> list[Finding]:
             out.append(finding("slice_not_merged", f"{s.name}: the slice read no manifest, so "
                                "nothing ties it to the package"))
     for s in slices[1:]:
-        differ = [f"{field} {theirs!r} ({first.name}: {mine!r})"
-                  for field, mine, theirs in _identity_fields(first.report, s.report)
-                  if mine != theirs]
+        differ = _other_package(first, s)
         if differ:
             out.append(finding("slice_package_mismatch", f"{s.name} certifies another package "
                                f"than {first.name}: {'; '.join(differ)}"))
     return out
+
+
+def _other_package(first: Slice, other: Slice) -> list[str]:
+    """How `other` names another package than `first` (empty: the same package)."""
+    return [f"{field} {theirs!r} ({first.name}: {mine!r})"
+            for field, mine, theirs in _identity_fields(first.report, other.report)
+            if mine != theirs]
 
 
 def _identity_fields(a: CertReport, b: CertReport) -> list[tuple[str, object, object]]:

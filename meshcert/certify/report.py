@@ -308,6 +308,11 @@ class CertReport(_Model):
     started_at: str
     finished_at: str
     verification: VerificationMode | None = None
+    cache_hits: int = Field(
+        default=0, description="How many of `digests` came from the --verify-cache (an entry "
+        "this user's meshcert wrote and MAC'd for the same file, package and stat) instead of "
+        "being hashed in this run: digests_from_cache is cache_hits of len(digests). A report "
+        "with cache hits is never signed.")
     stage_plan: list[MaterializedStage] = Field(
         default_factory=list, description="The package tool's N-stage plan (--stages N)."
     )

@@ -37,6 +37,9 @@ class CertRequest:
     options: CertOptions = field(default_factory=CertOptions)
     runtime: RuntimeRequest | None = None  # None: package-only
     verify_cache: str | None = None
+    # False: the cache is written, never read, so every digest is hashed in this run (a
+    # certification that will be signed: meshcert.core.verify_cache says why)
+    verify_cache_lookups: bool = True
     source_gguf: str | None = None
     materialize: bool = False  # build the certification stage GGUFs (meshcert.certify.materialize)
     materialize_dir: str | None = None  # default: the user cache dir
@@ -78,6 +81,7 @@ def load_view(request: CertRequest, ref: PackageRef, progress: ProgressObserver,
     return load_local_package(ref.local_path or ref.text, display_ref=ref.text,
                               options=request.options, progress=progress,
                               verify_cache=request.verify_cache, on_headers=on_headers,
+                              verify_cache_lookups=request.verify_cache_lookups,
                               on_files=on_files)
 
 

@@ -83,7 +83,8 @@ def verify(
                                            help="A local package dir or hf://ns/repo@rev.")],
     attestation: Annotated[str | None, typer.Option(
         "--attestation", metavar="FILE", help="The .intoto.jsonl file (default: "
-        "attestations/meshcert.intoto.jsonl in the package).")] = None,
+        "attestations/meshcert.intoto.jsonl in the package; for a local one, else "
+        "cert.intoto.jsonl in the working directory).")] = None,
     trusted_key: Annotated[list[str] | None, typer.Option(
         "--trusted-key", metavar="PUB", help="A trusted public key (PEM file or "
         "ed25519:<hex>), for every repo; repeatable.")] = None,

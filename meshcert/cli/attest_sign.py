@@ -49,8 +49,13 @@ def sign_certification(report: CertReport, key: Ed25519PrivateKey, path: str, *,
     summary = signed.report.attestation
     assert summary is not None
     if not quiet:
+        import shlex
+
         typer.echo(f"attestation: {path}: {summary.result}, signer {summary.signer}, "
                    f"{summary.subjects} subject(s)", err=True)
+        package = report.resolved_package_ref or report.input
+        typer.echo(f"  verify it: meshcert attest verify {shlex.quote(package)} --attestation "
+                   f"{shlex.quote(path)} --trusted-key {summary.signer}", err=True)
     return signed.report
 
 

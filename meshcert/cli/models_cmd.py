@@ -224,6 +224,11 @@ def _certify_and_deliver(request: CertRequest, signing: tuple[Ed25519PrivateKey,
     from meshcert.core.progress import NullProgress, ProgressObserver
 
     progress: ProgressObserver = NullProgress() if (quiet or json_out) else RichProgress()
+    if signing is not None:  # sign only digests hashed in this run (docs/attestation.md)
+        request = replace(request, verify_cache_lookups=False)
+        if request.verify_cache is not None and not quiet:
+            typer.echo("attestation: --verify-cache is written, not read: a signed "
+                       "certification hashes every artifact in this run", err=True)
     try:
         report = certify_package(request, progress)
     except KeyboardInterrupt:

@@ -116,7 +116,9 @@ def print_result(result: PublishResult) -> None:
         return
     counts = (f"{len(result.commits)} commit(s), {len(result.uploaded)} file(s) uploaded, "
               f"{len(result.skipped)} already there")
-    if result.status == "published":
+    if result.status == "published" and result.attestation_commit is not None:
+        typer.echo(f"published, certified and signed: {result.ref}")
+    elif result.status == "published":
         typer.echo(f"published and certified: {result.ref}")
     else:
         typer.echo(f"{result.status}: {result.message}", err=True)
@@ -134,9 +136,10 @@ def print_result(result: PublishResult) -> None:
                    f"({result.catalog.reason})")
     if result.attestation_commit is not None:
         typer.echo(f"  attestation: attestations/meshcert.intoto.jsonl at commit "
-                   f"{result.attestation_commit}")
+                   f"{result.attestation_commit}, on top of the certified commit "
+                   f"{result.commit} (no artifact changed)")
     elif result.attestation_note is not None:
         typer.echo(f"  {result.attestation_note}", err=True)
-    if result.ref is not None:
+    if result.ref is not None:  # one ref: printed, pinned by the catalog, holding the attestation
         typer.echo(f"  immutable ref: {result.ref}")
         typer.echo(f"  run it: {result.serve_command}")

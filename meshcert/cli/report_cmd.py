@@ -44,6 +44,7 @@ def render(
 ) -> None:
     """Render a report JSON; exit 2 when it is unreadable or not a meshcert report, 3 when a
     file cannot be written."""
+    from meshcert.core.errors import Refused
     from meshcert.reports.loader import ReportLoadError, load_report
     from meshcert.reports.outputs import write_reports
     from meshcert.reports.requests import check_render_outputs
@@ -52,7 +53,7 @@ def render(
         check_render_outputs(html, md, junit, sarif)
     try:
         loaded = load_report(report)
-    except ReportLoadError as exc:
+    except (ReportLoadError, Refused) as exc:  # unreadable, or a verdict it contradicts
         raise error_exit(exc) from None
     try:
         written = write_reports(loaded, html=html, md=md, junit=junit, sarif=sarif)
@@ -122,21 +123,27 @@ def merge(
 
 def _load_slices(paths: list[str]) -> list[Slice]:
     """Each slice's cert.json; one that cannot be read, or is not a certification, is a usage
-    error (exit 2) naming it."""
+    error (exit 2) naming it; one that contradicts itself, or a slice given twice, is refused
+    (exit 2) naming it."""
     from meshcert.certify.merge import Slice
     from meshcert.certify.report import CertReport
+    from meshcert.core.errors import Refused
+    from meshcert.reports.consistency import ContradictoryReport, duplicate_slices
     from meshcert.reports.loader import ReportLoadError, load_report
 
     loaded: list[Slice] = []
     for path in paths:
         try:
-            report = load_report(path)
-        except ReportLoadError as exc:
+            report = load_report(path, what="merged")
+        except (ReportLoadError, Refused) as exc:
             raise error_exit(exc) from None
         if not isinstance(report, CertReport):
             typer.echo(f"error: {path}: not a cert.json (an evidence report?)", err=True)
             raise typer.Exit(Exit.USAGE)
         loaded.append(Slice(path, report))
+    repeated = duplicate_slices([(s.name, s.report) for s in loaded])
+    if repeated:
+        raise error_exit(ContradictoryReport("nothing merged: " + "; ".join(repeated)))
     return loaded
 
 

@@ -17,6 +17,8 @@ APP = "meshcert"
 STAGES = "stages"  # materialized certification stages (meshcert.certify.materialize)
 MODELS = "models"  # the real test models (tests/support/real_models.py)
 LLAMA_CPP = "llama.cpp"  # the llama.cpp tools built for the slow tiers (scripts/)
+# a file, not a folder: the secret key of the --verify-cache MACs (meshcert.core.verify_cache)
+VERIFY_KEY = "verify-cache.key"
 
 
 def cache_root() -> Path:

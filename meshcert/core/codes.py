@@ -134,9 +134,13 @@ CODES |= _rows("artifacts", E, {
     "artifact_not_file": "Artifacts must be regular files inside the package (no directories, "
     "devices, FIFOs or links leaving the package).",
     "missing_artifact": "Upload or restore the file the manifest names.",
-    "artifact_size_mismatch": "Regenerate the manifest or restore the file: sizes differ.",
-    "artifact_sha256_mismatch": "The file's content does not match the manifest: restore it or "
-    "regenerate the manifest.",
+    "artifact_size_mismatch": "Do not trust this file: its size is not the one the manifest "
+    "declares (corruption, a partial copy or tampering). Re-download it (or re-write the "
+    "package from the source) and compare its size and SHA-256 with the manifest.",
+    "artifact_sha256_mismatch": "Do not trust these bytes: the file's SHA-256 is not the one "
+    "the manifest declares (corruption or tampering). Re-download it from where the package "
+    "was published (or re-write the package from the source) and compare again; never edit "
+    "the manifest to match the file.",
     "artifact_sha256_unreadable": "The file could not be read to hash it; check permissions and "
     "that it does not change during certification.",
     "duplicate_artifact_path": "Each artifact entry must name its own file.",
@@ -145,14 +149,22 @@ CODES |= _rows("artifacts", W, {
     "undeclared_artifact": "Name the .gguf in the manifest or remove it from the package.",
     "artifact_hard_link": "A hard-linked artifact shares storage with a file outside the "
     "package; copy it instead.",
+    "verify_cache_rejected": "The --verify-cache file (or some of its entries) was not "
+    "written by this user's meshcert for these files (not JSON, an older format, or an entry "
+    "whose MAC fails: edited, copied between files, or another key): those files were hashed "
+    "again. If nobody should have changed the cache, find out who did; delete the file to "
+    "start a clean one.",
 })
 
 # --- Hub metadata --------------------------------------------------------------------------
 CODES |= _rows("hub", E, {
     "hub_artifact_missing": "Upload the file the manifest names to the published revision.",
-    "hub_size_mismatch": "The published file's size differs from the manifest; re-upload.",
-    "hub_sha256_mismatch": "The Hub's LFS sha256 differs from the manifest; re-upload or "
-    "regenerate the manifest.",
+    "hub_size_mismatch": "Do not trust the published file: its size on the Hub differs from "
+    "the manifest's. Re-write the package from the source, compare it with the manifest, "
+    "then re-publish it.",
+    "hub_sha256_mismatch": "Do not trust the published bytes: the Hub's LFS SHA-256 differs "
+    "from the manifest's. Re-write the package from the source, compare its digests with the "
+    "manifest, then re-publish it; never edit the manifest to match the Hub.",
 })
 CODES |= _rows("hub", W, {
     "hub_artifact_not_lfs": "Store GGUF fragments with Git LFS/Xet so the Hub attests their "
@@ -171,8 +183,10 @@ CODES |= _rows("gguf", E, {
     "gguf_tensor_out_of_bounds": "A tensor's data lies beyond the end of the file.",
     "gguf_tensor_overlap": "Two tensors' data ranges overlap.",
     "gguf_misaligned_tensor": "Tensor offsets must be multiples of general.alignment.",
-    "tensor_count_mismatch": "Regenerate the manifest: tensor_count differs from the fragment.",
-    "tensor_bytes_mismatch": "Regenerate the manifest: tensor_bytes differs from the fragment.",
+    "tensor_count_mismatch": "Do not trust this fragment: it holds another number of tensors "
+    "than the manifest's tensor_count. Re-write the package from the source and compare.",
+    "tensor_bytes_mismatch": "Do not trust this fragment: its tensor data is not the size the "
+    "manifest's tensor_bytes declares. Re-write the package from the source and compare.",
     "tensor_in_wrong_layer": "Each layers/ file holds only blk.<its index>.* tensors; shared "
     "files hold no layer tensors.",
     "tensor_duplicated_across_artifacts": "Every owned tensor (layer, embedding, final norm, "
@@ -186,9 +200,10 @@ CODES |= _rows("gguf", E, {
     "metadata_tensor_copies_differ": "Metadata-role tensors (neither blk.N.*, embeddings, output "
     "nor final norm, e.g. rope_freqs.weight) are copied into every fragment and must be "
     "byte-identical (type, shape and data) in each; re-write the fragments from the source.",
-    "slice_metadata_mismatch": "The fragment's skippy.slice.* keys must describe the role the "
-    "manifest gives the file (stage_index 0 metadata, 1 embeddings, 2 output, 1000+i for layer "
-    "i; layer_start/layer_end; include_embeddings/include_output); re-write the package.",
+    "slice_metadata_mismatch": "Do not trust this fragment as placed: its skippy.slice.* keys "
+    "must describe the role the manifest gives the file (stage_index 0 metadata, 1 "
+    "embeddings, 2 output, 1000+i for layer i; layer_start/layer_end; include_embeddings/"
+    "include_output); re-write the package.",
 })
 CODES |= _rows("gguf", W, {
     "stale_split_metadata": "Strip split.no, split.count and split.tensors.count from the "
@@ -221,10 +236,14 @@ CODES |= _rows("gguf", E, {
 
 # --- Source parity -------------------------------------------------------------------------
 CODES |= _rows("source", E, {
-    "source_sha256_mismatch": "The source file does not match source_model.sha256.",
+    "source_sha256_mismatch": "Do not trust this source file: its SHA-256 is not "
+    "source_model.sha256. Re-download the source GGUF from source_model.repo at "
+    "source_model.revision and compare again; if it still differs, the package was written "
+    "from another file.",
     "source_tensor_missing_from_package": "Every source tensor must be in exactly one artifact.",
     "package_tensor_not_in_source": "The package holds a tensor the source model does not.",
-    "source_tensor_data_mismatch": "The tensor's type, shape or bytes differ from the source.",
+    "source_tensor_data_mismatch": "Do not trust this tensor: its type, shape or bytes differ "
+    "from the source's. Re-write the package from the source and compare.",
     "source_not_package_source": "The GGUF given with --source is another model's file (its "
     "architecture, block count or tensors are not the package's): pass the file the package "
     "was written from; its tensors are compared only then.",
@@ -318,8 +337,10 @@ CODES |= _rows("readme", W, {
 
 # --- Package v2 (package-v2.md; mesh-llm's own v2 code names) -------------------------------
 CODES |= _rows("package_v2", E, {
-    "package_identity_mismatch": "Recompute package_id from the canonical manifest (the package "
-    "writer does this); a hand-edited manifest must be re-identified.",
+    "package_identity_mismatch": "Do not trust this manifest: it is not the one its package_id "
+    "was computed from (edited after writing). Re-write the package from the source (the "
+    "writer computes package_id) and compare; only a manifest you edited yourself, on "
+    "purpose, is re-identified from its canonical form.",
     "v1_field_in_v2_manifest": "Remove the v1 key: v2 lists artifacts in artifact_catalog, the "
     "ABI in native_abi_version, and has no generation.policy/thresholds.",
     "inline_tensor_catalog": "Re-write the package with a current writer: the tensor catalog lives "
@@ -361,14 +382,15 @@ CODES |= _rows("package_v2", E, {
     "invalid_metadata_carrier": "Re-write the carrier: skippy.package.metadata_only = true, "
     "locator_schema = 1, part_count = number of payload artifacts, and the four per-tensor "
     "locator arrays, one item per tensor.",
-    "carrier_directory_mismatch": "Each payload artifact's own GGUF directory must agree with the "
-    "carrier's locators (name, type, shape, offset, size) and hold no foreign tensor.",
+    "carrier_directory_mismatch": "Do not trust this payload artifact: its own GGUF directory "
+    "must agree with the carrier's locators (name, type, shape, offset, size) and hold no "
+    "foreign tensor. Re-write the package from the source and compare.",
     "unknown_strategy": "generation.speculative_decoding.default must name a declared strategy.",
     "unknown_proposer": "Name a declared proposer.",
     "invalid_generation_value": "Follow the v2 generation grammar and value rules "
     "(package-v2.md; request_defaults profiles: mesh-llm-0.79.md §1.5-1.7).",
-    "source_metadata_mismatch": "The carrier must hold the source's metadata (without split.* "
-    "keys); re-write the package from this source.",
+    "source_metadata_mismatch": "Do not trust this carrier: it does not hold the source's "
+    "metadata (without split.* keys). Re-write the package from this source and compare.",
 })
 CODES |= _rows("package_v2", W, {
     "native_abi_differs": "A v2 native_abi_version is the producer's ABI, provenance only "
@@ -394,9 +416,9 @@ CODES |= _rows("slices", E, {
     "package_id and resolved hf:// commit. Re-certify the odd slice against that package.",
     "slice_verdict_mismatch": "The slices disagree on the manifest-wide checks; re-certify "
     "them with the same meshcert version and options.",
-    "slice_digest_mismatch": "Two slices hashed the same artifact to different digests: one "
-    "node holds different bytes. Re-download that artifact on the node whose digest differs "
-    "from the manifest, then re-certify its slice.",
+    "slice_digest_mismatch": "Do not trust these bytes: two slices hashed the same artifact "
+    "to different digests, so one node holds different bytes. Re-download that artifact on "
+    "the node whose digest differs from the manifest, then re-certify its slice.",
     "slice_failed": "A slice failed: fix the findings of that slice's report, then re-certify it.",
     "slice_not_merged": "Give every slice a meshcert cert.json with a scope or a whole-package "
     "report; this file cannot be merged.",
@@ -486,9 +508,12 @@ CODES |= _rows("catalog", W, {
 
 # --- Attestations (meshcert.attest; docs/attestation.md) -----------------------------------
 CODES |= _rows("attestation", E, {
-    "attestation_missing": "Certify the package with `--attest-key` (or publish it with "
-    "`package publish --attest-key`) so that attestations/meshcert.intoto.jsonl exists, or give "
-    "the file with --attestation.",
+    "attestation_missing": "A published package's attestation is "
+    "attestations/meshcert.intoto.jsonl in the commit that added it: verify the ref `package "
+    "publish --attest-key` printed (the catalog pins the same commit), not the commit before "
+    "it. A local package's attestation is beside the report `models certify --attest-key` "
+    "wrote (<report stem>.intoto.jsonl): give it with --attestation. If the package was never "
+    "signed, nothing vouches for it yet.",
     "attestation_malformed": "The attestation file must hold one DSSE envelope per line "
     "(payloadType application/vnd.in-toto+json) whose payload is an in-toto Statement v1 with "
     "the SLSA VSA v1 predicate; sign the package again with `--attest-key`.",
@@ -500,13 +525,16 @@ CODES |= _rows("attestation", E, {
     "pattern to trust.toml if you trust it.",
     "attestation_not_passed": "The attestation records a FAILED certification: fix the "
     "package, certify it again and sign the new, passed result.",
-    "attestation_subject_mismatch": "An artifact (or the manifest) changed after it was "
-    "certified: its SHA-256 differs from the attested digest. Certify and sign the package "
-    "again, or restore the certified bytes.",
+    "attestation_subject_mismatch": "Do not trust these bytes: an artifact (or the manifest) "
+    "is not what was certified and signed (its SHA-256 differs from the attested digest), or "
+    "the attestation is another package's. Re-download the package from its publisher (or "
+    "restore the certified bytes) and verify again; certify and sign only bytes you have "
+    "re-obtained from the source.",
     "attestation_subject_missing": "The manifest declares an artifact (or the manifest itself) "
     "the attestation does not cover: certify the whole package (not a slice) and sign again.",
-    "attestation_resource_mismatch": "The attestation names another repository than the one "
-    "verified: use the attestation made for this package, or certify and sign it.",
+    "attestation_resource_mismatch": "Do not trust this attestation for this package: it "
+    "names another repository than the one verified. Use the attestation its publisher made "
+    "for this repository.",
 })
 CODES |= _rows("attestation", I, {
     "attestation_other_commit": "The attestation was made for another commit of the same repo; "

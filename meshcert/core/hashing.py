@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -18,6 +17,9 @@ from dataclasses import dataclass
 from meshcert.core.errors import ErrorKind, MeshcertError
 from meshcert.core.parallel import Cancelled, map_cancellable
 from meshcert.core.progress import NullProgress, ProgressObserver
+from meshcert.core.verify_cache import VerifyCache
+
+__all__ = ["HashResult", "Interrupted", "VerifyCache", "hash_files", "sha256_file"]
 
 CHUNK = 4 * 1024 * 1024
 
@@ -65,59 +67,6 @@ def sha256_file(path: str, on_bytes: Callable[[int], None] | None = None,
             raise OSError(f"file changed size while hashing ({expected} -> "
                           f"{now if total == expected else total} bytes)")
     return digest.hexdigest()
-
-
-class VerifyCache:
-    """Remembers computed digests keyed on (path, size, mtime_ns, ctime_ns, inode).
-
-    It stores what the content hashed to, never a verdict: a cached digest is still compared
-    against the manifest, so the cache can skip work but cannot turn a mismatch into a pass.
-    """
-
-    def __init__(self, path: str | None) -> None:
-        self._path = path
-        self._entries: dict[str, str] = {}
-        self._lock = threading.Lock()
-        if path and os.path.isfile(path):
-            try:
-                with open(path, encoding="utf-8") as handle:
-                    loaded = json.load(handle)
-                if isinstance(loaded, dict):
-                    self._entries = {k: v for k, v in loaded.items()
-                                     if isinstance(k, str) and isinstance(v, str)}
-            except (OSError, ValueError):
-                self._entries = {}
-
-    @staticmethod
-    def key(path: str) -> str:
-        st = os.stat(path)
-        real = os.path.realpath(path)
-        return f"{real}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}"
-
-    def get(self, path: str) -> str | None:
-        try:
-            key = self.key(path)
-        except OSError:
-            return None
-        with self._lock:
-            return self._entries.get(key)
-
-    def put(self, path: str, digest: str) -> None:
-        try:
-            key = self.key(path)
-        except OSError:
-            return
-        with self._lock:
-            self._entries[key] = digest
-
-    def save(self) -> None:
-        if not self._path:
-            return
-        tmp = f"{self._path}.tmp"
-        os.makedirs(os.path.dirname(os.path.abspath(self._path)), exist_ok=True)
-        with self._lock, open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(self._entries, handle)
-        os.replace(tmp, self._path)
 
 
 # Below this many bytes in all, files are hashed in the calling thread: a pool's threads would

@@ -43,4 +43,5 @@ def commit_attestation(sign: SignPublished, hub: HubWriter, result: PublishResul
         return False
     result.attestation_commit = done.oid
     result.commits.append(done.oid)
+    result.message = f"published, certified and signed: {result.ref}"
     return True

@@ -85,8 +85,20 @@ class PublishResult:
     attestation_note: str | None = None  # why no attestation was made, when none was
 
     @property
-    def ref(self) -> str | None:
+    def pinned(self) -> str | None:
+        """The one commit of this publication: the one holding the attestation when one was
+        committed (its artifacts are the certified commit's), else the certified commit. It
+        is the ref printed, the catalog's pin, and where `attest verify` finds the attestation."""
+        return self.attestation_commit or self.commit
+
+    @property
+    def certified_ref(self) -> str | None:
+        """The commit the published certification ran on (the attestation's resourceUri)."""
         return f"hf://{self.target}@{self.commit}" if self.commit else None
+
+    @property
+    def ref(self) -> str | None:
+        return f"hf://{self.target}@{self.pinned}" if self.pinned else None
 
     @property
     def serve_command(self) -> str | None:

@@ -333,15 +333,16 @@ class Upload:
 def certify_published(result: PublishResult, say: Progress, **request: Any) -> bool:
     from meshcert.certify.service import CertRequest, certify_package
 
-    assert result.ref is not None
-    say(f"certifying {result.ref} (package-only)")
-    report = certify_package(CertRequest(model=result.ref, **request))
+    ref = result.certified_ref
+    assert ref is not None
+    say(f"certifying {ref} (package-only)")
+    report = certify_package(CertRequest(model=ref, **request))
     result.remote_report = report
     if report.status == "passed":
-        result.status, result.message = "published", f"published and certified: {result.ref}"
+        result.status, result.message = "published", f"published and certified: {ref}"
         return True
     result.status = "failed" if report.status == "failed" else "incomplete"
-    result.message = f"published at {result.ref}, but its certification is {report.status}"
+    result.message = f"published at {ref}, but its certification is {report.status}"
     return False
 
 
@@ -349,7 +350,8 @@ def list_in_catalog(request: PublishRequest, hub: HubWriter, result: PublishResu
                      manifest: dict[str, Any], say: Progress) -> None:
     assert request.catalog is not None and result.commit is not None
     # pinned where the attestation is, when one was committed (its artifacts are the same)
-    pinned = result.attestation_commit or result.commit
+    pinned = result.pinned
+    assert pinned is not None
     source = catalog_entry.source_of(manifest)
     assert source is not None  # checked before uploading
     path = catalog_entry.entry_path(source)

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ValidationError
 
-from meshcert.certify.report import CertReport
-from meshcert.core.errors import ErrorKind, MeshcertError
+from meshcert.certify.report import SCHEMA_VERSION, CertReport
+from meshcert.core.errors import ErrorKind, MeshcertError, Refused
 
 if TYPE_CHECKING:
     from meshcert.evidence.report import EvidenceReport
@@ -27,6 +27,15 @@ class ReportLoadError(MeshcertError, ValueError):
     """The file is unreadable, not JSON, or not a meshcert report."""
 
     kind = ErrorKind.USAGE
+
+
+class NewerSchema(Refused, ReportLoadError):
+    """A report of a schema version this meshcert does not know (written by a newer one)."""
+
+    kind = ErrorKind.REFUSAL
+
+    def __init__(self, message: str) -> None:
+        Refused.__init__(self, message)
 
 
 def detect_kind(data: Any) -> ReportKind:
@@ -64,6 +73,12 @@ def _evidence_model() -> type[BaseModel]:
 def parse_report(data: Any) -> CertReport | EvidenceReport:
     """Validate already-decoded JSON into the right model."""
     kind = detect_kind(data)
+    version = data.get("schema_version")
+    if kind == "cert" and isinstance(version, int) and not isinstance(version, bool) \
+            and version > SCHEMA_VERSION:
+        raise NewerSchema(f"a cert.json of schema_version {version}, newer than the "
+                          f"{SCHEMA_VERSION} this meshcert reads: upgrade meshcert to render it "
+                          "(nothing of it was read)")
     model: type[BaseModel] = CertReport if kind == "cert" else _evidence_model()
     try:
         return cast("CertReport | EvidenceReport", model.model_validate(data))
@@ -72,8 +87,10 @@ def parse_report(data: Any) -> CertReport | EvidenceReport:
         raise ReportLoadError(_describe(exc, label)) from None
 
 
-def load_report(path: str | Path) -> CertReport | EvidenceReport:
-    """Read and validate a report file (cert.json or an evidence report)."""
+def load_report(path: str | Path, *, what: str = "rendered") -> CertReport | EvidenceReport:
+    """Read and validate a report file (cert.json or an evidence report). A cert.json whose
+    verdict contradicts its contents is refused (meshcert.reports.consistency), as is one of a
+    newer schema; `what` is what would have been done with it."""
     target = Path(path)
     try:
         raw = target.read_bytes()
@@ -84,6 +101,13 @@ def load_report(path: str | Path) -> CertReport | EvidenceReport:
     except (UnicodeDecodeError, ValueError) as exc:
         raise ReportLoadError(f"{target} is not valid JSON: {exc}") from None
     try:
-        return parse_report(data)
+        report = parse_report(data)
+    except NewerSchema as exc:
+        raise NewerSchema(f"{target} is {exc}") from None
     except ReportLoadError as exc:
         raise ReportLoadError(f"{target}: {exc}") from None
+    if isinstance(report, CertReport):
+        from meshcert.reports.consistency import refuse_contradictions
+
+        refuse_contradictions(report, str(target), what)
+    return report

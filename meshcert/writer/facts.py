@@ -11,8 +11,10 @@ package just written hashes nothing again:
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
+from meshcert.certify.manifest_parse import MANIFEST_NAME
 from meshcert.certify.package_gguf.source_facts import SourceFacts, SourceShard, SourceTensor
 from meshcert.core.hashing import VerifyCache
 from meshcert.writer.artifact import PackagePlan
@@ -36,7 +38,10 @@ def source_facts(plan: PackagePlan, state: StreamState, given: str) -> SourceFac
 
 
 def write_verify_cache(cache_file: Path, root: Path, state: StreamState) -> None:
-    cache = VerifyCache(str(cache_file))
+    """The digests the writer took, for the package as written (its manifest is its identity,
+    as the certifier's cache lookups key it: meshcert.certify.sources.local)."""
+    manifest = (root / MANIFEST_NAME).read_bytes()
+    cache = VerifyCache(str(cache_file), package=hashlib.sha256(manifest).hexdigest())
     for path, result in state.artifacts.items():
         cache.put(str(root / path), result.sha256)
     cache.save()

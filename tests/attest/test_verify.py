@@ -73,7 +73,9 @@ def test_the_manifest_changed(signed: tuple[Path, Path], signer: KeyPair) -> Non
     root, att = signed
     manifest = root / "model-package.json"
     manifest.write_bytes(manifest.read_bytes() + b"\n")
-    assert codes_of(check(root, att, signer)) == [codes.SUBJECT_MISMATCH]
+    verdict = check(root, att, signer)
+    assert codes_of(verdict) == [codes.SUBJECT_MISMATCH]
+    assert verdict.findings[0].message.endswith("the manifest changed after it was certified")
 
 
 def test_an_artifact_file_removed(signed: tuple[Path, Path], signer: KeyPair) -> None:

@@ -85,6 +85,10 @@ def test_a_slice_of_another_package_fails_the_merge(pkg: SplitPackage, tmp_path:
     [mismatch] = [f for f in merged.findings if f.code == "slice_package_mismatch"]
     assert mismatch.message.startswith("odd.json certifies another package than stage-0.json")
     assert "manifest_sha256" in mismatch.message
+    # both identities named, and nothing else: no digest, verdict or coverage noise
+    assert f"{odd.report.manifest_sha256!r}" in mismatch.message
+    assert f"{mine[0].report.manifest_sha256!r}" in mismatch.message
+    assert merge_codes(merged) == ["slice_package_mismatch"]
 
 
 def test_digests_that_disagree_on_a_shared_artifact_fail_naming_the_slices(

@@ -280,3 +280,56 @@ def test_attestation_flags_that_need_another(packages: PackageFactory, tmp_path:
     hf_job = run("models", "certify", "hf://ns/pkg@" + "a" * 40, "--package-only", "--hf-job",
                  "--stages", "2", "--trust", str(tmp_path / "trust.toml"))
     assert hf_job.exit_code == 2 and "--trust cannot be combined with --hf-job" in hf_job.output
+
+
+# --- where `attest verify DIR` finds a local package's attestation ---------------------------
+
+def test_verify_finds_what_certify_wrote_beside_the_default_report(
+        packages: PackageFactory, key: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import shlex
+
+    root = packages.build("llama").root
+    monkeypatch.chdir(tmp_path)
+    result = sign(root, key, Path("cert.json"))
+    assert result.exit_code == 0, result.output
+    verified = run("attest", "verify", str(root), "--trusted-key", f"{key}.pub")
+    assert verified.exit_code == 0, verified.output
+    assert verified.output.startswith(f"VALID: {root}: PASSED by ed25519:")
+    # ... and the command certify printed verifies as printed
+    line = next(x for x in result.output.splitlines() if x.strip().startswith("verify it:"))
+    argv = shlex.split(line.split("verify it:", 1)[1])
+    assert argv[:3] == ["meshcert", "attest", "verify"] and "cert.intoto.jsonl" in argv[5]
+    assert run(*argv[1:]).exit_code == 0
+
+
+def test_verify_without_an_attestation_names_every_place_it_looked(
+        packages: PackageFactory, key: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    root = packages.build("llama").root
+    monkeypatch.chdir(tmp_path)
+    assert sign(root, key, tmp_path / "reports" / "run.json").exit_code == 0
+    verified = run("attest", "verify", str(root), "--trusted-key", f"{key}.pub")
+    assert verified.exit_code == 1
+    assert codes.MISSING in verified.output
+    assert str(root / "attestations" / "meshcert.intoto.jsonl") in verified.output
+    assert str(tmp_path / "cert.intoto.jsonl") in verified.output
+    assert "give that file with --attestation" in verified.output
+    assert "Certify the package with" not in verified.output  # no advice to do it again
+
+
+def test_an_attestation_beside_another_package_is_one_finding_naming_it(
+        packages: PackageFactory, key: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    signed, other = packages.build("llama").root, packages.build("llama", layers=3).root
+    monkeypatch.chdir(tmp_path)
+    assert sign(signed, key, Path("cert.json")).exit_code == 0
+    verified = run("attest", "verify", str(other), "--trusted-key", f"{key}.pub", "--json")
+    assert verified.exit_code == 1
+    data = json.loads(verified.output)
+    assert data["valid"] is False and len(data["findings"]) == 1
+    found = data["findings"][0]
+    assert found["code"] == codes.SUBJECT_MISMATCH
+    assert found["message"].startswith(f"{tmp_path / 'cert.intoto.jsonl'} line 1 is not this "
+                                       "package's attestation")
+    assert found["remediation"].startswith("Do not trust")

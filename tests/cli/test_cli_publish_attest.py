@@ -50,9 +50,9 @@ def test_publish_commits_the_attestation_after_the_certified_commit(
     assert certified is not None
     assert "attestations/meshcert.intoto.jsonl" in repo.commits[head].files
     assert "attestations/meshcert.intoto.jsonl" not in repo.commits[certified].files
-    assert f"  attestation: attestations/meshcert.intoto.jsonl at commit {head}" in \
-        result.stdout
-    assert f"published and certified: hf://meshllm/tiny@{certified}" in result.stdout
+    assert f"  attestation: attestations/meshcert.intoto.jsonl at commit {head}, on top of " \
+        f"the certified commit {certified} (no artifact changed)" in result.stdout
+    assert f"published, certified and signed: hf://meshllm/tiny@{head}" in result.stdout
     verify = runner.invoke(app, ["attest", "verify", f"hf://meshllm/tiny@{head}",
                                  "--trusted-key", f"{key}.pub", "--json"])
     assert verify.exit_code == 0, verify.output
@@ -68,3 +68,32 @@ def test_a_public_key_to_sign_with_is_refused_before_uploading(
                                  "meshllm/tiny", "--attest-key", f"{key}.pub"])
     assert result.exit_code == 2 and "holds a public key" in result.output
     assert "meshllm/tiny" not in hub.repos
+
+
+def printed(output: str, label: str) -> str:
+    line = next(x for x in output.splitlines() if x.strip().startswith(label))
+    return line.split(label, 1)[1].strip()
+
+
+def test_the_ref_printed_is_the_one_pinned_and_it_verifies(
+        hub: FakeHub, package: PackageInfo, key: Path) -> None:
+    """One ref per publication: the "immutable ref" and "run it" lines, the catalog's pin and
+    the commit holding the attestation are one commit, and `attest verify` of it is VALID."""
+    hub.commit("meshllm/catalog", {"README.md": b"# catalog\n"}, repo_type="dataset")
+    result = runner.invoke(app, ["package", "publish", str(package.root), "--target",
+                                 "meshllm/tiny", "--attest-key", f"{key}.key",
+                                 "--catalog", "meshllm/catalog"])
+    assert result.exit_code == 0, result.output
+    ref = printed(result.stdout, "immutable ref:")
+    assert printed(result.stdout, "run it:") == f"mesh-llm serve --model {ref} --split"
+    head = hub.repos["meshllm/tiny"].branches["main"]
+    assert ref == f"hf://meshllm/tiny@{head}"
+    entry_path = printed(result.stdout, "catalog meshllm/catalog:").split(",")[0]
+    entry = hub.file_bytes("meshllm/catalog", "main", entry_path, repo_type="dataset")
+    certified = hub.repos["meshllm/tiny"].commits[head].parent
+    assert certified is not None and certified.encode() not in entry
+    assert f'"revision": "{head}"'.encode() in entry
+    verify = runner.invoke(app, ["attest", "verify", ref, "--trusted-key", f"{key}.pub"])
+    assert verify.exit_code == 0, verify.output
+    assert verify.output.startswith(f"VALID: {ref}: PASSED by ed25519:")
+    assert codes.MISSING not in verify.output

@@ -132,7 +132,7 @@ SOURCE_CODES = {
     "direct_gguf_input", "invalid_package_ref", "unpinned_revision", "hub_repo_not_found",
     "hub_revision_not_found", "hub_gated", "hub_disabled", "hub_unauthorized",
     "hub_unreachable", "internal_error", "check_not_run", "missing_manifest",
-    "manifest_too_large", "invalid_manifest_json",
+    "manifest_too_large", "invalid_manifest_json", "verify_cache_rejected",
 }
 # Codes the HF Jobs launcher (meshcert/hubjobs/) emits about the jobs it ran, not about a package
 # view.

@@ -61,15 +61,18 @@ def test_cache_skips_unchanged_files_but_a_mismatch_stays_a_mismatch(
     first = certify_dir(info.root, verify_cache=str(cache))
     assert first.status == "passed" and cache.exists()
     assert all(s.cached_artifacts == 0 for s in first.materialized_stages)
+    assert first.cache_hits == 0
     second = certify_dir(info.root, verify_cache=str(cache))
     assert second.status == "passed"
     assert all(s.cached_artifacts == s.verified_artifacts > 0
                for s in second.materialized_stages)
-    # a wrong expectation in the manifest is still caught from the cached digest
+    assert second.cache_hits == len(second.digests) > 0
+    # an edited manifest is another package: nothing of the cache is used for it
     packages.edit_manifest(info, lambda m: m["layers"][0].update(sha256="1" * 64))
     third = certify_dir(info.root, verify_cache=str(cache))
     hit = next(f for f in third.findings if f.code == "artifact_sha256_mismatch")
-    assert "verification cache" in hit.message and third.status == "failed"
+    assert "verification cache" not in hit.message and third.status == "failed"
+    assert third.cache_hits == 0
 
 
 def test_cache_misses_after_content_changes(packages: PackageFactory, tmp_path: Path) -> None:
@@ -89,7 +92,9 @@ def test_corrupt_cache_file_is_ignored(packages: PackageFactory, tmp_path: Path)
     cache = tmp_path / "c.json"
     cache.write_text("{not json")
     assert VerifyCache(str(cache)).get(str(cache)) is None
-    assert certify_dir(packages.build("llama").root, verify_cache=str(cache)).status == "passed"
+    report = certify_dir(packages.build("llama").root, verify_cache=str(cache))
+    assert report.status == "passed" and report.cache_hits == 0
+    assert "verify_cache_rejected" in codes(report)
 
 
 class InterruptingProgress(CountingProgress):

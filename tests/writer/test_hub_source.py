@@ -72,6 +72,7 @@ def test_a_quant_coordinate_streams_into_a_package_that_certifies(hub: FakeHub,
     report = certify_written(result)
     assert report.status == "passed", [f.message for f in report.findings
                                        if f.severity != "info"]
+    assert report.cache_hits == len(report.digests) > 0  # the writer's digests, not re-hashed
     alone = certify_dir(result.root, verify_sha256=True, source_gguf=str(model))
     assert alone.status == "passed"
     assert m["source_model"]["files"] == [{"path": "tiny-moe-mtp-Q3_K.gguf",

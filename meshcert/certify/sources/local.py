@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import threading
@@ -118,6 +119,7 @@ def load_local_package(
     options: CertOptions,
     progress: ProgressObserver | None = None,
     verify_cache: str | None = None,
+    verify_cache_lookups: bool = True,
     on_headers: Callable[[PackageView], None] | None = None,
     on_files: Callable[[PackageView, list[str]], None] | None = None,
 ) -> PackageView:
@@ -129,6 +131,7 @@ def load_local_package(
     overlaps the hashing instead of preceding it. Without hashing they run in this thread.
     The view's `files` gain their digests once hashing is done. `on_files(view, paths)` is
     called first, once the file facts are known, with the GGUFs whose headers will be read.
+    `verify_cache_lookups=False`: the cache is written, never read (every digest hashed here).
     """
     root = os.path.abspath(directory)
     ref = RefInfo(kind="local", pinned=False)
@@ -168,7 +171,8 @@ def load_local_package(
     # into an interrupted verification; the other thread only reads small things and ends
     beside = _Beside(read_the_rest)
     try:
-        hashed = _hashed(view, root, progress or NullProgress(), verify_cache)
+        cache = _cache(view, verify_cache, verify_cache_lookups)
+        hashed = _hashed(view, root, progress or NullProgress(), cache)
     finally:
         beside.join()
     view.files = hashed  # every file keeps its kind and size: only the digests are added
@@ -206,15 +210,26 @@ def _file_facts(view: PackageView, root: str) -> dict[str, FileFact]:
     return facts
 
 
+def _cache(view: PackageView, path: str | None, lookups: bool) -> VerifyCache | None:
+    """The --verify-cache, tied to this package (its manifest's SHA-256); why a part of it
+    was not used is a warning of the report."""
+    if not path:
+        return None
+    package = hashlib.sha256(view.manifest_raw).hexdigest() if view.manifest_raw else ""
+    cache = VerifyCache(path, package=package, lookups=lookups)
+    for problem in cache.problems:
+        view.source_findings.append(finding("verify_cache_rejected", f"--verify-cache {problem}"))
+    return cache
+
+
 def _hashed(view: PackageView, root: str, progress: ProgressObserver,
-            verify_cache: str | None) -> dict[str, FileFact]:
+            cache: VerifyCache | None) -> dict[str, FileFact]:
     """`view.files` with the SHA-256 of every regular file the run hashes (all of them, or with
     --hash-once the slice's share): a new dict, as the worker threads may be reading the old one."""
     facts = dict(view.files)
     selection = view.selection()
     regular = {rel: os.path.join(root, *rel.split("/"))
                for rel, fact in facts.items() if fact.kind == "file" and selection.hashes(rel)}
-    cache = VerifyCache(verify_cache) if verify_cache else None
     try:
         results = hash_files(regular.values(), progress=progress, cache=cache)
         interrupted = False
