@@ -10,9 +10,11 @@ in `paired.py`; docs/evidence.md "How an A/B decision is made" is the reviewer's
 3. otherwise the sign-flip permutation test (exact up to 20 rounds, seeded Monte Carlo above)
    gives p; Holm adjusts it over the family. Significant (adjusted p < alpha): an effect whose
    median is at least the metric's minimum practical effect is `promote` (better side) or
-   `reject` (worse); a smaller one is `no-practical-change`. Not significant: `no-practical-
-   change` when the median's interval lies wholly inside +-the minimum effect, else
-   `inconclusive`;
+   `reject` (worse); a smaller one is `no-practical-change`; a median on the other side of 0
+   from the mean (the tested statistic: a few large rounds one way, most rounds the other)
+   is `inconclusive`, never promoted or rejected the way the median points. Not significant:
+   `no-practical-change` when the median's interval lies wholly inside +-the minimum effect,
+   else `inconclusive`;
 4. a metric with only the producer's ci95 (no round deltas) is `undecided`: its interval is
    reported, never tested, so it never promotes (or rejects) on its own.
 A metric with no known direction (neither the rule nor its unit says) is reported, not decided.
@@ -154,7 +156,13 @@ def _decide_metric(m: _Metric, rule: ABRule, fam: _Family) -> ABMetricDecision:
     h, test = fam.adjusted[m.name], fam.tests[m.name]
     d.test, d.p_value = test.test, test.p_value
     d.p_adjusted, d.holm_m = float(h.p_adjusted), fam.m
-    if h.p_adjusted < rule.alpha:
+    mean = float(np.mean(m.deltas))
+    if h.p_adjusted < rule.alpha and d.median * mean < 0:
+        # the test is of the mean: a median on the other side is no effect in either direction
+        d.verdict = "inconclusive"
+        d.reason = (f"significant by the test of the mean ({_pct(mean)}), but the median "
+                    f"{_pct(d.median)} points the other way: the rounds disagree")
+    elif h.p_adjusted < rule.alpha:
         d.verdict, d.reason = _significant(d.median, effect, m.better)
     elif -effect < iv.low and iv.high < effect:
         d.verdict = "no-practical-change"

@@ -255,3 +255,20 @@ def test_one_sided_tests_towards_the_better_side_and_never_reject() -> None:
         (m,) = d.metrics
         assert (m.min_rounds, m.p_value, m.verdict) == (5, p, verdict)
         assert m.test is not None and "one-sided" in m.test
+
+
+def test_a_median_against_the_tested_mean_is_inconclusive() -> None:
+    """The test is of the mean. 9 rounds at +12% and 11 at -1.5%: mean +4.58%, median -1.50%.
+    Hand-derived two-sided p: the sign vectors with |sum s_i |d_i|| >= 91.5 keep all nine 12s
+    one way (2^11) or eight of them with at least 8 of the eleven 1.5s (9 x 232 = 2088), each
+    mirrored: 2 x 4136 / 2^20 = 0.0079 < 0.05. Significant, but the median says worse while the
+    mean says better: neither promote nor 'significantly worse by -1.50%'."""
+    deltas = [12.0] * 9 + [-1.5] * 11
+    for rule in (AB_RULE, replace(AB_RULE, sides=1)):
+        result = ingest_texts({"split.json": edited({TOKS: deltas})})
+        (d,) = decide_ab(records(result.table), rule)
+        (m,) = d.metrics
+        assert m.p_value == (2 * 4136 if rule.sides == 2 else 4136) / 2**20
+        assert (m.median, d.verdict, m.verdict) == (-1.5, "inconclusive", "inconclusive")
+        assert m.reason == ("significant by the test of the mean (+4.58%), but the median "
+                            "-1.50% points the other way: the rounds disagree")
