@@ -272,3 +272,18 @@ def test_a_median_against_the_tested_mean_is_inconclusive() -> None:
         assert (m.median, d.verdict, m.verdict) == (-1.5, "inconclusive", "inconclusive")
         assert m.reason == ("significant by the test of the mean (+4.58%), but the median "
                             "-1.50% points the other way: the rounds disagree")
+
+
+def test_a_subject_shows_where_long_labels_differ_and_says_when_no_setup_was_recorded() -> None:
+    """Two labels alike for their first 100 characters were both cut to the same 32 ('... ->'
+    the same text); a comparison.json without metadata was 'A/B: no setup difference
+    recorded', which the headline printed as 'A/B A/B: ...'."""
+    label = "skippy-server built from a long descriptive label that goes on for a while, "
+    no_meta = json.loads(edited({TOKS: [5.0] * 8}))
+    del no_meta["metadata"]
+    got = decide(long=edited({TOKS: [5.0] * 8}, old=label + "v1", new=label + "v2"),
+                 bare=json.dumps(no_meta))
+    assert got["long"].comparison == "...v1 -> ...v2"
+    assert got["bare"].comparison == ("no setup recorded (comparison.json has no metadata.old / "
+                                      "metadata.new)")
+    assert got["bare"].differences == []
