@@ -225,7 +225,8 @@ def test_identical_setups_say_so_and_plain_labels_stay_as_they_are() -> None:
 
 
 def test_every_format_names_the_short_subject_not_the_whole_setups(tmp_path: Path) -> None:
-    """Console headline, Markdown, SARIF: the subject, never `"round": 1` and the rest."""
+    """Console headline, Markdown (the measurements' setup column too), SARIF: the subject,
+    never `"round": 1` and the rest (in decisions.json and the setup differences table)."""
     worse = [-6.0, -5.5, -7.0, -6.2, -5.9, -6.4, -6.1, -5.7]
     (tmp_path / "srv.json").write_text(edited({TOKS: worse}, old=SERVER, new=NEW_SERVER))
     result = CliRunner().invoke(app, [
@@ -240,8 +241,12 @@ def test_every_format_names_the_short_subject_not_the_whole_setups(tmp_path: Pat
     (message,) = [r["message"]["text"] for r in sarif["runs"][0]["results"]
                   if r["ruleId"] == "ab-comparison"]
     assert message.startswith(f"A/B {subject} reject: {TOKS}: reject (significantly worse")
-    for text in (item, message, md.split("## mesh-llm measurements")[0]):
+    for text in (item, message, md):
         assert '"round"' not in text and "bench-h100-01" not in text
+    # the measurements behind it: each row's setup is the subject and what is its own
+    rows = md.split("## mesh-llm measurements")[1].split("\n## ")[0].splitlines()[4:]
+    assert rows and all(row.split(" | ")[2].startswith(subject) for row in rows)
+    assert f"| A/B cell | {subject}; version=old,round=1 | {TOKS} | 1 | 400 |" in md
 
 
 def test_one_sided_tests_towards_the_better_side_and_never_reject() -> None:
