@@ -122,6 +122,7 @@ class _Family:
     k: int
     tests: Mapping[str, SignFlipResult]
     adjusted: Mapping[str, HolmResult]
+    k_from_policy: bool = False  # the sample policy's min_samples, not the test, set k
 
 
 def _decide_metric(m: _Metric, rule: ABRule, fam: _Family) -> ABMetricDecision:
@@ -151,7 +152,8 @@ def _decide_metric(m: _Metric, rule: ABRule, fam: _Family) -> ABMetricDecision:
     d.mde_percent = min_detectable_effect(m.deltas, alpha=rule.alpha, m=fam.m,
                                           sides=rule.sides, k=k)
     if n < k:
-        d.reason = f"insufficient rounds: n = {n} < k = {k}"
+        policy = " (sample_policy.min_samples)" if fam.k_from_policy else ""
+        d.reason = f"insufficient rounds: n = {n} < k = {k}{policy}"
         return d
     h, test = fam.adjusted[m.name], fam.tests[m.name]
     d.test, d.p_value = test.test, test.p_value
@@ -226,7 +228,8 @@ def decide_ab(records: Iterable[Mapping[str, Any]], rule: ABRule = AB_RULE, *,
                for key, recs in groups.items()}
     testable = [m for ms in metrics.values() for m in ms
                 if m.problem is None and m.deltas.size and m.better is not None]
-    k = max(min_samples, min_rounds(rule.alpha, len(testable), rule.sides))
+    test_k = min_rounds(rule.alpha, len(testable), rule.sides)
+    k = max(min_samples, test_k)
     tests = {m.name: sign_flip_test(m.deltas, sides=rule.sides,
                                     better=1 if m.better == "higher" else -1,
                                     resamples=rule.resamples,
@@ -237,7 +240,7 @@ def decide_ab(records: Iterable[Mapping[str, Any]], rule: ABRule = AB_RULE, *,
     # k was computed for, and can never be significant)
     adjusted = holm({m.name: tests[m.name].p_value if m.name in tests else 1.0
                      for m in testable}, rule.alpha)
-    fam = _Family(len(testable), k, tests, adjusted)
+    fam = _Family(len(testable), k, tests, adjusted, k_from_policy=min_samples > test_k)
     return [_comparison(file, groups[(file, params)],
                         [_decide_metric(m, rule, fam) for m in ms], rule)
             for (file, params), ms in metrics.items()]
