@@ -292,3 +292,24 @@ def test_a_subject_shows_where_long_labels_differ_and_says_when_no_setup_was_rec
     assert got["bare"].comparison == ("no setup recorded (comparison.json has no metadata.old / "
                                       "metadata.new)")
     assert got["bare"].differences == []
+
+
+def test_the_method_names_the_statistics_that_decided(tmp_path: Path) -> None:
+    """An A/B-only report's Method (Markdown) and provenance (HTML) name the sign-flip test, its
+    m and k, never the Phase E bootstrap it did not run; with Phase E rows beside it, both."""
+    phase_e = Path(__file__).parent / "samples" / "phase-e-perf.console.log"
+    (tmp_path / "ab.json").write_text(edited({TOKS: [5.0, 5.2, 4.9, 5.1, 5.3, 4.8, 5.0, 5.1]}))
+    for name, extra in (("ab", []), ("both", [str(phase_e)])):
+        out = tmp_path / name
+        result = CliRunner().invoke(app, [
+            "evidence", "report", str(tmp_path / "ab.json"), *extra, "--out-dir", str(out),
+            "--html", str(out / "r.html"), "-q"])
+        assert result.exit_code == 0, result.output
+        method = (out / "summary.md").read_text().split("## Method\n", 1)[1]
+        html = (out / "r.html").read_text()
+        assert ("- A/B: sign-flip permutation test of the mean of each metric's paired round "
+                "deltas") in method
+        assert "Holm over the report&#39;s m = 1 A/B metric(s); at least k = 6 rounds" in html
+        bootstrap = "bootstrap: 10000 replicates"
+        assert (bootstrap in method) is (name == "both")
+        assert ("bootstrap replicates" in html) is (name == "both")
