@@ -75,8 +75,7 @@ def _speed_bench(doc: dict[str, Any], text: str, source: str, out: ParsedFile) -
     rows.add("failed_count", doc.get("failed_samples"), "/failed_samples")
     results = items(doc, "results")
     for field, target in _SUMS:
-        found = [v for v in (number(r.get(field)) for r in results if isinstance(r, dict))
-                 if v is not None]
+        found = _counts(results, field, source, lines, out)
         if found:
             rows.add(target, sum(found), f"/results/*/{field}",
                      extra={"converted": f"sum of results[].{field}"})
@@ -101,6 +100,23 @@ def _speed_bench(doc: dict[str, Any], text: str, source: str, out: ParsedFile) -
 _SUMS = (("prompt_tokens", "prompt_tokens"), ("completion_tokens", "completion_tokens"),
          ("total_tokens", "total_tokens"), ("draft_n", "draft_tokens"),
          ("draft_n_accepted", "draft_accepted_tokens"))
+
+
+def _counts(results: list[Any], field: str, source: str, lines: JsonLines,
+            out: ParsedFile) -> list[int]:
+    """The values of results[].field that are token counts (JSON integers >= 0: what mesh-llm's
+    `sum_u64_field` adds); any other value present is a problem, never added."""
+    found: list[int] = []
+    for i, r in enumerate(results):
+        value = r.get(field) if isinstance(r, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            found.append(value)
+        elif value is not None:
+            where = pointer("results", i, field)
+            out.problem(source, lines.line(where), f"{where} = {value!r}",
+                        f"results[{i}].{field} is not a token count (an integer >= 0): not "
+                        "summed (mesh-llm's sum skips it too)")
+    return found
 
 
 def _no_overall(out: ParsedFile, source: str, lines: JsonLines, summary: list[Any],
