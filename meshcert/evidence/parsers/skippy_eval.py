@@ -14,7 +14,7 @@ Setup key: eval_id, model, endpoint_concurrency, harness_commit.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from meshcert.evidence.parsers.base import FLAGGED, SKIPPY_EVAL, ParsedFile
 from meshcert.evidence.parsers.mesh_json import (
@@ -71,8 +71,15 @@ def _speed_bench(doc: dict[str, Any], text: str, source: str, out: ParsedFile) -
     lines = JsonLines(text)
     rows = MetricRows(out, source, SKIPPY_EVAL, "skippy-bench eval speed-bench",
                       {"eval_id": "speed-bench", "model": doc.get("model")}, lines=lines)
-    rows.add("request_count", doc.get("completed_samples"), "/completed_samples")
-    rows.add("failed_count", doc.get("failed_samples"), "/failed_samples")
+    for field, target in (("completed_samples", "request_count"),
+                          ("failed_samples", "failed_count")):
+        value = doc.get(field)
+        if _is_count(value) or isinstance(value, int | float) and value < 0:
+            rows.add(target, value, pointer(field))  # a negative count: the rows' own problem
+        elif value is not None:
+            out.problem(source, lines.line(pointer(field)), f"{pointer(field)} = {value!r}",
+                        f"{field} is not a count (an integer >= 0): {target} not given "
+                        "(mesh-llm reads none either)")
     results = items(doc, "results")
     for field, target in _SUMS:
         found = _counts(results, field, source, lines, out)
@@ -102,6 +109,11 @@ _SUMS = (("prompt_tokens", "prompt_tokens"), ("completion_tokens", "completion_t
          ("draft_n_accepted", "draft_accepted_tokens"))
 
 
+def _is_count(value: Any) -> TypeGuard[int]:
+    """A JSON integer >= 0: what mesh-llm's `Value::as_u64` reads (2.0, -1, true are not)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _counts(results: list[Any], field: str, source: str, lines: JsonLines,
             out: ParsedFile) -> list[int]:
     """The values of results[].field that are token counts (JSON integers >= 0: what mesh-llm's
@@ -109,7 +121,7 @@ def _counts(results: list[Any], field: str, source: str, lines: JsonLines,
     found: list[int] = []
     for i, r in enumerate(results):
         value = r.get(field) if isinstance(r, dict) else None
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        if _is_count(value):
             found.append(value)
         elif value is not None:
             where = pointer("results", i, field)

@@ -108,3 +108,21 @@ def test_speed_bench_sums_only_token_counts_as_mesh_llm_does(tmp_path: Path) -> 
          "(an integer >= 0): not summed (mesh-llm's sum skips it too)"),
         ("malformed", '"completion_tokens": 2.5,', "results[0].completion_tokens is not a "
          "token count (an integer >= 0): not summed (mesh-llm's sum skips it too)")]
+
+
+def test_speed_bench_counts_are_integers_as_mesh_llm_reads_them(tmp_path: Path) -> None:
+    """`completed_samples: 2.5` was a request_count of 2.5; mesh-llm's `as_u64` reads none."""
+    doc = json.loads((Path(__file__).parents[1] / "data" / "mesh" /
+                      "speed-bench-evals-rs.json").read_text())
+    doc.update(completed_samples=2.5, failed_samples=True)
+    path = tmp_path / "speed-bench.json"
+    path.write_text(json.dumps(doc, indent=2))
+    result = ingest_files([path])
+    got = values(result)
+    assert "request_count" not in got and "failed_count" not in got
+    assert got["prompt_tokens"][0] == 30
+    assert [(p.line, p.reason) for p in result.problems] == [
+        (2, "completed_samples is not a count (an integer >= 0): request_count not given "
+            "(mesh-llm reads none either)"),
+        (3, "failed_samples is not a count (an integer >= 0): failed_count not given (mesh-llm "
+            "reads none either)")]
