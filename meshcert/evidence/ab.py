@@ -10,9 +10,11 @@ in `paired.py`; docs/evidence.md "How an A/B decision is made" is the reviewer's
 3. otherwise the sign-flip permutation test (exact up to 20 rounds, seeded Monte Carlo above)
    gives p; Holm adjusts it over the family. Significant (adjusted p < alpha): an effect whose
    median is at least the metric's minimum practical effect is `promote` (better side) or
-   `reject` (worse); a smaller one is `no-practical-change`. Not significant: `no-practical-
-   change` when the median's interval lies wholly inside +-the minimum effect, else
-   `inconclusive`;
+   `reject` (worse); a smaller one is `no-practical-change`; a median on the other side of 0
+   from the mean (the tested statistic: a few large rounds one way, most rounds the other)
+   is `inconclusive`, never promoted or rejected the way the median points. Not significant:
+   `no-practical-change` when the median's interval lies wholly inside +-the minimum effect,
+   else `inconclusive`;
 4. a metric with only the producer's ci95 (no round deltas) is `undecided`: its interval is
    reported, never tested, so it never promotes (or rejects) on its own.
 A metric with no known direction (neither the rule nor its unit says) is reported, not decided.
@@ -120,6 +122,7 @@ class _Family:
     k: int
     tests: Mapping[str, SignFlipResult]
     adjusted: Mapping[str, HolmResult]
+    k_from_policy: bool = False  # the sample policy's min_samples, not the test, set k
 
 
 def _decide_metric(m: _Metric, rule: ABRule, fam: _Family) -> ABMetricDecision:
@@ -149,12 +152,19 @@ def _decide_metric(m: _Metric, rule: ABRule, fam: _Family) -> ABMetricDecision:
     d.mde_percent = min_detectable_effect(m.deltas, alpha=rule.alpha, m=fam.m,
                                           sides=rule.sides, k=k)
     if n < k:
-        d.reason = f"insufficient rounds: n = {n} < k = {k}"
+        policy = " (sample_policy.min_samples)" if fam.k_from_policy else ""
+        d.reason = f"insufficient rounds: n = {n} < k = {k}{policy}"
         return d
     h, test = fam.adjusted[m.name], fam.tests[m.name]
     d.test, d.p_value = test.test, test.p_value
     d.p_adjusted, d.holm_m = float(h.p_adjusted), fam.m
-    if h.p_adjusted < rule.alpha:
+    mean = float(np.mean(m.deltas))
+    if h.p_adjusted < rule.alpha and d.median * mean < 0:
+        # the test is of the mean: a median on the other side is no effect in either direction
+        d.verdict = "inconclusive"
+        d.reason = (f"significant by the test of the mean ({_pct(mean)}), but the median "
+                    f"{_pct(d.median)} points the other way: the rounds disagree")
+    elif h.p_adjusted < rule.alpha:
         d.verdict, d.reason = _significant(d.median, effect, m.better)
     elif -effect < iv.low and iv.high < effect:
         d.verdict = "no-practical-change"
@@ -218,7 +228,8 @@ def decide_ab(records: Iterable[Mapping[str, Any]], rule: ABRule = AB_RULE, *,
                for key, recs in groups.items()}
     testable = [m for ms in metrics.values() for m in ms
                 if m.problem is None and m.deltas.size and m.better is not None]
-    k = max(min_samples, min_rounds(rule.alpha, len(testable), rule.sides))
+    test_k = min_rounds(rule.alpha, len(testable), rule.sides)
+    k = max(min_samples, test_k)
     tests = {m.name: sign_flip_test(m.deltas, sides=rule.sides,
                                     better=1 if m.better == "higher" else -1,
                                     resamples=rule.resamples,
@@ -229,7 +240,7 @@ def decide_ab(records: Iterable[Mapping[str, Any]], rule: ABRule = AB_RULE, *,
     # k was computed for, and can never be significant)
     adjusted = holm({m.name: tests[m.name].p_value if m.name in tests else 1.0
                      for m in testable}, rule.alpha)
-    fam = _Family(len(testable), k, tests, adjusted)
+    fam = _Family(len(testable), k, tests, adjusted, k_from_policy=min_samples > test_k)
     return [_comparison(file, groups[(file, params)],
                         [_decide_metric(m, rule, fam) for m in ms], rule)
             for (file, params), ms in metrics.items()]

@@ -12,6 +12,7 @@ the whole setups in `old` / `new`). Identical setups say `no setup difference re
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -62,6 +63,19 @@ def _short(field: str, value: str | None) -> str:
     return _one_line(value)
 
 
+def _pair(field: str, old: str | None, new: str | None) -> tuple[str, str]:
+    """The two sides' short values; when shortening made them alike (a long label cut at the
+    same place), each from the word where they start to differ."""
+    a, b = _short(field, old), _short(field, new)
+    if a != b or old is None or new is None:
+        return a, b
+    x, y = " ".join(old.split()), " ".join(new.split())
+    at = len(os.path.commonprefix([x, y]))
+    start = x.rfind(" ", 0, at) + 1
+    start = start if at - start <= 16 else at - 8
+    return _one_line("..." + x[start:]), _one_line("..." + y[start:])
+
+
 def differences(old: Any, new: Any) -> list[SetupDifference]:
     """Every setup field whose value differs between the sides (dotted paths, sorted)."""
     a, b = _flat(_parsed(old)), _flat(_parsed(new))
@@ -80,12 +94,15 @@ def subject(old: Any, new: Any) -> tuple[str, list[SetupDifference]]:
     a = _flat(_parsed(old))
     shared = [a[k] for k in _NAME_KEYS if k in a and all(d.field != k for d in diffs)]
     name = _short("binary", shared[0]) + " " if shared else ""
+    if old is None and new is None:
+        return "no setup recorded (comparison.json has no metadata.old / metadata.new)", []
     if not diffs:
-        label = name.strip() or (_one_line(str(old)) if old is not None else "A/B")
+        label = name.strip() or _one_line(str(old if old is not None else new))
         return f"{label}: no setup difference recorded", []
     key = min((d.field for d in diffs), key=_leaf_rank)
     pick = next(d for d in diffs if d.field == key)
-    head = f"{name}{_short(key, pick.old)} -> {_short(key, pick.new)}"
+    left, right = _pair(key, pick.old, pick.new)
+    head = f"{name}{left} -> {right}"
     if set(a) == {"setup"} and len(diffs) == 1:
         return _one_line(head, MAX_SUBJECT), diffs
     fields = [d.field for d in sorted(diffs, key=lambda d: _leaf_rank(d.field))]

@@ -294,7 +294,8 @@ def _verdict(d: _Draft, cleared: bool, step_down_stopped: bool, options: Decisio
         failed = [f"{c.label} ({c.backend or '?'})" for c in d.parity.cases if c.passed is False]
         return "reject", "parity failed: " + ", ".join(failed), missing, messages, review
     if d.shortfalls:
-        return ("inconclusive", f"fewer than {options.needed} samples on a side",
+        policy = "" if options.needed == MIN_SAMPLES else " (sample_policy.min_samples)"
+        return ("inconclusive", f"fewer than {options.needed} samples on a side{policy}",
                 missing, messages, review)
     slower = [c for c in d.comparisons if c.significantly_slower]
     if slower:

@@ -30,7 +30,7 @@ from typing import IO, Any, Literal
 
 import numpy as np
 
-from meshcert.evidence.parsers.base import IngestProblem
+from meshcert.evidence.parsers.base import UNKNOWN_LINE, IngestProblem
 from meshcert.evidence.parsers.perf_history import TTFT, HistoryPoint, read_points
 from meshcert.evidence.report import (
     HistoryClass,
@@ -180,6 +180,7 @@ def read_history(source: str | os.PathLike[str] | IO[bytes], name: str | None = 
             return history
     label = name or str(getattr(source, "name", "<history>"))
     metrics = [m.metric for m in rule.metrics]
+    rows, problems = history.rows, len(history.problems)
     for item in read_points(source, label):
         if isinstance(item, IngestProblem):
             history.problems.append(item)
@@ -193,6 +194,9 @@ def read_history(source: str | os.PathLike[str] | IO[bytes], name: str | None = 
         if len(series.lines) >= SPILL_ROWS:
             series.spill(history.spill_file())
         history.rows += 1
+    if history.rows == rows and len(history.problems) == problems:  # an empty (or blank) file
+        history.problems.append(IngestProblem(label, None, "", "no history row: the file is "
+                                              "empty or blank", UNKNOWN_LINE))
     return history
 
 

@@ -7,7 +7,7 @@ Markdown and HTML reports (meshcert/reports/evidence/mesh.py) lay out the same r
 from __future__ import annotations
 
 from meshcert.evidence.history import metric_class
-from meshcert.evidence.report import EvidenceReport
+from meshcert.evidence.report import ABDecision, EvidenceReport, MeshMetricRow
 
 Section = tuple[str, list[str], list[list[str]]]
 
@@ -94,6 +94,23 @@ def mesh_sections(report: EvidenceReport) -> list[Section]:
     if report.mesh_rows:  # last: the details behind the decisions above
         out.append(("mesh-llm measurements", ["format", "op", "setup", "metric", "n", "median",
                                               "unit", "first source"],
-                    [[r.format, r.op, r.params, r.metric, str(r.n), f"{r.median:g}", r.unit,
-                      r.sources[0] if r.sources else ""] for r in report.mesh_rows[:MAX_ROWS]]))
+                    [[r.format, r.op, _setup(r, report.ab_decisions), r.metric, str(r.n),
+                      f"{r.median:g}", r.unit, r.sources[0] if r.sources else ""]
+                     for r in report.mesh_rows[:MAX_ROWS]]))
     return out
+
+
+def _setup(row: MeshMetricRow, decisions: list[ABDecision]) -> str:
+    """A row's setup key; an A/B row's two whole setups (`old={...},new={...}`, ~900
+    characters a row) are named by the comparison's short subject, as every other table does."""
+    if row.format != "ab-comparison" or not row.sources:
+        return row.params
+    for d in decisions:
+        if row.sources[0].startswith(f"{d.file}:"):
+            text = row.params
+            for side, value in (("old", d.old), ("new", d.new)):
+                if value is not None:
+                    text = text.replace(f"{side}={value}", "", 1)
+            rest = [part for part in text.split(",") if part]
+            return "; ".join([d.comparison, ",".join(rest)]) if rest else d.comparison
+    return row.params

@@ -100,6 +100,11 @@ def _monte_carlo_extreme(magnitudes: FloatArray, target: float, sides: int, resa
     return hits
 
 
+def _scaled(d: FloatArray) -> FloatArray:
+    largest = float(np.max(np.abs(d))) if d.size else 0.0
+    return d / largest if largest > 0 else d
+
+
 def sign_flip_test(deltas: FloatArray, *, sides: int = 2, better: int = 1,
                    resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
                    exact_max: int = EXACT_MAX_ROUNDS) -> SignFlipResult:
@@ -109,6 +114,9 @@ def sign_flip_test(deltas: FloatArray, *, sides: int = 2, better: int = 1,
     if d.size == 0 or not np.all(np.isfinite(d)):
         raise ValueError("the sign-flip test needs at least one finite delta, and only those")
     n = int(d.size)
+    # the test is scale-free: deltas over the largest magnitude keep every sum finite
+    # (deltas near the float limit summed to inf, and p to 0)
+    d = _scaled(d)
     magnitudes = np.abs(d)
     observed = float(d.sum())
     tolerance = 1e-9 * max(1.0, float(magnitudes.sum()))
@@ -165,6 +173,7 @@ def min_detectable_effect(deltas: FloatArray, *, alpha: float, m: int, sides: in
     if d.size < max(2, k):
         return None
     z = NormalDist()
-    sd = float(np.std(d, ddof=1))
+    largest = float(np.max(np.abs(d)))
+    sd = float(np.std(_scaled(d), ddof=1)) * largest if largest > 0 else 0.0
     return (z.inv_cdf(1 - alpha / (sides * max(m, 1))) + z.inv_cdf(POWER)) * sd \
         / math.sqrt(d.size)

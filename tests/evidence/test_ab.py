@@ -225,7 +225,8 @@ def test_identical_setups_say_so_and_plain_labels_stay_as_they_are() -> None:
 
 
 def test_every_format_names_the_short_subject_not_the_whole_setups(tmp_path: Path) -> None:
-    """Console headline, Markdown, SARIF: the subject, never `"round": 1` and the rest."""
+    """Console headline, Markdown (the measurements' setup column too), SARIF: the subject,
+    never `"round": 1` and the rest (in decisions.json and the setup differences table)."""
     worse = [-6.0, -5.5, -7.0, -6.2, -5.9, -6.4, -6.1, -5.7]
     (tmp_path / "srv.json").write_text(edited({TOKS: worse}, old=SERVER, new=NEW_SERVER))
     result = CliRunner().invoke(app, [
@@ -240,8 +241,12 @@ def test_every_format_names_the_short_subject_not_the_whole_setups(tmp_path: Pat
     (message,) = [r["message"]["text"] for r in sarif["runs"][0]["results"]
                   if r["ruleId"] == "ab-comparison"]
     assert message.startswith(f"A/B {subject} reject: {TOKS}: reject (significantly worse")
-    for text in (item, message, md.split("## mesh-llm measurements")[0]):
+    for text in (item, message, md):
         assert '"round"' not in text and "bench-h100-01" not in text
+    # the measurements behind it: each row's setup is the subject and what is its own
+    rows = md.split("## mesh-llm measurements")[1].split("\n## ")[0].splitlines()[4:]
+    assert rows and all(row.split(" | ")[2].startswith(subject) for row in rows)
+    assert f"| A/B cell | {subject}; version=old,round=1 | {TOKS} | 1 | 400 |" in md
 
 
 def test_one_sided_tests_towards_the_better_side_and_never_reject() -> None:
@@ -255,3 +260,56 @@ def test_one_sided_tests_towards_the_better_side_and_never_reject() -> None:
         (m,) = d.metrics
         assert (m.min_rounds, m.p_value, m.verdict) == (5, p, verdict)
         assert m.test is not None and "one-sided" in m.test
+
+
+def test_a_median_against_the_tested_mean_is_inconclusive() -> None:
+    """The test is of the mean. 9 rounds at +12% and 11 at -1.5%: mean +4.58%, median -1.50%.
+    Hand-derived two-sided p: the sign vectors with |sum s_i |d_i|| >= 91.5 keep all nine 12s
+    one way (2^11) or eight of them with at least 8 of the eleven 1.5s (9 x 232 = 2088), each
+    mirrored: 2 x 4136 / 2^20 = 0.0079 < 0.05. Significant, but the median says worse while the
+    mean says better: neither promote nor 'significantly worse by -1.50%'."""
+    deltas = [12.0] * 9 + [-1.5] * 11
+    for rule in (AB_RULE, replace(AB_RULE, sides=1)):
+        result = ingest_texts({"split.json": edited({TOKS: deltas})})
+        (d,) = decide_ab(records(result.table), rule)
+        (m,) = d.metrics
+        assert m.p_value == (2 * 4136 if rule.sides == 2 else 4136) / 2**20
+        assert (m.median, d.verdict, m.verdict) == (-1.5, "inconclusive", "inconclusive")
+        assert m.reason == ("significant by the test of the mean (+4.58%), but the median "
+                            "-1.50% points the other way: the rounds disagree")
+
+
+def test_a_subject_shows_where_long_labels_differ_and_says_when_no_setup_was_recorded() -> None:
+    """Two labels alike for their first 100 characters were both cut to the same 32 ('... ->'
+    the same text); a comparison.json without metadata was 'A/B: no setup difference
+    recorded', which the headline printed as 'A/B A/B: ...'."""
+    label = "skippy-server built from a long descriptive label that goes on for a while, "
+    no_meta = json.loads(edited({TOKS: [5.0] * 8}))
+    del no_meta["metadata"]
+    got = decide(long=edited({TOKS: [5.0] * 8}, old=label + "v1", new=label + "v2"),
+                 bare=json.dumps(no_meta))
+    assert got["long"].comparison == "...v1 -> ...v2"
+    assert got["bare"].comparison == ("no setup recorded (comparison.json has no metadata.old / "
+                                      "metadata.new)")
+    assert got["bare"].differences == []
+
+
+def test_the_method_names_the_statistics_that_decided(tmp_path: Path) -> None:
+    """An A/B-only report's Method (Markdown) and provenance (HTML) name the sign-flip test, its
+    m and k, never the Phase E bootstrap it did not run; with Phase E rows beside it, both."""
+    phase_e = Path(__file__).parent / "samples" / "phase-e-perf.console.log"
+    (tmp_path / "ab.json").write_text(edited({TOKS: [5.0, 5.2, 4.9, 5.1, 5.3, 4.8, 5.0, 5.1]}))
+    for name, extra in (("ab", []), ("both", [str(phase_e)])):
+        out = tmp_path / name
+        result = CliRunner().invoke(app, [
+            "evidence", "report", str(tmp_path / "ab.json"), *extra, "--out-dir", str(out),
+            "--html", str(out / "r.html"), "-q"])
+        assert result.exit_code == 0, result.output
+        method = (out / "summary.md").read_text().split("## Method\n", 1)[1]
+        html = (out / "r.html").read_text()
+        assert ("- A/B: sign-flip permutation test of the mean of each metric's paired round "
+                "deltas") in method
+        assert "Holm over the report&#39;s m = 1 A/B metric(s); at least k = 6 rounds" in html
+        bootstrap = "bootstrap: 10000 replicates"
+        assert (bootstrap in method) is (name == "both")
+        assert ("bootstrap replicates" in html) is (name == "both")

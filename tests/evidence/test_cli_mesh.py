@@ -247,3 +247,20 @@ def test_report_summary_md_holds_the_mesh_sections_and_is_written_once(tmp_path:
     assert out.count("summary.md") == 1
     # the --md report is the summary itself: one Markdown document per report
     assert (tmp_path / "summary.md").read_text().startswith("# Benchmark Evidence\n")
+
+
+def test_an_empty_history_is_named_as_the_reason_nothing_was_read(tmp_path: Path) -> None:
+    """`--gate` exits 1 when nothing was read, and its error points at the problems listed
+    above it: an empty file (a nightly job that crashed before writing) is one of them."""
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    (tmp_path / "blank.jsonl").write_text("\n  \n")
+    code, out, err = _run("history", str(tmp_path / "empty.jsonl"), str(tmp_path / "blank.jsonl"),
+                          "--gate")
+    assert code == 1
+    assert out.splitlines()[0] == "history: 0 row(s), 0 setup(s), 2 problem(s); status incomplete"
+    for name in ("empty", "blank"):
+        assert f"warning: {tmp_path / name}.jsonl: unknown: no history row: the file is empty " \
+               "or blank" in err
+    assert "error: nothing read: no history row in any of the 2 source(s)" in err
+    code, out, _ = _run("history", str(DATA / "history.jsonl"), str(tmp_path / "empty.jsonl"))
+    assert code == 0 and "history: 22 row(s), 5 setup(s), 1 problem(s)" in out

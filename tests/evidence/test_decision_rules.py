@@ -195,12 +195,13 @@ def test_phase_e_and_ab_read_one_minimum_sample_policy(tmp_path: Path) -> None:
     assert code == 0, err
     doc = EvidenceReport.model_validate_json((tmp_path / "out" / "decisions.json").read_text())
     d = next(x for x in doc.decisions if x.policy == "fused_rms_norm")
-    assert (d.verdict, d.reason, d.min_samples) == ("inconclusive",
-                                                    "fewer than 8 samples on a side", 8)
+    # the setting that changed the rule is named where it changed it
+    assert (d.verdict, d.reason, d.min_samples) == (
+        "inconclusive", "fewer than 8 samples on a side (sample_policy.min_samples)", 8)
     assert doc.method.min_samples == 8
     (m,) = doc.ab_decisions[0].metrics
-    assert (m.verdict, m.reason, m.min_rounds) == ("undecided",
-                                                   "insufficient rounds: n = 7 < k = 8", 8)
+    assert (m.verdict, m.reason, m.min_rounds) == (
+        "undecided", "insufficient rounds: n = 7 < k = 8 (sample_policy.min_samples)", 8)
     # without the file: 3 samples a side, and the A/B rounds need only the test's k = 6
     code, _, err = report(tmp_path, CATALOG_TOML, "cat.toml", *files, ab)
     doc = EvidenceReport.model_validate_json((tmp_path / "out" / "decisions.json").read_text())

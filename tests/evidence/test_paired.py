@@ -90,3 +90,14 @@ def test_the_minimum_detectable_effect_at_n() -> None:
     assert min_detectable_effect(deltas, alpha=0.05, m=3, sides=2, k=7) == pytest.approx(
         (2.393980 + 0.841621) / 3, rel=1e-5)
     assert min_detectable_effect(deltas[:5], alpha=0.05, m=1, sides=2, k=6) is None
+
+
+def test_deltas_near_the_float_limit_keep_the_exact_p() -> None:
+    """The test depends on the deltas' signs and relative sizes only: 8 positive rounds of
+    1e308 have p = 2/256 as 8 rounds of 1 do (their sums overflowed to inf: p was 0)."""
+    for scale in (1.0, 1e300, 1e308):
+        assert sign_flip_test(np.full(8, scale)).p_value == 2 / 256
+        mixed = np.array([1.0, -1.0] * 4) * scale
+        assert sign_flip_test(mixed).p_value == 1.0
+    mde = min_detectable_effect(np.array([1e308, 0.5e308] * 4), alpha=0.05, m=1, sides=2, k=6)
+    assert mde is not None and math.isfinite(mde) and mde > 1e307

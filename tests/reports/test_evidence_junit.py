@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from meshcert.evidence.headline import headline_of
 from meshcert.evidence.report import EvidenceReport
 from meshcert.reports.evidence.junit import UNDECIDED, render_evidence_junit
+from tests.evidence.parsers.helpers import DATA
 from tests.reports.evidence_fixture import HOSTILE
 from tests.reports.junit_shape import cases_by_name, outcome, validate
 
@@ -93,3 +96,27 @@ def test_the_registry_renders_an_evidence_report_with_it(
 
     report = evidence_reports["synthetic"]
     assert render("junit", report) == render_evidence_junit(report)
+
+
+def test_a_decision_the_evidence_does_not_speak_to_claims_no_verdict(tmp_path: Path) -> None:
+    """An A/B-only report: the Markdown, the HTML and the console leave the GLM Phase E
+    decisions out (none of their rows, the gate not applying); JUnit skips them for that reason,
+    never as `inconclusive` decisions of this evidence."""
+    from typer.testing import CliRunner
+
+    from meshcert.cli import app
+
+    result = CliRunner().invoke(app, [
+        "evidence", "report", str(DATA / "comparison-adaptive-8-rounds.json"),
+        "--out-dir", str(tmp_path), "--junit", str(tmp_path / "r.xml")])
+    assert result.exit_code == 0, result.output
+    suites = {s.get("name"): s for s in validate((tmp_path / "r.xml").read_text("utf-8"))}
+    decided = suites["meshcert.evidence.decisions"].findall("testcase")
+    assert decided and {outcome(c) for c in decided} == {"skipped"}
+    assert all(c.get("classname") == "meshcert.evidence.decisions.omitted" for c in decided)
+    assert all(c.find("system-out") is None for c in decided)
+    messages = [skip.get("message") or "" for c in decided
+                if (skip := c.find("skipped")) is not None]
+    assert len(messages) == len(decided)
+    assert all(m.startswith("none of its Phase ") for m in messages), messages
+    assert "inconclusive" not in (tmp_path / "r.xml").read_text("utf-8")

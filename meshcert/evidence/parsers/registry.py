@@ -395,7 +395,8 @@ FORMATS: tuple[EvidenceFormat, ...] = (
              "`avg_latency` s x 1000)",
         refused="`dry_run`, `success: false`, `timed_out`; `telemetry.status: unavailable` is "
                 "`flagged` (rows kept); no (or two) `overall` rows: a problem naming what is "
-                "missing"),
+                "missing; a `results[]` token count that is not an integer >= 0: a problem, "
+                "not summed"),
     EvidenceFormat(
         TOKEN_LENGTHS, "skippy-bench token-lengths summary (spec 10)",
         (_mesh(28, "`exceeds_context` and `row_count`",

@@ -14,7 +14,7 @@ Setup key: eval_id, model, endpoint_concurrency, harness_commit.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from meshcert.evidence.parsers.base import FLAGGED, SKIPPY_EVAL, ParsedFile
 from meshcert.evidence.parsers.mesh_json import (
@@ -71,12 +71,18 @@ def _speed_bench(doc: dict[str, Any], text: str, source: str, out: ParsedFile) -
     lines = JsonLines(text)
     rows = MetricRows(out, source, SKIPPY_EVAL, "skippy-bench eval speed-bench",
                       {"eval_id": "speed-bench", "model": doc.get("model")}, lines=lines)
-    rows.add("request_count", doc.get("completed_samples"), "/completed_samples")
-    rows.add("failed_count", doc.get("failed_samples"), "/failed_samples")
+    for field, target in (("completed_samples", "request_count"),
+                          ("failed_samples", "failed_count")):
+        value = doc.get(field)
+        if _is_count(value) or isinstance(value, int | float) and value < 0:
+            rows.add(target, value, pointer(field))  # a negative count: the rows' own problem
+        elif value is not None:
+            out.problem(source, lines.line(pointer(field)), f"{pointer(field)} = {value!r}",
+                        f"{field} is not a count (an integer >= 0): {target} not given "
+                        "(mesh-llm reads none either)")
     results = items(doc, "results")
     for field, target in _SUMS:
-        found = [v for v in (number(r.get(field)) for r in results if isinstance(r, dict))
-                 if v is not None]
+        found = _counts(results, field, source, lines, out)
         if found:
             rows.add(target, sum(found), f"/results/*/{field}",
                      extra={"converted": f"sum of results[].{field}"})
@@ -101,6 +107,28 @@ def _speed_bench(doc: dict[str, Any], text: str, source: str, out: ParsedFile) -
 _SUMS = (("prompt_tokens", "prompt_tokens"), ("completion_tokens", "completion_tokens"),
          ("total_tokens", "total_tokens"), ("draft_n", "draft_tokens"),
          ("draft_n_accepted", "draft_accepted_tokens"))
+
+
+def _is_count(value: Any) -> TypeGuard[int]:
+    """A JSON integer >= 0: what mesh-llm's `Value::as_u64` reads (2.0, -1, true are not)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _counts(results: list[Any], field: str, source: str, lines: JsonLines,
+            out: ParsedFile) -> list[int]:
+    """The values of results[].field that are token counts (JSON integers >= 0: what mesh-llm's
+    `sum_u64_field` adds); any other value present is a problem, never added."""
+    found: list[int] = []
+    for i, r in enumerate(results):
+        value = r.get(field) if isinstance(r, dict) else None
+        if _is_count(value):
+            found.append(value)
+        elif value is not None:
+            where = pointer("results", i, field)
+            out.problem(source, lines.line(where), f"{where} = {value!r}",
+                        f"results[{i}].{field} is not a token count (an integer >= 0): not "
+                        "summed (mesh-llm's sum skips it too)")
+    return found
 
 
 def _no_overall(out: ParsedFile, source: str, lines: JsonLines, summary: list[Any],

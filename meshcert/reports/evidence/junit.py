@@ -7,7 +7,9 @@ skipped (not enabled) -> <skipped/>. Missing evidence is never an <error>, which
 show as a broken test infrastructure. Decisions suite: one testcase per decision; a verdict is
 a result, not a test failure, so promote / reject / keep-evidence-gated pass (verdict and reason
 in <system-out>), while inconclusive / needs-parity / needs-quality are <skipped/> with the
-missing evidence (the decision could not be made); omitted decisions are skipped too.
+missing evidence (the decision could not be made); omitted decisions are skipped too, and so
+is a catalog decision the evidence does not speak to (none of its rows present and the Phase E
+gate not applying): every other format leaves it out, so it claims no verdict here either.
 
 Headline suite (first): one testcase `verdict` stating the report's overall status (the
 headline every format states): a <failure> when failed (its message lists the failed items),
@@ -18,7 +20,7 @@ its testcases are <skipped/> with the reason.
 
 from __future__ import annotations
 
-from meshcert.evidence.headline import headline_of
+from meshcert.evidence.headline import headline_of, supported_decisions
 from meshcert.evidence.report import (
     Decision,
     EvidenceReport,
@@ -88,6 +90,12 @@ def _decision_case(d: Decision) -> Case:
     return case
 
 
+def _unsupported_case(d: Decision) -> Case:
+    return Case(name=d.policy, classname="meshcert.evidence.decisions.omitted", outcome="skipped",
+                message=f"none of its Phase {d.phase} rows are present (the Phase E gate does "
+                        "not apply)")
+
+
 def _verdict_case(head: Headline) -> Case:
     case = Case(name="verdict", classname="meshcert.evidence.headline")
     failed = [i for i in head.items if i.outcome == "failed"]
@@ -134,7 +142,9 @@ def evidence_suites(report: EvidenceReport) -> list[Suite]:
     gate_suite = Suite("meshcert.evidence.gate", stamp, properties)
     gate_suite.cases = [_rows_case(gate), *(_check_case(c, gate.enforced) for c in gate.checks)]
     decisions = Suite("meshcert.evidence.decisions", stamp)
-    decisions.cases = [_decision_case(d) for d in report.decisions]
+    shown = {id(d) for d in supported_decisions(report)}
+    decisions.cases = [_decision_case(d) if id(d) in shown else _unsupported_case(d)
+                       for d in report.decisions]
     decisions.cases += [Case(name=o.policy, classname="meshcert.evidence.decisions.omitted",
                              outcome="skipped", message=o.reason)
                         for o in report.omitted_decisions]

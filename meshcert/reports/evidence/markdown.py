@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from meshcert.evidence.headline import headline_of, supported_decisions
 from meshcert.evidence.mesh_tables import mesh_sections
+from meshcert.evidence.method_text import ab_method, catalog_method_applies
 from meshcert.evidence.report import (
     ComponentRow,
     Decision,
@@ -255,9 +256,14 @@ def render_evidence_summary(report: EvidenceReport) -> str:
     if supported_decisions(report) or report.gate.applies:
         lines += _decisions(report)
     lines += _phase_d(report) + _mesh(report) + _package(report.package_check)
-    lines += ["## Method", "", f"- samples: {m.sample_rule}", f"- statistics: {m.description}",
-              f"- multiple comparisons: {m.multiple_comparisons}",
-              f"- bootstrap: {m.replicates} replicates, seed {m.seed}; at least "
-              f"{m.min_samples} samples per side", ""]
+    lines += ["## Method", ""]
+    if catalog_method_applies(report) or not report.ab_decisions:
+        lines += [f"- samples: {m.sample_rule}", f"- statistics: {m.description}",
+                  f"- multiple comparisons: {m.multiple_comparisons}",
+                  f"- bootstrap: {m.replicates} replicates, seed {m.seed}; at least "
+                  f"{m.min_samples} samples per side"]
+    if (ab := ab_method(report)) is not None:
+        lines.append(f"- A/B: {ab}")
+    lines.append("")
     lines += [f"- note: {n}" for n in report.notes]
     return inert_document("\n".join(lines).rstrip("\n") + "\n")

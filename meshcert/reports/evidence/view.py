@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from meshcert.evidence.headline import headline_of, supported_decisions
+from meshcert.evidence.method_text import ab_method, catalog_method_applies
 from meshcert.evidence.report import (
     Comparison,
     Decision,
@@ -524,16 +525,22 @@ def _provenance(report: EvidenceReport) -> list[Fact]:
         Fact("tool", f"{report.tool.name} {report.tool.version}"),
         Fact("generated", report.generated_at or "\u2014", mono=bool(report.generated_at)),
         Fact("backend evaluated", report.inputs.backend or "\u2014"),
-        Fact("statistics", m.name, note=m.description),
-        Fact("confidence", f"{m.confidence:.0%}",
-             note=f"{m.replicates:,} bootstrap replicates, seed {m.seed}"),
-        Fact("minimum samples", f"{m.min_samples} per side", note=m.sample_rule),
-        Fact("multiple comparisons", m.multiple_comparisons,
-             note=f"one-sided alpha {m.alpha_one_sided:g}"),
-        Fact("quality limits", f"PPL +{report.quality_limits.max_ppl_increase:.2%}, "
-                               f"KLD {report.quality_limits.max_kld_mean:g}",
-             note=f"{report.quality_limits.baseline} \u2192 {report.quality_limits.candidate}"),
     ]
+    ab = ab_method(report)
+    if catalog_method_applies(report) or ab is None:
+        facts += [
+            Fact("statistics", m.name, note=m.description),
+            Fact("confidence", f"{m.confidence:.0%}",
+                 note=f"{m.replicates:,} bootstrap replicates, seed {m.seed}"),
+            Fact("minimum samples", f"{m.min_samples} per side", note=m.sample_rule),
+            Fact("multiple comparisons", m.multiple_comparisons,
+                 note=f"one-sided alpha {m.alpha_one_sided:g}"),
+            Fact("quality limits", f"PPL +{report.quality_limits.max_ppl_increase:.2%}, "
+                                   f"KLD {report.quality_limits.max_kld_mean:g}",
+                 note=f"{report.quality_limits.baseline} \u2192 "
+                      f"{report.quality_limits.candidate}")]
+    if ab is not None:
+        facts.append(Fact("A/B statistics", "exact sign-flip test, Holm", note=ab))
     facts += [Fact(f"backend {b.name or '?'}", f"{b.perf_samples} perf samples",
                    note="evaluated" if b.evaluated else "") for b in report.inputs.backends]
     if report.package_check is not None:

@@ -88,3 +88,41 @@ def test_a_large_raw_speed_bench_on_its_own_is_read(tmp_path: Path) -> None:
     row = result.table.set_index("metric").loc["avg_latency_ms"]
     lines = raw.read_text().split("\n")
     assert row["source_line"] == lines.index('   "avg_latency": 1.91,') + 1
+
+
+def test_speed_bench_sums_only_token_counts_as_mesh_llm_does(tmp_path: Path) -> None:
+    """mesh-llm's `sum_u64_field` adds the values that are JSON integers >= 0 and skips the rest;
+    a negative or fractional token count was added here (30 - 15 = 15, or 30.5). Each skipped
+    value is a problem at its own line, never summed; an absent (null) one is no value."""
+    doc = json.loads((Path(__file__).parents[1] / "data" / "mesh" /
+                      "speed-bench-evals-rs.json").read_text())
+    doc["results"][0].update(prompt_tokens=-5, completion_tokens=2.5, total_tokens=None)
+    path = tmp_path / "speed-bench.json"
+    path.write_text(json.dumps(doc, indent=2))
+    result = ingest_files([path])
+    got = {metric: value for metric, (value, _, _) in values(result).items()}
+    assert (got["prompt_tokens"], got["completion_tokens"], got["total_tokens"]) == (20, 7, 27)
+    lines = path.read_text().splitlines()
+    assert [(p.kind, lines[(p.line or 0) - 1].strip(), p.reason) for p in result.problems] == [
+        ("malformed", '"prompt_tokens": -5,', "results[0].prompt_tokens is not a token count "
+         "(an integer >= 0): not summed (mesh-llm's sum skips it too)"),
+        ("malformed", '"completion_tokens": 2.5,', "results[0].completion_tokens is not a "
+         "token count (an integer >= 0): not summed (mesh-llm's sum skips it too)")]
+
+
+def test_speed_bench_counts_are_integers_as_mesh_llm_reads_them(tmp_path: Path) -> None:
+    """`completed_samples: 2.5` was a request_count of 2.5; mesh-llm's `as_u64` reads none."""
+    doc = json.loads((Path(__file__).parents[1] / "data" / "mesh" /
+                      "speed-bench-evals-rs.json").read_text())
+    doc.update(completed_samples=2.5, failed_samples=True)
+    path = tmp_path / "speed-bench.json"
+    path.write_text(json.dumps(doc, indent=2))
+    result = ingest_files([path])
+    got = values(result)
+    assert "request_count" not in got and "failed_count" not in got
+    assert got["prompt_tokens"][0] == 30
+    assert [(p.line, p.reason) for p in result.problems] == [
+        (2, "completed_samples is not a count (an integer >= 0): request_count not given "
+            "(mesh-llm reads none either)"),
+        (3, "failed_samples is not a count (an integer >= 0): failed_count not given (mesh-llm "
+            "reads none either)")]
