@@ -230,7 +230,8 @@ def write(
             max_artifact_bytes=max_artifact_bytes, resume=resume,
             publisher_metadata=list(publisher_metadata or []),
             pick_up_publisher_metadata=not no_publisher_metadata,
-            generation_defaults=generation_defaults)
+            generation_defaults=generation_defaults,
+            report_files=[p for p in (report_out, html, md, junit, sarif) if p])
         publishing = PublishWhileWriting(
             publish, delete_after_upload=delete_after_upload, private=private,
             catalog=catalog_target(catalog), experimental=experimental, attest_key=attest_key)

@@ -56,6 +56,11 @@ from meshcert.writer.carrier import carrier_artifact, rows_from_headers
 from meshcert.writer.errors import Aborted, Interrupted
 from meshcert.writer.generation_defaults import read_generation_defaults
 from meshcert.writer.hooks import after_artifact_hook
+from meshcert.writer.identity_rules import (
+    check_model_id,
+    check_source_file,
+    check_source_flags,
+)
 from meshcert.writer.manifest import (
     SKIPPY_ABI,
     Identity,
@@ -63,6 +68,7 @@ from meshcert.writer.manifest import (
     build_manifest,
     manifest_bytes,
 )
+from meshcert.writer.output_rules import check_outputs
 from meshcert.writer.plan import (
     DEFAULT_MAX_ARTIFACT_BYTES,
     Format,
@@ -128,6 +134,7 @@ class WriteRequest:
     publisher_metadata: list[str] = field(default_factory=list)
     pick_up_publisher_metadata: bool = True
     generation_defaults: str | None = None  # a GenerationRequestDefaults JSON file
+    report_files: list[str] = field(default_factory=list)  # written after certification
 
 
 @dataclass
@@ -189,8 +196,21 @@ def open_source(request: WriteRequest) -> SourceModel:
 
 
 def prepare(request: WriteRequest) -> Prepared:
-    """Open, inspect and plan; raise Refused for anything that stops the write."""
+    """Open, inspect and plan; raise Refused for anything that stops the write (nothing is
+    written before this returns)."""
+    check_model_id(request.model_id)
+    check_source_flags(request.source_repo, request.source_revision, request.source_file)
+    check_outputs(request.out_dir, request.report_files)
     source = open_source(request)
+    try:
+        return _prepare_opened(request, source)
+    except BaseException:
+        source.close()
+        raise
+
+
+def _prepare_opened(request: WriteRequest, source: SourceModel) -> Prepared:
+    check_source_file(request.source_file, source.primary.location, hub=source.kind == "hub")
     if request.inspect:
         from meshcert.writer.inspect_source import inspect_source
 
