@@ -51,6 +51,7 @@ from typing import Any
 
 from meshcert.core.atomic import write_atomic
 from meshcert.core.errors import Refused
+from meshcert.core.hub.provenance import SourceCheck
 from meshcert.writer.card import render_card
 from meshcert.writer.carrier import carrier_artifact, rows_from_headers
 from meshcert.writer.errors import Aborted, Interrupted
@@ -78,6 +79,7 @@ from meshcert.writer.plan import (
 )
 from meshcert.writer.publisher import combine, plan_publisher, read_local
 from meshcert.writer.source import SourceModel, load_local
+from meshcert.writer.source_identity import check_after_streaming, check_before_writing
 from meshcert.writer.stream import (
     ArtifactSink,
     Finisher,
@@ -148,6 +150,9 @@ class Prepared:
     root: Path
     existing: list[str]  # planned artifact paths already present (--resume re-verifies them)
     source_ref: str  # what certification's --source names (a local path or an hf:// URL)
+    # the recorded source identity as the Hub answered it before writing (None: no source
+    # repo recorded); completed with the source's SHA-256 once it is streamed
+    source_check: SourceCheck | None = None
 
 
 @dataclass
@@ -224,11 +229,12 @@ def _prepare_opened(request: WriteRequest, source: SourceModel) -> Prepared:
     root = Path(request.out_dir).resolve()
     need = request.sink_disk_bytes(plan) if request.sink_disk_bytes is not None else None
     existing = preflight(plan, root, request.resume, request.free_bytes, need)
+    source_check = check_before_writing(identity, source)
     if source.kind == "hub":
         ref = f"hf://{source.repo}@{source.revision}/{source.primary.location}"
     else:
         ref = source.primary.location
-    return Prepared(request, source, plan, identity, root, existing, ref)
+    return Prepared(request, source, plan, identity, root, existing, ref, source_check)
 
 
 def plan_for(request: WriteRequest, source: SourceModel) -> PackagePlan:
@@ -345,6 +351,8 @@ def write(prepared: Prepared, progress: WriteProgress | None = None,
         progress.end()
     finisher.close()
     _check_unchanged(root, state, plan.source, before, request.sink)
+    prepared.source_check = check_after_streaming(prepared.source_check,
+                                                  state.source_sha256[0])
     identity = Identity(**{**prepared.identity.__dict__, "created_at": int(time.time())})
     manifest = build_manifest(plan, identity, state)
     raw = manifest_bytes(manifest)
@@ -352,10 +360,15 @@ def write(prepared: Prepared, progress: WriteProgress | None = None,
     card = None
     if request.readme:
         card = render_card(manifest, digest, width=activation_width(plan),
-                           source_ref=Path(plan.source.primary.name).name)
+                           source_ref=Path(plan.source.primary.name).name,
+                           identity=_identity_said(prepared.source_check))
         write_atomic(root / README_NAME, card)
     _write_bytes_atomic(root / MANIFEST_NAME, raw)
     return WriteResult(prepared, state, manifest, digest, card)
+
+
+def _identity_said(check: SourceCheck | None) -> tuple[str, str | None] | None:
+    return None if check is None else (check.outcome, check.detail)
 
 
 def _stream_parts(prepared: Prepared, state: StreamState, finisher: Finisher,

@@ -10,7 +10,13 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from meshcert.certify.report import CertReport, CheckRun, MaterializedStage, RuntimeGate
+from meshcert.certify.report import (
+    CertReport,
+    CheckRun,
+    MaterializedStage,
+    RuntimeGate,
+    SourceModel,
+)
 from meshcert.core.findings import Finding
 from meshcert.reports import fmt, svg
 from meshcert.reports.certification.coverage import CoverageView, build_coverage_view
@@ -386,7 +392,26 @@ def _source_facts(report: CertReport) -> list[Fact]:
     else:
         where = source.repo + (f"@{source.revision}" if source.revision
                                else " (revision not recorded)")
-    return [_mono("source model", where), _mono("source file", source.file)]
+    return [_mono("source model", where), _mono("source file", source.file),
+            _identity_fact(source)]
+
+
+IDENTITY_WORDS = {
+    "verified": "verified against the Hub",
+    "mismatch": "does not match the Hub: do not trust it",
+    "unverified": "claimed, not verified",
+}
+
+
+def _identity_fact(source: SourceModel) -> Fact:
+    """Whether anyone checked the recorded source: the Hub's answer, or "claimed, not
+    verified" (no check was possible, or none was asked for)."""
+    if source.identity is None:
+        return Fact("source identity", "claimed, not verified",
+                    note="the Hub was not asked (`models certify` and `catalog certify` ask it)"
+                    if source.repo else "no Hub repo recorded")
+    return Fact("source identity", IDENTITY_WORDS[source.identity],
+                note=source.identity_detail or "")
 
 
 def _attestation(report: CertReport) -> list[Fact] | None:
