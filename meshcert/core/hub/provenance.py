@@ -127,10 +127,10 @@ def check_claim(api: HubApi, claim: SourceClaim) -> SourceCheck:
 
 
 def _find(path: str, listing: Mapping[str, RemoteFile]) -> RemoteFile | None:
-    """The listing entry for a claimed path: the same path, else the one file with the same
-    name (a local write records only the file's name)."""
-    if path in listing:
-        return listing[path]
+    """The listing entry for a claimed path: the same path, else, for a bare file name (a
+    local write records only the file's name), the one file of that name."""
+    if path in listing or "/" in path:
+        return listing.get(path)
     name = PurePosixPath(path).name
     same = [f for p, f in listing.items() if PurePosixPath(p).name == name]
     return same[0] if len(same) == 1 else None
