@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Literal
 
-from meshcert.core.hub.errors import HubError
 from meshcert.core.hub.listing import RemoteFile
 
 if TYPE_CHECKING:
@@ -111,6 +110,8 @@ def check_claim(api: HubApi, claim: SourceClaim) -> SourceCheck:
     """The claim against the Hub's listing at its revision (at most one request, none when
     `precheck` already answers). A repo the Hub says it does not have leaves the claim
     unverified, with or without a token: it may be private to someone else."""
+    from meshcert.core.hub.errors import HubError  # httpx: only when a request is made
+
     early = precheck(claim)
     if early is not None:
         return early
