@@ -162,7 +162,9 @@ def test_plan_prints_artifacts_and_stage_fetches_and_its_json_follows_the_schema
     model, projector = moe_sources(tmp_path)
     table = package("plan", str(model), "--stages", "3", "--projector", str(projector))
     assert table.exit_code == 0, table.output
-    assert "shared/metadata.gguf" in table.stdout and "stage-2: layers 3..3" in table.stdout
+    # the 4-layer model over 3 stages: layers 0-1, 2, 3, as the --layers flag writes them
+    assert "shared/metadata.gguf" in table.stdout
+    assert "stage-2  --layers 3..4  --stage 2/3" in table.stdout
     as_json = package("plan", str(model), "--stages", "2", "--format", "v1", "--json")
     data = json.loads(as_json.stdout)
     jsonschema.validate(data, json.loads((DOCS / "package-plan.schema.json").read_text()))

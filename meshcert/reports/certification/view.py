@@ -17,6 +17,7 @@ from meshcert.certify.report import (
     RuntimeGate,
     SourceModel,
 )
+from meshcert.certify.stages import layer_range
 from meshcert.core.findings import Finding
 from meshcert.reports import fmt, svg
 from meshcert.reports.certification.coverage import CoverageView, build_coverage_view
@@ -246,7 +247,7 @@ def _part_colour(role: str, layer_index: int | None) -> str:
 
 def _stage_rows(stages: Sequence[MaterializedStage]) -> list[StageRow]:
     return [StageRow(
-        stage_id=s.stage_id, layers=f"{s.layer_start}\u2013{s.layer_end - 1}"
+        stage_id=s.stage_id, layers=layer_range(s.layer_start, s.layer_end)
         if s.layer_end > s.layer_start else "none",
         embeddings=s.include_embeddings, output=s.include_output,
         parts=s.selected_part_count,
@@ -277,7 +278,7 @@ def stage_chart(stages: Sequence[MaterializedStage], title: str) -> Markup:
             segments.append(svg.Segment("parts not listed", float(stage.materialized_bytes),
                                         svg.TONES["muted"]))
             roles_seen.setdefault("parts not listed", svg.TONES["muted"])
-        span = (f"layers {stage.layer_start}\u2013{stage.layer_end - 1}"
+        span = (f"layers {layer_range(stage.layer_start, stage.layer_end)}"
                 if stage.layer_end > stage.layer_start else "no layers")
         rows.append(svg.StackRow(f"{stage.stage_id}", segments,
                                  f"{fmt.human_bytes(stage.materialized_bytes)} \u00b7 {span}",
