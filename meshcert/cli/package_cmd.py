@@ -235,14 +235,17 @@ def write(
         publishing = PublishWhileWriting(
             publish, delete_after_upload=delete_after_upload, private=private,
             catalog=catalog_target(catalog), experimental=experimental, attest_key=attest_key)
+    from meshcert.cli.console import hub_retry_lines
+
     progress = None if (quiet or json_out) else LineProgress()
     outputs = ReportFiles(report_out, html, md, junit, sarif)
-    if publish is not None:
-        _write_and_publish(request, publish, publishing, progress=progress, outputs=outputs,
-                           json_out=json_out, quiet=quiet)
-    with option_errors():
-        publishing.check()
-    _write_and_certify(request, progress, outputs, json_out=json_out, quiet=quiet)
+    with hub_retry_lines(progress is not None):
+        if publish is not None:
+            _write_and_publish(request, publish, publishing, progress=progress,
+                               outputs=outputs, json_out=json_out, quiet=quiet)
+        with option_errors():
+            publishing.check()
+        _write_and_certify(request, progress, outputs, json_out=json_out, quiet=quiet)
 
 
 def _write_and_certify(request: WriteRequest, progress: LineProgress | None,

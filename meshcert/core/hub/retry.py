@@ -13,6 +13,16 @@ T = TypeVar("T")
 Sleep = Callable[[float], None]
 
 
+Notice = Callable[[str], None]
+_notice: list[Notice] = []  # where each retry is announced (the CLI: a line on stderr)
+
+
+def announce_retries(notice: Notice | None) -> None:
+    """From now on, say each retry through `notice` (None: say nothing, the default): the
+    attempt that failed, why, and the wait before the next."""
+    _notice[:] = [notice] if notice is not None else []
+
+
 def default_sleep(seconds: float) -> None:
     time.sleep(seconds)  # looked up per call, so tests can patch time.sleep
 
@@ -47,5 +57,8 @@ def call_with_retries(
                 raise error from None
             delay = wait if error.retry_after is None else min(
                 max(error.retry_after, settings.backoff_base_s), settings.max_retry_after_s)
+            for notice in _notice:
+                notice(f"Hub: attempt {tries} of {settings.max_retries + 1} failed "
+                       f"({error.message}); retrying in {delay:g} s")
             sleep(delay)
             wait = min(settings.backoff_cap_s, wait * 2)
