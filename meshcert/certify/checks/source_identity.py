@@ -7,20 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from meshcert.certify.checks import applicable, register
-from meshcert.certify.report import NOT_ASKED_FOR
+from meshcert.certify.checks import applicable, asked_for, register
 from meshcert.certify.view import PackageView
 from meshcert.core.findings import Finding, finding
 
-
-def _asked(view: PackageView) -> str | None:
-    return None if view.options.source_identity else (
-        f"{NOT_ASKED_FOR}: `models certify` and `catalog certify` ask the Hub")
+ASKED_BY = "models certify or catalog certify (the library: CertOptions.source_identity)"
 
 
 @register("source_identity", order=365,
           codes=["source_identity_mismatch", "source_identity_unverified"],
-          runs_when=(_asked, applicable(lambda view: view.source_check is not None,
+          runs_when=(asked_for(ASKED_BY, lambda view: view.options.source_identity),
+                     applicable(lambda view: view.source_check is not None,
                                         "the manifest records no source repo")))
 def source_identity(view: PackageView) -> Iterator[Finding]:
     check = view.source_check
