@@ -153,3 +153,26 @@ def test_offline_the_claim_is_labelled_then_the_hub_refutes_it(
     run = certify_catalog(LocalCatalog(str(catalog)), CatalogRequest())
     [row] = run.report.packages
     assert "source_identity_mismatch" in row.error_codes and row.status == "failed"
+
+
+def test_a_published_package_costs_one_request_more_for_its_source_identity(
+        hub: FakeHub, source: Path, commit: str, tmp_path: Path) -> None:
+    from meshcert.catalog.run import request_budget
+
+    out = tmp_path / "pkg"
+    assert write(source, out, commit, "-q").exit_code == 0
+    sha = hub.publish_dir("ns/verified", out)
+    artifacts = len(json.loads((out / "model-package.json").read_text())
+                    ["artifact_catalog"]["entries"])
+    hub.reset_counters()
+    cert = tmp_path / "remote.json"
+    done = invoke("models", "certify", f"hf://ns/verified@{sha}", "--package-only",
+                  "--report-out", str(cert), "-q")
+    assert done.exit_code == 0, done.output
+    report = json.loads(cert.read_text())
+    assert report["source_model"]["identity"] == "verified"
+    # header-only: the package's fixed requests and two per artifact, and one model_info of
+    # the source at its commit
+    assert hub.count() == report["transfer"]["requests"] == request_budget(
+        artifacts, pinned=True, source_identity=True)
+    assert hub.count("model_info") == 2
