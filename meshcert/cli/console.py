@@ -94,7 +94,7 @@ def _stderr_line(text: str) -> None:
 def hub_retry_lines(enabled: bool) -> Iterator[None]:
     """While inside: each retry of a Hub request is one line on stderr (which attempt failed,
     why, how long the wait is), unless `enabled` is False (--quiet, --json)."""
-    from meshcert.core.hub.retry import announce_retries
+    from meshcert.core.hub.progress import announce_retries
 
     announce_retries(_stderr_line if enabled else None)
     try:

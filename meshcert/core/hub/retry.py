@@ -7,20 +7,11 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from meshcert.core.hub.errors import HubError
+from meshcert.core.hub.progress import retry_notices
 from meshcert.core.hub.settings import HubSettings
 
 T = TypeVar("T")
 Sleep = Callable[[float], None]
-
-
-Notice = Callable[[str], None]
-_notice: list[Notice] = []  # where each retry is announced (the CLI: a line on stderr)
-
-
-def announce_retries(notice: Notice | None) -> None:
-    """From now on, say each retry through `notice` (None: say nothing, the default): the
-    attempt that failed, why, and the wait before the next."""
-    _notice[:] = [notice] if notice is not None else []
 
 
 def default_sleep(seconds: float) -> None:
@@ -57,7 +48,7 @@ def call_with_retries(
                 raise error from None
             delay = wait if error.retry_after is None else min(
                 max(error.retry_after, settings.backoff_base_s), settings.max_retry_after_s)
-            for notice in _notice:
+            for notice in retry_notices():
                 notice(f"Hub: attempt {tries} of {settings.max_retries + 1} failed "
                        f"({error.message}); retrying in {delay:g} s")
             sleep(delay)
