@@ -79,8 +79,8 @@ def main() -> None:
         source = args.source or write_source_gguf(
             llama_spec(block_count=args.layers, n_embd=512, n_ff=1536, n_vocab=8192),
             base / "source.gguf")
-        pkgs = {"v1": split_v1(source, base / "v1", model_id="bench/slices-v1"),
-                "v2": split_v2(source, base / "v2", model_id="bench/slices-v2")}
+        pkgs = {"v1": split_v1(source, base / "v1", model_id="bench/slices:v1"),
+                "v2": split_v2(source, base / "v2", model_id="bench/slices:v2")}
         print(f"cores: {os.cpu_count()}  source: {source.name}")
         for fmt, pkg in pkgs.items():
             size = package_bytes(pkg)

@@ -50,6 +50,7 @@ RESOLVE_REQUESTS = 1  # a sha-only model_info, for a reference that pins no comm
 # refs, the manifest and the README, then a header range read per artifact, each a request to
 # the Hub's resolve URL answered by a redirect to storage and the ranged GET there.
 CERTIFY_FIXED_REQUESTS = 4
+SOURCE_IDENTITY_REQUESTS = 1  # model_info of the recorded source at its revision
 REQUESTS_PER_ARTIFACT = 2
 DEFAULT_CONCURRENCY = 4
 MAX_CONCURRENCY = 32
@@ -107,11 +108,13 @@ class CatalogRun:
     snapshot: CatalogSnapshot
 
 
-def request_budget(artifacts: int, *, pinned: bool) -> int:
+def request_budget(artifacts: int, *, pinned: bool, source_identity: bool = False) -> int:
     """Hub requests one package costs in a catalog run (no retries): the same whatever the
-    catalog's size or concurrency."""
+    catalog's size or concurrency; one more when its manifest records a source repo at a
+    40-hex revision (the source identity asked of the Hub, meshcert.certify.provenance)."""
     return (0 if pinned else RESOLVE_REQUESTS) + CERTIFY_FIXED_REQUESTS \
-        + REQUESTS_PER_ARTIFACT * artifacts
+        + REQUESTS_PER_ARTIFACT * artifacts + (SOURCE_IDENTITY_REQUESTS if source_identity
+                                               else 0)
 
 
 def cert_paths(repo: str, commit: str) -> tuple[str, str]:
@@ -265,7 +268,7 @@ class _Runner:
         report, view = certify_with_view(CertRequest(
             model=f"hf://{repo}@{commit}", hub_gate=self.gate,
             options=CertOptions(runtime_abi=options.runtime_abi, strict=options.strict,
-                                verify_sha256=options.verify_sha256),
+                                verify_sha256=options.verify_sha256, source_identity=True),
             extra_findings=policy.findings if policy is not None else None))
         if self.on_certified is not None:
             self.on_certified(repo, commit, report)

@@ -306,7 +306,7 @@ def _materialize_stage(view: PackageView, stage: StageRange, total_layers: int, 
     key = hashlib.sha256(json.dumps(wanted, sort_keys=True).encode()).hexdigest()[:16]
     target = root / f"{stage.stage_id}-{key}.gguf"
     sidecar = target.with_suffix(".json")
-    name = f"materialize {stage.stage_id} (layers {stage.layer_start}..{stage.layer_end})"
+    name = f"materialize {stage.stage_id} (layers {stage.layers})"
     if sidecar.is_file():
         report_phase(progress, f"{name}: re-opening the cached build with llama.cpp")
     if _reusable(target, sidecar, wanted, timeout_s):

@@ -37,6 +37,7 @@ from meshcert.certify.report import (
     VerificationMode,
     combine_statuses,
 )
+from meshcert.certify.stages import layer_range
 from meshcert.core.findings import Finding, finding
 
 MERGE_CHECK = "slice_merge"
@@ -273,7 +274,7 @@ def _slice_statuses(slices: Sequence[Slice]) -> list[Finding]:
     for s in slices:
         if s.report.status == "failed":
             codes = sorted({f.code for f in s.report.findings if f.severity == "error"})
-            out.append(finding("slice_failed", f"{s.name} (layers {s.layers[0]}..{s.layers[1]})"
+            out.append(finding("slice_failed", f"{s.name} (layers {layer_range(*s.layers)})"
                                f" failed: {', '.join(codes) or s.report.package_gate.details}"))
     return out
 
@@ -294,7 +295,7 @@ def layer_ranges(layers: list[int]) -> str:
             spans[-1] = (spans[-1][0], i + 1)
         else:
             spans.append((i, i + 1))
-    return ", ".join(f"{a}..{b}" for a, b in spans)
+    return ", ".join(layer_range(a, b) for a, b in spans)
 
 
 def _coverage_message(layers: list[int], artifacts: list[str], unhashed: list[str],

@@ -25,6 +25,9 @@ def source_model(view: PackageView) -> SourceModel | None:
     first = files[0] if isinstance(files, list) and files and isinstance(files[0], dict) else {}
     path = _text(source.get("primary_file")) or _text(first.get("path")) or _text(
         source.get("path"))
+    check = view.source_check
     found = SourceModel(repo=_text(source.get("repo")), revision=_text(source.get("revision")),
-                        file=PurePosixPath(path.replace("\\", "/")).name if path else None)
+                        file=PurePosixPath(path.replace("\\", "/")).name if path else None,
+                        identity=check.outcome if check is not None else None,
+                        identity_detail=check.detail if check is not None else None)
     return found if (found.repo or found.revision or found.file) else None

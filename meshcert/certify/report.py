@@ -106,6 +106,14 @@ class SourceModel(_Model):
     revision: str | None = Field(default=None, description="source_model.revision.")
     file: str | None = Field(default=None, description="The source GGUF's file name: "
                              "primary_file, else the base name of files[0].path or path.")
+    identity: Literal["verified", "mismatch", "unverified"] | None = Field(
+        default=None, description="What the Hub said of the recorded source identity: "
+        "verified (repo@revision holds the file with the recorded SHA-256), mismatch, or "
+        "unverified (claimed, not verified: no check was possible); null when not checked "
+        "(the library default) or nothing is recorded.")
+    identity_detail: str | None = Field(
+        default=None, description="What differs (mismatch), why no check was possible "
+        "(unverified), or the commit checked (verified).")
 
 
 class ToolInfo(_Model):

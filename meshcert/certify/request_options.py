@@ -142,7 +142,7 @@ def cert_request(given: CertifyInput) -> CertRequest:
         allow_unpinned=given.allow_unpinned, verify_sha256=given.verify_sha256,
         strict=given.strict, stages=given.stages,
         evidence_verdicts=load_evidence_verdicts(given.evidence) if given.evidence else None,
-        scope=scope)
+        scope=scope, source_identity=True)
     return CertRequest(model=given.model, options=options, runtime=runtime,
                        verify_cache=given.verify_cache, source_gguf=given.source,
                        materialize=given.materialize, materialize_dir=given.materialize_dir,

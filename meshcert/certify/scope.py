@@ -22,6 +22,7 @@ from meshcert.certify.manifest_model import ArtifactEntry, layer_count
 from meshcert.certify.stages import (
     StageRange,
     hashing_shares,
+    layer_range,
     plan_stages,
     stage_count_exceeds,
     stage_parts,
@@ -47,7 +48,7 @@ class ScopeRequest:
     def label(self) -> str:
         if self.stage_index is not None:
             return f"--stage {self.stage_index}/{self.stage_count}"
-        return f"--layers {self.layer_start}..{self.layer_end}"
+        return f"--layers {layer_range(self.layer_start or 0, self.layer_end or 0)}"
 
 
 def parse_layers(text: str) -> ScopeRequest:
@@ -143,5 +144,6 @@ def _stage_range(request: ScopeRequest, total: int) -> tuple[StageRange | None, 
         return plan[request.stage_index], None
     start, end = request.layer_start, request.layer_end
     if start is None or end is None or not 0 <= start < end <= total:
-        return None, f"{request.label}: the package has layers 0..{total} (A < B <= {total})"
+        return None, (f"{request.label}: the package has layers {layer_range(0, total)} "
+                      f"(A < B <= {total})")
     return StageRange(f"layers-{start}-{end}", start, end), None

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from meshcert.certify.report import CertReport, RuntimeGate
     from meshcert.certify.split_parity import ParityRequest
     from meshcert.core.hub.gate import RequestGate
+    from meshcert.core.hub.provenance import SourceCheck
 
 
 @dataclass
@@ -52,6 +53,9 @@ class CertRequest:
     # --source facts already gathered (a writer that hashed the source and the package's
     # tensors while writing them): used instead of reading and hashing source_gguf again
     source_facts: SourceFacts | None = None
+    # the recorded source identity already asked of the Hub (a writer that checked it before
+    # writing): used instead of asking again when options.source_identity is set
+    source_check: SourceCheck | None = None
     # more findings from the gathered facts, decided by the caller (e.g. a trust policy's
     # verdict on the package's signed attestation, meshcert.attest.policy_check)
     extra_findings: Callable[[PackageView], list[Finding]] | None = None
@@ -136,6 +140,15 @@ def certify_with_view(request: CertRequest, progress: ProgressObserver | None = 
         _contain(view, what, error, api_key)
     if request.mounted_from is not None:
         _as_mounted(view, ref, request.mounted_from)
+    if request.options.source_identity and request.source_check is not None:
+        view.source_check = request.source_check
+    elif request.options.source_identity:
+        from meshcert.certify.provenance import check_recorded_source
+
+        try:
+            check_recorded_source(view, request.hub_gate)
+        except Exception as exc:  # containment, as above
+            _contain(view, "checking the recorded source identity failed", exc, api_key)
     if request.source_gguf:
         from meshcert.certify.sources.source_gguf import attach_source
 

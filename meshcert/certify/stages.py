@@ -8,11 +8,22 @@ from dataclasses import dataclass
 from meshcert.certify.manifest_model import ArtifactEntry, is_int
 
 
+def layer_range(start: int, end: int) -> str:
+    """The one way meshcert writes a layer range, the `--layers` flag's: half-open `A..B`,
+    layers A to B-1 (mesh-llm's stage ranges). Plan, `--layers`, `--stage`, progress, the
+    reports and cert.json's text all go through it."""
+    return f"{start}..{end}"
+
+
 @dataclass(frozen=True)
 class StageRange:
     stage_id: str
     layer_start: int
     layer_end: int  # exclusive
+
+    @property
+    def layers(self) -> str:
+        return layer_range(self.layer_start, self.layer_end)
 
     def include_embeddings(self) -> bool:
         return self.layer_start == 0

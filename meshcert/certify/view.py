@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # names of the fields' types only: a source imports what it f
     from meshcert.core.findings import Finding
     from meshcert.core.gguf.model import HeaderError
     from meshcert.core.gguf.tensor_digests import FragmentDigests
+    from meshcert.core.hub.provenance import SourceCheck
 
 # publisher files (metadata/*.json, metadata/chat_template.jinja) are read whole, up to this
 MAX_PUBLISHER_FILE_BYTES = 16 * 1024 * 1024
@@ -65,6 +66,9 @@ class CertOptions:
     source: bool = False  # --source SOURCE.gguf
     materialize: bool = False  # --materialize
     parity: bool = False  # --parity SOURCE.gguf
+    # ask the Hub whether the recorded source identity is true (meshcert.certify.provenance):
+    # `models certify` and `catalog certify` do, the library does not unless told
+    source_identity: bool = False
 
 
 @dataclass
@@ -90,6 +94,8 @@ class PackageView:
     source_facts: dict[str, Any] = field(default_factory=dict)
     transfer: dict[str, int] = field(default_factory=dict)
     stage_builds: dict[str, StageBuild] | None = None  # --materialize: stage_id -> build
+    # the recorded source identity as the Hub answered it (None: not asked, or none recorded)
+    source_check: SourceCheck | None = None
     parity: ParityResult | None = None  # --parity: the split-parity run
     # time spent for a check outside it (a worker's load, the source's hashing), by check
     # name: the engine adds it to the check's duration_ms

@@ -144,8 +144,12 @@ def certify(
     request = CatalogRequest(options=options, concurrency=concurrency, previous=previous,
                              keep_reports=out_dir is not None,
                              attestation=_catalog_trust(trust, trust_attested))
+    from meshcert.cli.console import hub_retry_lines
+
     try:
-        run = certify_catalog(source, request, progress=progress, on_certified=on_certified)
+        with hub_retry_lines(progress is not None):
+            run = certify_catalog(source, request, progress=progress,
+                                  on_certified=on_certified)
     except CatalogError as exc:
         raise error_exit(exc) from None
     except KeyboardInterrupt:

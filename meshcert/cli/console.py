@@ -3,9 +3,13 @@ on a terminal, its phase lines printed everywhere (a terminal or a CI log), quie
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
+
+from meshcert.core.progress import PeriodicLines
 
 if TYPE_CHECKING:  # rich.progress loads when a bar is first drawn, not at `import meshcert.cli`
     from rich.console import Console
@@ -21,12 +25,17 @@ class RichProgress:
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         self._lock = threading.Lock()
+        # a pipe or a CI log: plain lines, a few per task, instead of a bar
+        self._lines: PeriodicLines | None = None
 
     def begin(self, label: str, total: int | None) -> None:
         from meshcert.cli.terminal import plain_stream
 
         if self._console is None and plain_stream(sys.stderr):
-            return  # a pipe or a CI log: no bar, and no rich to import to find that out
+            # no bar, and no rich to import to find that out: a line now and then instead
+            self._lines = self._lines or PeriodicLines(_stderr_line)
+            self._lines.begin(label, total)
+            return
         from rich.console import Console
 
         if self._console is None:
@@ -58,13 +67,37 @@ class RichProgress:
         sys.stderr.flush()
 
     def advance(self, amount: int) -> None:
+        if self._lines is not None:
+            self._lines.advance(amount)
+            return
         with self._lock:
             if self._progress is not None and self._task is not None:
                 self._progress.advance(self._task, amount)
 
     def end(self) -> None:
+        if self._lines is not None:
+            self._lines.end()
+            return
         with self._lock:
             if self._progress is not None:
                 self._progress.stop()
             self._progress = None
             self._task = None
+
+
+def _stderr_line(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def hub_retry_lines(enabled: bool) -> Iterator[None]:
+    """While inside: each retry of a Hub request is one line on stderr (which attempt failed,
+    why, how long the wait is), unless `enabled` is False (--quiet, --json)."""
+    from meshcert.core.hub.progress import announce_retries
+
+    announce_retries(_stderr_line if enabled else None)
+    try:
+        yield
+    finally:
+        announce_retries(None)

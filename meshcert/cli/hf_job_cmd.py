@@ -31,13 +31,14 @@ def _minutes(seconds: int) -> str:
 
 
 def describe_plan(plan: CertifyJobsPlan, *, dry_run: bool) -> str:
+    from meshcert.certify.stages import layer_range
     from meshcert.hubjobs.costs import CERTIFY_BYTES_PER_S, FIXED_S
 
     f = plan.flavor
     lines = [f"HF Jobs plan{' (dry run: nothing is submitted)' if dry_run else ''}: certify "
              f"hf://{plan.repo}@{plan.commit} in {len(plan.slices)} slice(s)"]
     for s in plan.slices:
-        lines.append(f"  slice {s.label:<7} layers {s.layer_start}..{s.layer_end:<6} "
+        lines.append(f"  slice {s.label:<7} layers {layer_range(s.layer_start, s.layer_end):<9} "
                      f"hashes {s.n_bytes / 1e9:6.2f} GB in {len(s.hashed):3d} artifact(s), "
                      f"checks {len(s.artifacts):3d} ({s.loaded_bytes / 1e9:.2f} GB loaded), "
                      f"timeout {_minutes(s.timeout_s)}")

@@ -220,7 +220,7 @@ def _certify_and_deliver(request: CertRequest, signing: tuple[Ed25519PrivateKey,
                          html: str | None, md: str | None, junit: str | None,
                          sarif: str | None) -> NoReturn:
     from meshcert.certify.service import certify_package
-    from meshcert.cli.console import RichProgress
+    from meshcert.cli.console import RichProgress, hub_retry_lines
     from meshcert.core.progress import NullProgress, ProgressObserver
 
     progress: ProgressObserver = NullProgress() if (quiet or json_out) else RichProgress()
@@ -230,7 +230,8 @@ def _certify_and_deliver(request: CertRequest, signing: tuple[Ed25519PrivateKey,
             typer.echo("attestation: --verify-cache is written, not read: a signed "
                        "certification hashes every artifact in this run", err=True)
     try:
-        report = certify_package(request, progress)
+        with hub_retry_lines(not (quiet or json_out)):
+            report = certify_package(request, progress)
     except KeyboardInterrupt:
         typer.echo("interrupted: no report written", err=True)
         raise typer.Exit(Exit.INCOMPLETE) from None

@@ -231,18 +231,22 @@ def write(
             max_artifact_bytes=max_artifact_bytes, resume=resume,
             publisher_metadata=list(publisher_metadata or []),
             pick_up_publisher_metadata=not no_publisher_metadata,
-            generation_defaults=generation_defaults)
+            generation_defaults=generation_defaults,
+            report_files=[p for p in (report_out, html, md, junit, sarif) if p])
         publishing = PublishWhileWriting(
             publish, delete_after_upload=delete_after_upload, private=private,
             catalog=catalog_target(catalog), experimental=experimental, attest_key=attest_key)
+    from meshcert.cli.console import hub_retry_lines
+
     progress = None if (quiet or json_out) else LineProgress()
     outputs = ReportFiles(report_out, html, md, junit, sarif)
-    if publish is not None:
-        _write_and_publish(request, publish, publishing, progress=progress, outputs=outputs,
-                           json_out=json_out, quiet=quiet)
-    with option_errors():
-        publishing.check()
-    _write_and_certify(request, progress, outputs, json_out=json_out, quiet=quiet)
+    with hub_retry_lines(progress is not None):
+        if publish is not None:
+            _write_and_publish(request, publish, publishing, progress=progress,
+                               outputs=outputs, json_out=json_out, quiet=quiet)
+        with option_errors():
+            publishing.check()
+        _write_and_certify(request, progress, outputs, json_out=json_out, quiet=quiet)
 
 
 def _write_and_certify(request: WriteRequest, progress: LineProgress | None,
@@ -392,6 +396,7 @@ def plan(
 ) -> None:
     """From the header alone: the artifacts `package write` would write and what each of
     N nodes would fetch; exit 0, or 2 when the source is refused."""
+    from meshcert.certify.stages import layer_range
     from meshcert.core.errors import Refused
     from meshcert.writer.plan_report import plan_report
     from meshcert.writer.write import WriteRequest, open_source, plan_for
@@ -425,10 +430,13 @@ def plan(
              f"{report.total_bytes:,} bytes, {report.layer_count} layers"]
     lines += [f"  {a.path:<{width}}  {a.byte_size:>15,}" for a in report.artifacts]
     lines += publisher_lines(report)
-    lines.append(f"{stages} stage(s):")
-    for s in report.stages:
-        lines.append(f"  {s.stage_id}: layers {s.layer_start}..{s.layer_end - 1}, "
-                     f"{len(s.artifacts)} artifacts, {s.byte_size:,} bytes")
+    lines.append(f"{stages} stage(s), each as the flag that certifies it (`models certify "
+                 "--layers A..B`: layers A to B-1, or `--stage I/N`):")
+    for i, s in enumerate(report.stages):
+        flag = f"--layers {layer_range(s.layer_start, s.layer_end)}"
+        lines.append(f"  {s.stage_id}  {flag:<{6 + 2 * len(str(report.layer_count)) + 5}}  "
+                     f"--stage {i}/{len(report.stages)}  {len(s.artifacts)} artifacts, "
+                     f"{s.byte_size:,} bytes")
     typer.echo("\n".join(lines))
 
 

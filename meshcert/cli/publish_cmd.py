@@ -91,7 +91,10 @@ def publish(
 
     quiet_hub_logs()
     hub_bars_only_on_a_terminal(quiet)
-    result = publish_package(request, progress=progress)
+    from meshcert.cli.console import hub_retry_lines
+
+    with hub_retry_lines(not quiet):
+        result = publish_package(request, progress=progress)
     print_result(result)
     raise typer.Exit(EXIT_CODES[result.status])
 

@@ -248,6 +248,17 @@ CODES |= _rows("source", E, {
     "architecture, block count or tensors are not the package's): pass the file the package "
     "was written from; its tensors are compared only then.",
 })
+CODES |= _rows("source", W, {
+    "source_identity_unverified": "Do not trust the claimed provenance: source_model.repo, "
+    ".revision and the source file's SHA-256 are what the package says, and no one checked "
+    "them here (offline, the Hub unreachable, no token for a private or gated repo, or a "
+    "file the Hub lists no SHA-256 for). Certify again with the Hub reachable (and HF_TOKEN "
+    "for a private repo), or compare the source file's SHA-256 with the Hub's yourself.",
+})
+_raise("source_identity_unverified", I, "when the recorded revision is a moving name",
+       "Do not trust the claimed provenance: a branch or tag name (e.g. `main`) names no "
+       "fixed content, so no check can pin what the package was made from. Write the package "
+       "again with --source-revision set to the source's 40-hex commit.")
 
 # --- Generation ----------------------------------------------------------------------------
 CODES |= _rows("generation", E, {
@@ -359,7 +370,11 @@ CODES |= _rows("package_v2", E, {
     "unknown_artifact": "Name an artifact id that artifact_catalog.entries declares.",
     "invalid_metadata_artifact": "metadata_artifact_id must name a non-sidecar .gguf artifact "
     "(the metadata carrier).",
-    "source_identity_mismatch": "source_model.sha256 must equal the primary file's sha256; a "
+    "source_identity_mismatch": "Do not trust the claimed provenance: the package names a "
+    "source that is not what the Hub (or its own record) holds. Find where the package came "
+    "from before using it; re-write it from the source at its real 40-hex commit and compare. "
+    "The rules: source_model.repo@revision must hold the primary file with the recorded "
+    "SHA-256; source_model.sha256 must equal the primary file's sha256; a "
     "publisher_metadata entry's source_repo/source_revision must equal source_model.repo/"
     ".revision (a 40-hex commit); a typed publisher default must name a publisher_metadata "
     "artifact of an allowed role (compute_dtype: model_config; kv_cache_dtype: model_config "

@@ -27,7 +27,7 @@ from typing import Any
 from meshcert.certify.engine import INCOMPLETE_CODES
 from meshcert.certify.merge import Slice, merge_slices
 from meshcert.certify.report import CertReport, Gate, HfJob, combine_statuses
-from meshcert.certify.stages import hashing_shares
+from meshcert.certify.stages import hashing_shares, layer_range
 from meshcert.core.errors import Refused
 from meshcert.core.findings import Finding, finding
 from meshcert.core.hub.errors import HubError
@@ -230,7 +230,8 @@ def _merge(plan: CertifyJobsPlan, preflight: CertReport, jobs: Jobs,
                                 report=report))
         else:
             extra.append(finding("hf_job_failed", f"slice {item.label} (layers "
-                                 f"{item.layer_start}..{item.layer_end}, job {state.job_id}) "
+                                 f"{layer_range(item.layer_start, item.layer_end)}, job "
+                                 f"{state.job_id}) "
                                  f"ended {state.stage}"
                                  + (f" ({state.message})" if state.message else "")
                                  + f": {why}; its {len(item.artifacts)} artifact(s) are not "

@@ -121,8 +121,11 @@ def publish_package(request: PublishRequest, *, writer: HubWriter | None = None,
     except Refused as exc:
         result.message = f"{exc.message}: nothing certified or uploaded"
         return result
+    said = result.local_report.source_model if result.local_report is not None else None
     card = render_card(manifest, manifest_sha256=hashlib.sha256(manifest_raw).hexdigest(),
-                       target=request.target, experimental=request.experimental)
+                       target=request.target, experimental=request.experimental,
+                       identity=(said.identity, said.identity_detail)
+                       if said is not None and said.identity is not None else None)
     upload = Upload(request, hub, result, say)
     try:
         result.commit = upload.run(files, manifest_raw, card.encode(), manifest)
@@ -180,9 +183,14 @@ def _certified(request: PublishRequest, result: PublishResult, say: Progress
     root = os.path.abspath(request.package_dir)
     before = _stats(root)
     say(f"certifying {request.package_dir} (package-only, every artifact hashed)")
-    report = certify_package(CertRequest(model=root, options=CertOptions(verify_sha256=True),
-                                         verify_cache=request.verify_cache))
+    report = certify_package(CertRequest(model=root, options=CertOptions(
+        verify_sha256=True, source_identity=True), verify_cache=request.verify_cache))
     result.local_report = report
+    false_source = [f.message for f in report.findings
+                    if f.code == "source_identity_mismatch" and f.check == "source_identity"]
+    if false_source:
+        raise PublishRefused(f"the source identity {request.package_dir} records is not what "
+                             f"the Hub holds: {'; '.join(false_source)}: nothing uploaded")
     if report.status != "passed":
         errors = sorted({f.code for f in report.findings if f.severity == "error"})
         raise PublishRefused(

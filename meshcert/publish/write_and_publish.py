@@ -116,8 +116,10 @@ def write_and_publish(write_request: WriteRequest, request: PublishRequest, *,
                               f"its artifacts are uploaded, its manifest was not published")
             return outcome
     manifest_raw = (written.root / "model-package.json").read_bytes()
+    checked = written.prepared.source_check
     card = render_card(written.manifest, manifest_sha256=written.manifest_sha256,
-                       target=request.target, experimental=request.experimental)
+                       target=request.target, experimental=request.experimental,
+                       identity=None if checked is None else (checked.outcome, checked.detail))
     try:
         try:
             result.commit = publisher.finish(manifest_raw, card.encode())

@@ -67,10 +67,13 @@ def _code(value: Any) -> str | None:
 
 def render_card(manifest: dict[str, Any], manifest_sha256: str, *, target: str | None = None,
                 width: int | None = None, result: str = "passed",
-                source_ref: str | None = None, experimental: bool = False) -> str:
+                source_ref: str | None = None, experimental: bool = False,
+                identity: tuple[str, str | None] | None = None) -> str:
     """README.md for the package `manifest` describes. `target`: the Hub repo it is published
     to (publish); `width`: the activation width when the manifest has none (v2); `result`:
-    the certification result; `source_ref`: the source GGUF certification compared it with."""
+    the certification result; `source_ref`: the source GGUF certification compared it with;
+    `identity`: what the Hub said of the recorded source, (outcome, detail) as
+    `SourceCheck.outcome`/`.detail` say it (None: not asked: "claimed, not verified")."""
     source = _dict(manifest.get("source_model"))
     repo = source.get("repo") if isinstance(source.get("repo"), str) else None
     model_id = str(manifest.get("model_id") or target or "layer package")
@@ -81,13 +84,27 @@ def render_card(manifest: dict[str, Any], manifest_sha256: str, *, target: str |
     if experimental:
         lines += ["> [!WARNING]", "> Experimental package: published for testing. Its catalog "
                   "entry is proposed as a pull request, not merged.", ""]
-    lines += _overview(manifest, manifest_sha256, model_id, target, width)
+    lines += _overview(manifest, manifest_sha256, model_id, target, width, identity)
     lines += _quickstart(target)
     lines += _generation(manifest)
     lines += _publisher_files(manifest)
     lines += _included(manifest, manifest_sha256)
     lines += _validation(target, result, source_ref)
     return "\n".join(lines)
+
+
+def identity_words(identity: tuple[str, str | None] | None) -> str:
+    """What the card says of the recorded source: verified against the Hub (at which commit),
+    or claimed, not verified (and why)."""
+    if identity is None:
+        return "claimed, not verified (the Hub was not asked)"
+    outcome, detail = identity
+    if outcome == "verified":
+        return f"verified against the Hub at commit `{detail}`" if detail else \
+            "verified against the Hub"
+    if outcome == "mismatch":
+        return f"does not match the Hub: {detail}"
+    return f"claimed, not verified ({detail})" if detail else "claimed, not verified"
 
 
 def with_result(card: str, result: str) -> str:
@@ -105,7 +122,8 @@ def _front_matter(repo: str | None, experimental: bool) -> list[str]:
 
 
 def _overview(manifest: dict[str, Any], manifest_sha256: str, model_id: str,
-              target: str | None, width: int | None) -> list[str]:
+              target: str | None, width: int | None,
+              identity: tuple[str, str | None] | None = None) -> list[str]:
     source = _dict(manifest.get("source_model"))
     v2 = facts.is_v2(manifest)
     file_name = facts.source_file(manifest)
@@ -121,6 +139,7 @@ def _overview(manifest: dict[str, Any], manifest_sha256: str, model_id: str,
         ("Source revision", _code(source.get("revision")) or "not recorded"),
         ("Source file", _code(file_name)),
         ("Source SHA-256", _code(source.get("sha256"))),
+        ("Source identity", identity_words(identity) if source.get("repo") else None),
         (MODEL_ID, f"`{model_id}`"),
         (PACKAGE_ID, _code(manifest.get("package_id")) if v2 else None),
         ("Format", f"{manifest.get('format')} (schema_version "

@@ -31,7 +31,12 @@ def certify_written(result: WriteResult, progress: ProgressObserver | None = Non
         cache = Path(tmp) / "digests.json"
         write_verify_cache(cache, result.root, result.state)
         ref = result.prepared.source_ref
-        request = CertRequest(model=str(result.root), options=CertOptions(verify_sha256=True),
+        # the source identity the writer asked the Hub about before writing: not asked again
+        checked = result.prepared.source_check
+        request = CertRequest(model=str(result.root),
+                              options=CertOptions(verify_sha256=True,
+                                                  source_identity=checked is not None),
+                              source_check=checked,
                               verify_cache=str(cache), source_gguf=ref,
                               source_facts=source_facts(result.plan, result.state, ref),
                               parity=parity, materialize=parity is not None,

@@ -51,11 +51,17 @@ from typing import Any
 
 from meshcert.core.atomic import write_atomic
 from meshcert.core.errors import Refused
+from meshcert.core.hub.provenance import SourceCheck
 from meshcert.writer.card import render_card
 from meshcert.writer.carrier import carrier_artifact, rows_from_headers
 from meshcert.writer.errors import Aborted, Interrupted
 from meshcert.writer.generation_defaults import read_generation_defaults
 from meshcert.writer.hooks import after_artifact_hook
+from meshcert.writer.identity_rules import (
+    check_model_id,
+    check_source_file,
+    check_source_flags,
+)
 from meshcert.writer.manifest import (
     SKIPPY_ABI,
     Identity,
@@ -63,6 +69,7 @@ from meshcert.writer.manifest import (
     build_manifest,
     manifest_bytes,
 )
+from meshcert.writer.output_rules import check_outputs
 from meshcert.writer.plan import (
     DEFAULT_MAX_ARTIFACT_BYTES,
     Format,
@@ -72,6 +79,7 @@ from meshcert.writer.plan import (
 )
 from meshcert.writer.publisher import combine, plan_publisher, read_local
 from meshcert.writer.source import SourceModel, load_local
+from meshcert.writer.source_identity import check_after_streaming, check_before_writing
 from meshcert.writer.stream import (
     ArtifactSink,
     Finisher,
@@ -128,6 +136,7 @@ class WriteRequest:
     publisher_metadata: list[str] = field(default_factory=list)
     pick_up_publisher_metadata: bool = True
     generation_defaults: str | None = None  # a GenerationRequestDefaults JSON file
+    report_files: list[str] = field(default_factory=list)  # written after certification
 
 
 @dataclass
@@ -141,6 +150,9 @@ class Prepared:
     root: Path
     existing: list[str]  # planned artifact paths already present (--resume re-verifies them)
     source_ref: str  # what certification's --source names (a local path or an hf:// URL)
+    # the recorded source identity as the Hub answered it before writing (None: no source
+    # repo recorded); completed with the source's SHA-256 once it is streamed
+    source_check: SourceCheck | None = None
 
 
 @dataclass
@@ -189,8 +201,21 @@ def open_source(request: WriteRequest) -> SourceModel:
 
 
 def prepare(request: WriteRequest) -> Prepared:
-    """Open, inspect and plan; raise Refused for anything that stops the write."""
+    """Open, inspect and plan; raise Refused for anything that stops the write (nothing is
+    written before this returns)."""
+    check_model_id(request.model_id)
+    check_source_flags(request.source_repo, request.source_revision, request.source_file)
+    check_outputs(request.out_dir, request.report_files)
     source = open_source(request)
+    try:
+        return _prepare_opened(request, source)
+    except BaseException:
+        source.close()
+        raise
+
+
+def _prepare_opened(request: WriteRequest, source: SourceModel) -> Prepared:
+    check_source_file(request.source_file, source.primary.location, hub=source.kind == "hub")
     if request.inspect:
         from meshcert.writer.inspect_source import inspect_source
 
@@ -204,11 +229,12 @@ def prepare(request: WriteRequest) -> Prepared:
     root = Path(request.out_dir).resolve()
     need = request.sink_disk_bytes(plan) if request.sink_disk_bytes is not None else None
     existing = preflight(plan, root, request.resume, request.free_bytes, need)
+    source_check = check_before_writing(identity, source)
     if source.kind == "hub":
         ref = f"hf://{source.repo}@{source.revision}/{source.primary.location}"
     else:
         ref = source.primary.location
-    return Prepared(request, source, plan, identity, root, existing, ref)
+    return Prepared(request, source, plan, identity, root, existing, ref, source_check)
 
 
 def plan_for(request: WriteRequest, source: SourceModel) -> PackagePlan:
@@ -325,6 +351,8 @@ def write(prepared: Prepared, progress: WriteProgress | None = None,
         progress.end()
     finisher.close()
     _check_unchanged(root, state, plan.source, before, request.sink)
+    prepared.source_check = check_after_streaming(prepared.source_check,
+                                                  state.source_sha256[0])
     identity = Identity(**{**prepared.identity.__dict__, "created_at": int(time.time())})
     manifest = build_manifest(plan, identity, state)
     raw = manifest_bytes(manifest)
@@ -332,10 +360,15 @@ def write(prepared: Prepared, progress: WriteProgress | None = None,
     card = None
     if request.readme:
         card = render_card(manifest, digest, width=activation_width(plan),
-                           source_ref=Path(plan.source.primary.name).name)
+                           source_ref=Path(plan.source.primary.name).name,
+                           identity=_identity_said(prepared.source_check))
         write_atomic(root / README_NAME, card)
     _write_bytes_atomic(root / MANIFEST_NAME, raw)
     return WriteResult(prepared, state, manifest, digest, card)
+
+
+def _identity_said(check: SourceCheck | None) -> tuple[str, str | None] | None:
+    return None if check is None else (check.outcome, check.detail)
 
 
 def _stream_parts(prepared: Prepared, state: StreamState, finisher: Finisher,

@@ -23,6 +23,7 @@ from tests.support.catalog_packages import (
     RUNTIME_ABI,
     CatalogFixture,
     artifact_count,
+    manifest_of,
 )
 from tests.support.hub_server import FakeHub
 
@@ -51,8 +52,11 @@ EXPECTED: dict[tuple[str, str], tuple[str, set[str], set[str], str]] = {
                                  {"catalog_entry_unpinned"}, "accepts"),
     ("F16", "ns/wrong-bytes"): ("failed", {"catalog_total_bytes_mismatch"},
                                 {"catalog_entry_unpinned", PUBLISH}, "accepts"),
+    # its manifest records a 40-hex source revision of a repo this Hub does not have: asked
+    # (one request), the claim stays unverified
     ("F16", "ns/wrong-source-revision"): ("failed", {"catalog_source_revision_mismatch"},
-                                          {"catalog_entry_unpinned"}, "accepts"),
+                                          {"catalog_entry_unpinned",
+                                           "source_identity_unverified"}, "accepts"),
     ("F16", "ns/dup"): ("failed", {"catalog_package_duplicate"},
                         {"catalog_entry_unpinned", PUBLISH}, "accepts"),
     ("F16-copy", "ns/dup"): ("failed", {"catalog_package_duplicate"},
@@ -82,7 +86,17 @@ def expected_requests(row: CatalogPackage, catalog: CatalogFixture) -> int:
         return request_budget(0, pinned=pinned) - 1
     if row.repo == "ns/gated":  # manifest and README refused; no artifact read
         return request_budget(0, pinned=pinned)
-    return request_budget(artifact_count(catalog.roots[row.repo]), pinned=pinned)
+    root = catalog.roots[row.repo]
+    return request_budget(artifact_count(root), pinned=pinned,
+                          source_identity=records_pinned_source(root))
+
+
+def records_pinned_source(root: Path) -> bool:
+    """The manifest records a source repo at a 40-hex revision: certification asks the Hub."""
+    source = manifest_of(root).get("source_model") or {}
+    revision = source.get("revision") or ""
+    return bool(source.get("repo")) and len(revision) == 40 and all(
+        c in "0123456789abcdefABCDEF" for c in revision)
 
 
 def test_every_package_gets_the_expected_verdict(hub: FakeHub,

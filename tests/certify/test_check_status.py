@@ -30,6 +30,8 @@ NOT_ASKED_FOR = {
     "source_parity": "--source SOURCE.gguf",
     "stage_materialization": "--materialize",
     "split_parity": "--parity SOURCE.gguf",
+    "source_identity": "models certify or catalog certify (the library: "
+                       "CertOptions.source_identity)",
 }
 NOT_APPLICABLE_V1 = {"projectors", "hub_metadata", "generation_fields", "generation_policy",
                      "generation_thresholds", "speculative_decoding", "speculative_proposers",

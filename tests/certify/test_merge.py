@@ -77,7 +77,7 @@ def test_a_missing_slice_is_incomplete_naming_its_layers(pkg: SplitPackage) -> N
 
 def test_a_slice_of_another_package_fails_the_merge(pkg: SplitPackage, tmp_path: Path) -> None:
     fmt = "v2" if "layers/layer-00000.gguf" in pkg.files else "v1"
-    other = build(tmp_path / "other", fmt, model_id="meshcert/another")
+    other = build(tmp_path / "other", fmt, model_id="meshcert/another-GGUF")
     odd = Slice("odd.json", certify(other.root, parse_stage(f"1/{N}")))
     mine = slices(pkg, [0, 2])
     merged = merge_slices([mine[0], odd, mine[1]])

@@ -21,7 +21,7 @@ def real(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
          ) -> SplitPackage:
     split = split_v1 if request.param == "v1" else split_v2
     return split(smollm2_path(), tmp_path_factory.mktemp(request.param) / "pkg",
-                 model_id="HuggingFaceTB/SmolLM2-135M-Instruct-layers")
+                 model_id="HuggingFaceTB/SmolLM2-135M-Instruct-GGUF:Q4_1")
 
 
 def test_four_node_slices_merge_to_the_whole_verdict_then_catch_a_flipped_byte(

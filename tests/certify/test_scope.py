@@ -21,10 +21,10 @@ from tests.support.splits import SplitPackage, split_v1, split_v2
 LAYERS = 5
 
 
-def build(base: Path, fmt: str, model_id: str = "meshcert/tiny") -> SplitPackage:
+def build(base: Path, fmt: str, model_id: str = "meshcert/tiny-GGUF") -> SplitPackage:
     source = write_source_gguf(llama_spec(block_count=LAYERS), base / "source.gguf")
     split = split_v1 if fmt == "v1" else split_v2
-    return split(source, base / fmt, model_id=f"{model_id}-{fmt}")
+    return split(source, base / fmt, model_id=f"{model_id}:{fmt}")
 
 
 def certify(root: Path, scope: ScopeRequest | None = None) -> CertReport:

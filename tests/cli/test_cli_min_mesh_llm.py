@@ -21,7 +21,7 @@ def test_the_version_line_follows_mesh_llms_lines(tmp_path: Path) -> None:
     pkg = build_published(tmp_path / "p")
     out = tmp_path / "cert.json"
     result = certify(str(pkg.root), "--package-only", "--report-out", str(out))
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()
     assert lines[0].startswith("Skippy package certification: ")
     assert [line.split(":")[0] for line in lines[1:6]] == ["Model", "Package", "Manifest",
                                                            "Layers", "Report"]

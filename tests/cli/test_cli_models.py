@@ -31,7 +31,7 @@ def test_good_package_exits_0_and_writes_the_report(packages: PackageFactory,
     assert text.endswith("}\n")
     report = json.loads(text)
     assert report["status"] == "passed" and report["model_id"] == info.manifest["model_id"]
-    assert result.output.startswith("Skippy package certification: passed\n")
+    assert result.stdout.startswith("Skippy package certification: passed\n")
 
 
 def test_broken_package_exits_1_and_still_writes_every_finding(packages: PackageFactory,

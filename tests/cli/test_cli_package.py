@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import jsonschema
+import pytest
 from typer.testing import CliRunner
 
 from meshcert.certify.report import CertReport
@@ -83,14 +84,24 @@ def test_a_failing_hook_exits_2_without_a_manifest(tmp_path: Path) -> None:
     assert "--resume" in result.stderr and not (out / "model-package.json").exists()
 
 
-def test_a_certification_failure_exits_1_and_the_card_says_so(tmp_path: Path) -> None:
+def test_a_certification_failure_exits_1_and_the_card_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No input `package write` accepts makes its own package fail (it refuses those before
+    writing, tests/writer/test_write_refusals.py), so the fault is made here: the package is
+    certified against another model's GGUF, as if the source had been swapped under it."""
+    from dataclasses import replace
+
+    import meshcert.writer.certify_step as step
+
+    other, _ = moe_sources(tmp_path / "other")
+    certify = step.certify_package
+    monkeypatch.setattr(step, "certify_package", lambda request, progress=None: certify(
+        replace(request, source_gguf=str(other), source_facts=None), progress))
     out, report = tmp_path / "pkg", tmp_path / "cert.json"
     result = package("write", str(tiny_source(tmp_path)), "--out-dir", str(out),
-                     "--model-id", MODEL_ID, "--source-file", "renamed.gguf",
-                     "--report-out", str(report))
+                     "--model-id", MODEL_ID, "--report-out", str(report))
     assert result.exit_code == 1, result.output
-    codes = {f["code"] for f in json.loads(report.read_text())["findings"]}
-    assert "unknown_source_file" in codes  # the recorded name is not the file given
+    assert json.loads(report.read_text())["status"] == "failed"
     assert "- Result: failed" in (out / "README.md").read_text()
 
 
@@ -111,12 +122,24 @@ def test_write_delivers_the_certification_in_every_report_format(tmp_path: Path)
     assert sarif["runs"][0]["tool"]["driver"]["name"] == "meshcert"
 
 
-def test_an_undeliverable_report_exits_3(tmp_path: Path) -> None:
+def test_a_report_path_it_cannot_write_is_refused_before_writing(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
-    result = package("write", str(tiny_source(tmp_path)), "--out-dir", str(tmp_path / "pkg"),
+    out = tmp_path / "pkg"
+    result = package("write", str(tiny_source(tmp_path)), "--out-dir", str(out),
                      "--model-id", MODEL_ID, "--report-out", str(blocker / "cert.json"))
-    assert result.exit_code == 3 and "cannot write" in result.stderr
+    assert result.exit_code == 2 and "refused" in result.stderr, result.output
+    assert str(blocker) in result.stderr and not out.exists()
+
+
+def test_a_report_folder_gone_while_writing_exits_3(tmp_path: Path) -> None:
+    """The folder was there when the write began; the hook puts a file in its place."""
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    result = package("write", str(tiny_source(tmp_path)), "--out-dir", str(tmp_path / "pkg"),
+                     "--model-id", MODEL_ID, "--report-out", str(reports / "cert.json"),
+                     "--after-artifact-command", f"rm -rf {reports} && touch {reports}")
+    assert result.exit_code == 3 and "cannot write" in result.stderr, result.output
 
 
 def test_ctrl_c_exits_130_without_a_manifest_and_resume_finishes(tmp_path: Path) -> None:
@@ -147,7 +170,9 @@ def test_plan_prints_artifacts_and_stage_fetches_and_its_json_follows_the_schema
     model, projector = moe_sources(tmp_path)
     table = package("plan", str(model), "--stages", "3", "--projector", str(projector))
     assert table.exit_code == 0, table.output
-    assert "shared/metadata.gguf" in table.stdout and "stage-2: layers 3..3" in table.stdout
+    # the 4-layer model over 3 stages: layers 0-1, 2, 3, as the --layers flag writes them
+    assert "shared/metadata.gguf" in table.stdout
+    assert "stage-2  --layers 3..4  --stage 2/3" in table.stdout
     as_json = package("plan", str(model), "--stages", "2", "--format", "v1", "--json")
     data = json.loads(as_json.stdout)
     jsonschema.validate(data, json.loads((DOCS / "package-plan.schema.json").read_text()))

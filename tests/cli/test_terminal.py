@@ -102,5 +102,8 @@ def test_phase_lines_are_plain_lines_on_a_stderr_that_is_no_terminal(
     progress.advance(100)
     progress.end()
     progress.phase("parity: loading the source model in llama.cpp")
-    assert capsys.readouterr().err == ("materialize cert-stage-0 (layers 0..15): assembling\n"
-                                       "parity: loading the source model in llama.cpp\n")
+    lines = capsys.readouterr().err.splitlines()  # the task as a start and an end line
+    assert lines[:2] == ["materialize cert-stage-0: started, 100 B to do",
+                         "materialize cert-stage-0 (layers 0..15): assembling"]
+    assert lines[2].startswith("materialize cert-stage-0: done, 100 B in ")
+    assert lines[3:] == ["parity: loading the source model in llama.cpp"]

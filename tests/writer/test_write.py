@@ -35,7 +35,9 @@ def assert_certifies(result: WriteResult) -> CertReport:
     """Passed with the writer's own digests, and again with certify hashing everything."""
     reused = certify_written(result)
     assert reused.status == "passed", problems(reused)
-    alone = certify_dir(result.root, verify_sha256=True, source_gguf=result.prepared.source_ref)
+    # the source identity as the writer asked it of the Hub, asked again
+    alone = certify_dir(result.root, verify_sha256=True, source_gguf=result.prepared.source_ref,
+                        source_identity=result.prepared.source_check is not None)
     assert alone.status == "passed", problems(alone)
     assert sorted(problems(alone)) == sorted(problems(reused))
     return reused
@@ -165,8 +167,9 @@ def test_budget_parts_certify_warning_only_that_mesh_llm_cannot_select_common_pa
     report = assert_certifies(result)
     paths = {e["path"] for e in result.manifest["artifact_catalog"]["entries"]}
     assert {"shared/common-part00.gguf", "layers/layer-00003-part01.gguf"} <= paths
+    # meshcert/tiny-llama is on no Hub this test reaches: its identity stays claimed
     assert {f.code for f in report.findings if f.severity == "warning"} == {
-        "mesh_certify_would_fail"}
+        "mesh_certify_would_fail", "source_identity_unverified"}
 
 
 @pytest.mark.parametrize("fmt", ["v2", "v1"])

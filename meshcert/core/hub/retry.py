@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from meshcert.core.hub.errors import HubError
+from meshcert.core.hub.progress import retry_notices
 from meshcert.core.hub.settings import HubSettings
 
 T = TypeVar("T")
@@ -47,5 +48,8 @@ def call_with_retries(
                 raise error from None
             delay = wait if error.retry_after is None else min(
                 max(error.retry_after, settings.backoff_base_s), settings.max_retry_after_s)
+            for notice in retry_notices():
+                notice(f"Hub: attempt {tries} of {settings.max_retries + 1} failed "
+                       f"({error.message}); retrying in {delay:g} s")
             sleep(delay)
             wait = min(settings.backoff_cap_s, wait * 2)

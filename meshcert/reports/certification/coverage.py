@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from meshcert.certify.report import CertReport, MergeInfo, SliceCoverage
+from meshcert.certify.stages import layer_range
 from meshcert.reports import svg
 
 STATUS_TONES = {"passed": "ok", "failed": "bad", "incomplete": "warn"}
@@ -34,7 +35,7 @@ class CoverageView:
 
 
 def _span(start: int, end: int) -> str:
-    return f"{start}..{end}" if end > start else "none"
+    return layer_range(start, end) if end > start else "none"
 
 
 def _bar(label: str, start: int, end: int, total: int, colour: str, detail: str) -> svg.StackRow:

@@ -10,7 +10,13 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from meshcert.certify.report import CertReport, CheckRun, MaterializedStage, RuntimeGate
+from meshcert.certify.report import (
+    CertReport,
+    CheckRun,
+    MaterializedStage,
+    RuntimeGate,
+    SourceModel,
+)
 from meshcert.certify.stages import layer_range
 from meshcert.certify.verdict import Verdict, verdict
 from meshcert.core.findings import Finding
@@ -275,7 +281,7 @@ def _part_colour(role: str, layer_index: int | None) -> str:
 
 def _stage_rows(stages: Sequence[MaterializedStage]) -> list[StageRow]:
     return [StageRow(
-        stage_id=s.stage_id, layers=f"{s.layer_start}\u2013{s.layer_end - 1}"
+        stage_id=s.stage_id, layers=layer_range(s.layer_start, s.layer_end)
         if s.layer_end > s.layer_start else "none",
         embeddings=s.include_embeddings, output=s.include_output,
         parts=s.selected_part_count,
@@ -306,7 +312,7 @@ def stage_chart(stages: Sequence[MaterializedStage], title: str) -> Markup:
             segments.append(svg.Segment("parts not listed", float(stage.materialized_bytes),
                                         svg.TONES["muted"]))
             roles_seen.setdefault("parts not listed", svg.TONES["muted"])
-        span = (f"layers {stage.layer_start}\u2013{stage.layer_end - 1}"
+        span = (f"layers {layer_range(stage.layer_start, stage.layer_end)}"
                 if stage.layer_end > stage.layer_start else "no layers")
         rows.append(svg.StackRow(f"{stage.stage_id}", segments,
                                  f"{fmt.human_bytes(stage.materialized_bytes)} \u00b7 {span}",
@@ -421,7 +427,26 @@ def _source_facts(report: CertReport) -> list[Fact]:
     else:
         where = source.repo + (f"@{source.revision}" if source.revision
                                else " (revision not recorded)")
-    return [_mono("source model", where), _mono("source file", source.file)]
+    return [_mono("source model", where), _mono("source file", source.file),
+            _identity_fact(source)]
+
+
+IDENTITY_WORDS = {
+    "verified": "verified against the Hub",
+    "mismatch": "does not match the Hub: do not trust it",
+    "unverified": "claimed, not verified",
+}
+
+
+def _identity_fact(source: SourceModel) -> Fact:
+    """Whether anyone checked the recorded source: the Hub's answer, or "claimed, not
+    verified" (no check was possible, or none was asked for)."""
+    if source.identity is None:
+        return Fact("source identity", "claimed, not verified",
+                    note="the Hub was not asked (`models certify` and `catalog certify` ask it)"
+                    if source.repo else "no Hub repo recorded")
+    return Fact("source identity", IDENTITY_WORDS[source.identity],
+                note=source.identity_detail or "")
 
 
 def _attestation(report: CertReport) -> list[Fact] | None:
