@@ -15,6 +15,7 @@ the catalog's size.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -93,10 +94,18 @@ def check_catalog_options(concurrency: int, runtime_abi: str | None) -> None:
     release(runtime_abi, "--runtime-abi")
 
 
-def check_attestation_options(trust: str | None, trust_attested: bool) -> None:
-    """--trust-attested accepts the attestations of the signers --trust names: it needs it."""
+def check_attestation_options(trust: str | None, trust_attested: bool,
+                              attestation_repo: str | None = None) -> None:
+    """--trust-attested accepts the attestations of the signers --trust names: it needs it;
+    --attestation-repo says where those attestations are: it needs --trust-attested."""
     if trust is None and trust_attested:
         raise OptionError("needs --trust FILE (whose signers to accept)", "--trust-attested")
+    if attestation_repo is not None and not trust_attested:
+        raise OptionError("needs --trust-attested (it says where the attestations to accept "
+                          "are)", "--attestation-repo")
+    if attestation_repo is not None and not re.match(r"^[\w.-]+/[\w.-]+$", attestation_repo):
+        raise OptionError(f"{attestation_repo!r} is not a dataset id (ns/name)",
+                          "--attestation-repo")
 
 
 @dataclass

@@ -101,6 +101,10 @@ TrustAttestedOpt = Annotated[bool, typer.Option(
     "--trust-attested", help="With --trust: accept a package whose valid, trusted PASSED "
     "attestation matches the commit's listing without certifying it again (no header "
     "read; 3 Hub requests).")]
+AttestationRepoOpt = Annotated[str | None, typer.Option(
+    "--attestation-repo", metavar="DATASET", help="With --trust-attested: read each "
+    "package's attestation from this dataset, at <ns>/<repo>/<commit>.intoto.jsonl (where "
+    "`meshcert serve` uploads it), not from the package repo.")]
 
 
 @app.command("certify")
@@ -118,6 +122,7 @@ def certify(
     quiet: CatalogQuietOpt = False,
     trust: TrustOpt = None,
     trust_attested: TrustAttestedOpt = False,
+    attestation_repo: AttestationRepoOpt = None,
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
@@ -141,7 +146,8 @@ def certify(
         on_certified = PackageReportWriter(out_dir)
     request = CatalogRequest(options=options, concurrency=concurrency, previous=previous,
                              keep_reports=out_dir is not None,
-                             attestation=_catalog_trust(trust, trust_attested))
+                             attestation=_catalog_trust(trust, trust_attested,
+                                                        attestation_repo))
     try:
         run = certify_catalog(source, request, progress=progress, on_certified=on_certified)
     except CatalogError as exc:
@@ -178,17 +184,19 @@ def _open(catalog: str, since: str | None, options: CatalogOptions, write_pins: 
     return source, previous, root
 
 
-def _catalog_trust(trust: str | None, trust_attested: bool) -> CatalogTrust | None:
+def _catalog_trust(trust: str | None, trust_attested: bool,
+                   attestation_repo: str | None = None) -> CatalogTrust | None:
     from meshcert.catalog.run import check_attestation_options
 
     with option_errors():
-        check_attestation_options(trust, trust_attested)
+        check_attestation_options(trust, trust_attested, attestation_repo)
     if trust is None:
         return None
     from meshcert.attest.catalog_trust import CatalogTrust
     from meshcert.cli.attest_cmd import load_policy
 
-    return CatalogTrust(load_policy(trust, None), trust_attested=trust_attested)
+    return CatalogTrust(load_policy(trust, None), trust_attested=trust_attested,
+                        attestation_repo=attestation_repo)
 
 
 def _deliver(run: CatalogRun, *, out_dir: str | None, since: str | None, write_pins: str | None,

@@ -1,0 +1,59 @@
+"""The service's pieces wired together from a ServeConfig: the secret (from the environment),
+the signing key (loaded once, never written anywhere), the queue in the state folder, the Hub
+door and the workers."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from meshcert.serve.config import ConfigError, ServeConfig
+from meshcert.serve.hub_side import ServeHub
+from meshcert.serve.queue import Queue
+from meshcert.serve.worker import Certify, Workers
+
+log = logging.getLogger("meshcert.serve")
+
+
+@dataclass
+class Service:
+    config: ServeConfig
+    queue: Queue
+    workers: Workers
+    hub: ServeHub
+    secret: str = field(repr=False)
+    started: float = field(default_factory=time.time)
+
+    def start(self) -> None:
+        if self.queue.requeued_at_start:
+            log.warning("%d task(s) left running by a stopped process are queued again",
+                        self.queue.requeued_at_start)
+        self.workers.start()
+        log.info("meshcert serve: %d worker(s), state in %s, attestations to %s",
+                 self.config.budgets.max_jobs, self.config.state_dir,
+                 self.config.attestations.repo)
+
+    def stop(self) -> None:
+        self.workers.stop()
+        self.queue.close()
+
+
+def open_service(config: ServeConfig, *, environ: Mapping[str, str] | None = None,
+                 certify: Certify | None = None, hub: ServeHub | None = None) -> Service:
+    """ConfigError (a usage error) when the secret, the key or the state folder is unusable."""
+    from meshcert.attest.keys import KeyFileError, load_private_spec
+
+    env = dict(os.environ if environ is None else environ)
+    secret = config.secret(env)
+    spec = config.signing.key
+    try:
+        key = load_private_spec(spec if spec.startswith("env:") else str(config.path(spec)))
+    except KeyFileError as exc:
+        raise ConfigError(f"[signing] key: {exc}") from None
+    queue = Queue(config.state_dir, delivery_days=config.state.delivery_days)
+    door = hub or ServeHub()
+    return Service(config, queue, Workers(config, queue, door, key, certify=certify), door,
+                   secret)
