@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,7 +37,7 @@ def route(raw: bytes, config: ServeConfig) -> list[tuple[str, str, int | None]] 
     return [(t.kind, t.ref, t.pr) for t in routed]
 
 
-def refs(*pairs: tuple[str, str | None]) -> dict[str, object]:
+def refs(*pairs: tuple[str, str | None]) -> dict[str, Any]:
     return {"updatedRefs": [{"ref": r, "oldSha": None, "newSha": s} for r, s in pairs]}
 
 
