@@ -48,6 +48,9 @@ def serve(
     except MeshcertError as exc:
         raise error_exit(exc) from None
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if level != "DEBUG":  # one line per Hub request is noise; the service logs what it did
+        for name in ("httpx", "httpx2", "huggingface_hub"):
+            logging.getLogger(name).setLevel(logging.WARNING)
     # no access log: a webhook URL may carry ?secret=, and uvicorn would write it down
     uvicorn.run(build_app(service), host=host, port=port, access_log=False,
                 log_level=log_level.lower(),
