@@ -116,6 +116,7 @@ def _deliver(service: Service, delivery: str, body: bytes) -> Response:
         return JSONResponse({"delivery": delivery, "ignored": routed.reason,
                              "replay": seen.replay}, 200)
     accepted = service.queue.accept(delivery, routed, "queued")
+    service.workers.wake()
     if accepted.replay:
         log.info("delivery %s is a replay: nothing queued", delivery)
         return JSONResponse({"delivery": delivery, "replay": True, "queued": 0}, 200)

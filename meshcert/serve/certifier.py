@@ -72,3 +72,72 @@ def failed_result(repo: str, commit: str | None, why: str) -> dict[str, Any]:
             "sentence": f"certification incomplete: {why}", "findings": [],
             "more_findings": 0, "meshcert": __version__, "mesh_llm_rules": MESH_LLM_VERSION,
             "finished_at": None, "attestation_url": None, "unsigned": why}
+
+
+class CertifyPool:
+    """Certifications run in worker processes (spawned, kept warm): a certification reads and
+    parses in Python for seconds, and in the web process it would hold the interpreter lock
+    away from the event loop that must answer deliveries within milliseconds. A worker dies
+    with the service (Linux: PR_SET_PDEATHSIG), so `kill -9` leaves no certification behind."""
+
+    def __init__(self, key_spec: str, verifier_id: str | None, workers: int) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        self._pool = ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn"),
+            initializer=_child_init, initargs=(key_spec, verifier_id))
+        self._warm = [self._pool.submit(_child_warm) for _ in range(workers)]
+
+    def __call__(self, repo: str, commit: str) -> Certified:
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return self._pool.submit(_child_certify, repo, commit).result()
+        except BrokenProcessPool:
+            return Certified(failed_result(repo, commit, "the certification worker died"), None)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+_CHILD: dict[str, Any] = {}
+
+
+def _child_init(key_spec: str, verifier_id: str | None) -> None:
+    import signal
+    import sys
+
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the service's to handle
+    from meshcert.attest.keys import load_private_spec
+
+    _CHILD["key"] = load_private_spec(key_spec)
+    _CHILD["verifier_id"] = verifier_id
+
+
+def _child_warm() -> None:
+    """The certifier's imports, its checks and its spare worker processes, paid before the
+    first job: one certification of an empty folder (it fails at once, having loaded all)."""
+    import tempfile
+
+    import huggingface_hub  # noqa: F401  (a Hub certification's client and sources)
+
+    import meshcert.attest.sign  # noqa: F401
+    import meshcert.certify.sources.hub  # noqa: F401
+    import meshcert.core.hub.api  # noqa: F401
+    import meshcert.core.hub.files  # noqa: F401
+    import meshcert.reports.certification.verdict  # noqa: F401
+    from meshcert.certify.service import CertRequest, certify_package, prestart_workers
+
+    prestart_workers()
+    with tempfile.TemporaryDirectory(prefix="meshcert-serve-warm-") as empty:
+        certify_package(CertRequest(model=empty))
+
+
+def _child_certify(repo: str, commit: str) -> Certified:
+    return certify_commit(repo, commit, _CHILD["key"], _CHILD["verifier_id"])

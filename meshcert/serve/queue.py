@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS tasks(
   not_before REAL NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0,
   created REAL NOT NULL, finished REAL, detail TEXT);
 CREATE INDEX IF NOT EXISTS tasks_state ON tasks(state, not_before);
+CREATE INDEX IF NOT EXISTS deliveries_received ON deliveries(received);
 CREATE TABLE IF NOT EXISTS jobs(
   key TEXT PRIMARY KEY, repo TEXT NOT NULL, commit_sha TEXT NOT NULL, state TEXT NOT NULL,
   result TEXT, envelope TEXT, created REAL NOT NULL, finished REAL, runs INTEGER NOT NULL

@@ -10,6 +10,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from meshcert.serve.certifier import CertifyPool
 from meshcert.serve.config import ConfigError, ServeConfig
 from meshcert.serve.hub_side import ServeHub
 from meshcert.serve.queue import Queue
@@ -25,6 +26,7 @@ class Service:
     workers: Workers
     hub: ServeHub
     secret: str = field(repr=False)
+    pool: CertifyPool | None = None
     started: float = field(default_factory=time.time)
 
     def start(self) -> None:
@@ -38,6 +40,8 @@ class Service:
 
     def stop(self) -> None:
         self.workers.stop()
+        if self.pool is not None:
+            self.pool.close()
         self.queue.close()
 
 
@@ -49,11 +53,15 @@ def open_service(config: ServeConfig, *, environ: Mapping[str, str] | None = Non
     env = dict(os.environ if environ is None else environ)
     secret = config.secret(env)
     spec = config.signing.key
+    key_spec = spec if spec.startswith("env:") else str(config.path(spec))
     try:
-        key = load_private_spec(spec if spec.startswith("env:") else str(config.path(spec)))
+        key = load_private_spec(key_spec)  # checked here; the pool's workers load it again
     except KeyFileError as exc:
         raise ConfigError(f"[signing] key: {exc}") from None
     queue = Queue(config.state_dir, delivery_days=config.state.delivery_days)
+    pool = None
+    if certify is None:
+        pool = CertifyPool(key_spec, config.signing.verifier_id, config.budgets.max_jobs)
     door = hub or ServeHub()
-    return Service(config, queue, Workers(config, queue, door, key, certify=certify), door,
-                   secret)
+    workers = Workers(config, queue, door, key, certify=certify or pool)
+    return Service(config, queue, workers, door, secret, pool=pool)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 log = logging.getLogger("meshcert.serve")
-POLL_S = 0.2
+POLL_S = 1.0  # a task whose retry time came, or a lease run out, is seen this late
 Certify = Callable[[str, str], Certified]
 
 
@@ -55,6 +56,7 @@ class Workers:
         self._certify = certify or (lambda repo, commit: certify_commit(
             repo, commit, key, config.signing.verifier_id))
         self._stopping = threading.Event()
+        self._work = threading.Condition()  # notified when a delivery queued a task
         self._threads: list[threading.Thread] = []
         self._running: dict[int, Running] = {}
         self._lock = threading.Lock()
@@ -71,6 +73,7 @@ class Workers:
         """SIGTERM: take no new task, let running ones finish for `drain_s`, give the rest
         back to the queue (pending again: the next start runs them). Their ids."""
         self._stopping.set()
+        self.wake()
         with self._lock:
             running = list(self._running.values())
         for item in running:
@@ -84,6 +87,11 @@ class Workers:
                             item.task.kind, item.task.repo, item.task.ref)
         return requeued
 
+    def wake(self) -> None:
+        """A task was queued: idle workers look now, not at their next poll."""
+        with self._work:
+            self._work.notify_all()
+
     def running(self) -> list[Task]:
         with self._lock:
             return [r.task for r in self._running.values()]
@@ -93,7 +101,8 @@ class Workers:
         while not self._stopping.is_set():
             task = self.queue.claim(lease)
             if task is None:
-                self._stopping.wait(POLL_S)
+                with self._work:
+                    self._work.wait(POLL_S)
                 continue
             item = Running(task)
             with self._lock:
@@ -174,7 +183,10 @@ class Workers:
             return job.result
         result, envelope = job.result, job.envelope
         if job.state == "running" or result is None:
+            started = time.monotonic()
             certified = self._certify(repo, commit)
+            log.info("%s@%s: certification %s in %.2f s", repo, commit,
+                     certified.result["status"], time.monotonic() - started)
             if certified.result["status"] == "incomplete" and not last:
                 raise RetryLater(f"{repo}@{commit}: {certified.result['sentence']}")
             result, envelope = certified.result, certified.envelope
