@@ -274,7 +274,8 @@ class _Runner:
         report, view = certify_with_view(CertRequest(
             model=f"hf://{repo}@{commit}", hub_gate=self.gate,
             options=CertOptions(runtime_abi=options.runtime_abi, strict=options.strict,
-                                verify_sha256=options.verify_sha256),
+                                verify_sha256=options.verify_sha256,
+                                min_mesh_llm=options.min_mesh_llm),
             extra_findings=policy.findings if policy is not None else None))
         if self.on_certified is not None:
             self.on_certified(repo, commit, report)

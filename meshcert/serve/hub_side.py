@@ -95,6 +95,17 @@ class ServeHub:
             commit_message=message))
         return str(getattr(info, "oid", "") or "")
 
+    def has_discussion(self, repo: str, title: str, author: str) -> bool:
+        """Whether `author` opened a discussion titled `title` on `repo` (open or closed)."""
+        found = self.api.call(f"get_repo_discussions {repo}", lambda api: list(
+            api.get_repo_discussions(repo, author=author)))
+        return any(d.title == title and d.author == author for d in found)
+
+    def create_discussion(self, repo: str, title: str, body: str) -> int:
+        made = self.api.call(f"create_discussion {repo}", lambda api: api.create_discussion(
+            repo, title, description=body))
+        return int(made.num)
+
     def may_write(self, repo: str, user: str) -> bool:
         """Whether `user` may write to `repo`: its own namespace, or an org where the Hub
         lists the user with the write or admin role."""
