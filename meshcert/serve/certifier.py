@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from meshcert.certify.report import CertReport
+    from meshcert.serve.release_matrix import Recheck
 
 MAX_FINDINGS = 30  # per package in a comment; the rest are counted
 
@@ -97,6 +98,10 @@ class CertifyPool:
         except BrokenProcessPool:
             return Certified(failed_result(repo, commit, "the certification worker died"), None)
 
+    def recheck(self, catalog: str, release: str, runtime_abi: str | None) -> Recheck:
+        """`catalog recheck` in a worker process (its certifications off the event loop)."""
+        return self._pool.submit(_child_recheck, catalog, release, runtime_abi).result()
+
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
@@ -141,3 +146,9 @@ def _child_warm() -> None:
 
 def _child_certify(repo: str, commit: str) -> Certified:
     return certify_commit(repo, commit, _CHILD["key"], _CHILD["verifier_id"])
+
+
+def _child_recheck(catalog: str, release: str, runtime_abi: str | None) -> Recheck:
+    from meshcert.serve.release_matrix import recheck_catalog
+
+    return recheck_catalog(catalog, release, runtime_abi)

@@ -72,6 +72,20 @@ class BudgetSection(_Section):
     comment_attempts: int = Field(default=4, ge=1, le=20)  # a comment the Hub refuses (5xx)
 
 
+class ReleaseSection(_Section):
+    mesh_llm: str = Field(pattern=r"^\d+\.\d+(\.\d+)?$")
+    runtime_abi: str | None = Field(default=None, pattern=r"^\d+\.\d+(\.\d+)?$")
+
+
+class RecheckSection(_Section):
+    """`catalog recheck` run by the service: every catalog against each release listed."""
+
+    matrix: str = "release-matrix.json"  # the release matrix (/status shows it)
+    interval_hours: float = Field(default=0.0, ge=0)  # 0: only by hand
+    open_discussions: bool = True
+    release: list[ReleaseSection] = Field(default_factory=list)
+
+
 class ServeConfig(_Section):
     webhook: WebhookSection = Field(default_factory=WebhookSection)
     state: StateSection = Field(default_factory=StateSection)
@@ -81,6 +95,7 @@ class ServeConfig(_Section):
     catalog: list[CatalogSection] = Field(default_factory=list)
     trust: TrustSection = Field(default_factory=TrustSection)
     budgets: BudgetSection = Field(default_factory=BudgetSection)
+    recheck: RecheckSection = Field(default_factory=RecheckSection)
     base_dir: str = "."  # the config file's folder (set by load_config, not read)
 
     def path(self, value: str) -> Path:

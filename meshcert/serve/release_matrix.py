@@ -104,8 +104,12 @@ def _release_key(name: str) -> tuple[int, int, int]:
     return parse_version(name) or (0, 0, 0)
 
 
+def release_order(matrix: dict[str, Any]) -> list[str]:
+    return sorted(matrix["releases"], key=_release_key)
+
+
 def matrix_markdown(matrix: dict[str, Any]) -> str:
-    releases = sorted(matrix["releases"], key=_release_key)
+    releases = release_order(matrix)
     packages = sorted({p for r in releases for p in matrix["releases"][r]["packages"]})
     lines = ["# Release matrix", "", "| package | " + " | ".join(
         f"mesh-llm {r}" for r in releases) + " |", "|---" * (len(releases) + 1) + "|"]

@@ -14,6 +14,7 @@ from meshcert.serve.certifier import CertifyPool
 from meshcert.serve.config import ConfigError, ServeConfig
 from meshcert.serve.hub_side import ServeHub
 from meshcert.serve.queue import Queue
+from meshcert.serve.schedule import RecheckSchedule
 from meshcert.serve.worker import Certify, Workers
 
 log = logging.getLogger("meshcert.serve")
@@ -27,6 +28,7 @@ class Service:
     hub: ServeHub
     secret: str = field(repr=False)
     pool: CertifyPool | None = None
+    schedule: RecheckSchedule | None = None
     started: float = field(default_factory=time.time)
 
     def start(self) -> None:
@@ -34,11 +36,15 @@ class Service:
             log.warning("%d task(s) left running by a stopped process are queued again",
                         self.queue.requeued_at_start)
         self.workers.start()
+        if self.schedule is not None:
+            self.schedule.start()
         log.info("meshcert serve: %d worker(s), state in %s, attestations to %s",
                  self.config.budgets.max_jobs, self.config.state_dir,
                  self.config.attestations.repo)
 
     def stop(self) -> None:
+        if self.schedule is not None:
+            self.schedule.stop()
         self.workers.stop()
         if self.pool is not None:
             self.pool.close()
@@ -64,4 +70,5 @@ def open_service(config: ServeConfig, *, environ: Mapping[str, str] | None = Non
         pool = CertifyPool(key_spec, config.signing.verifier_id, config.budgets.max_jobs)
     door = hub or ServeHub()
     workers = Workers(config, queue, door, key, certify=certify or pool)
-    return Service(config, queue, workers, door, secret, pool=pool)
+    schedule = RecheckSchedule(config, door, pool.recheck if pool is not None else None)
+    return Service(config, queue, workers, door, secret, pool=pool, schedule=schedule)

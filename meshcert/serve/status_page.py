@@ -33,7 +33,45 @@ def status_data(service: Service) -> dict[str, Any]:
         "verdicts": [{k: v.get(k) for k in ("repo", "commit", "status", "sentence",
                                             "attestation_url", "finished_at")}
                      for v in queue.verdicts(limit=30)],
+        "release_matrix": _matrix(service),
     }
+
+
+def _matrix(service: Service) -> dict[str, Any] | None:
+    """The release matrix file, when a recheck wrote one (None: none, or unreadable)."""
+    from meshcert.serve.release_matrix import load_matrix
+
+    path = service.config.path(service.config.recheck.matrix)
+    if not path.is_file():
+        return None
+    try:
+        return load_matrix(path)
+    except ValueError:
+        return None
+
+
+def matrix_table(matrix: dict[str, Any] | None) -> str:
+    from meshcert.serve.release_matrix import release_order
+
+    if not matrix or not matrix["releases"]:
+        return "<p>no recheck yet</p>"
+    releases = release_order(matrix)
+    packages = sorted({p for r in releases for p in matrix["releases"][r]["packages"]})
+    rows = []
+    for package in packages:
+        row = [f"<code>{escape(package)}</code>"]
+        for release in releases:
+            got = matrix["releases"][release]["packages"].get(package)
+            if got is None:
+                row.append("")
+            elif got["verdict"] == "refused":
+                row.append('<span class="failed">refused: ' + escape(
+                    ", ".join(got["codes"])) + "</span>")
+            else:
+                cls = "passed" if got["verdict"] == "loads" else "incomplete"
+                row.append(f'<span class="{cls}">{escape(str(got["verdict"]))}</span>')
+        rows.append(row)
+    return _table(["package", *(f"mesh-llm {r}" for r in releases)], rows)
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
@@ -75,4 +113,5 @@ def render_status(data: dict[str, Any]) -> str:
         f"{escape(data['mesh_llm_rules'])}; attestations in "
         f"<code>{escape(data['attestation_repo'])}</code>; up {data['uptime_s']} s</p>"
         f"<h2>Queue</h2>{summary}<h2>Running</h2>{running}<h2>Pending</h2>{pending}"
-        f"<h2>Last verdicts</h2>{verdicts}<h2>Failures</h2>{failures}</body></html>\n")
+        f"<h2>Last verdicts</h2>{verdicts}<h2>Failures</h2>{failures}"
+        f"<h2>Release matrix</h2>{matrix_table(data.get('release_matrix'))}</body></html>\n")

@@ -92,3 +92,31 @@ def test_a_bad_release_or_matrix_is_a_usage_error(catalog: dict[str, str],
     bad.write_text("[]")
     code, output = recheck("0.76.2", bad)
     assert code == 2 and "not a release matrix" in output
+
+
+def test_the_service_rechecks_on_its_schedule_and_shows_the_matrix(
+        catalog: dict[str, str], rig: ServeRig, hub: FakeHub) -> None:
+    import threading
+
+    rig.write_config(watch=["meshllm/*-layers"], catalogs=(CATALOG,), extra=(
+        "[recheck]\ninterval_hours = 24\n[[recheck.release]]\nmesh_llm = \"0.76.2\"\n"
+        "runtime_abi = \"0.1.53\"\n"))
+    with rig.running():
+        matrix: dict[str, object] | None = None
+        for _ in range(600):
+            matrix = rig.status()["release_matrix"]
+            if matrix:
+                break
+            threading.Event().wait(0.1)
+        page = httpx_get(f"{rig.url}/status")
+    assert matrix is not None
+    releases = matrix["releases"]
+    assert isinstance(releases, dict) and releases["0.76.2"]["runtime_abi"] == "0.1.53"
+    assert bot_discussions(hub, "meshllm/publisher-layers") == [TITLE]
+    assert "<h2>Release matrix</h2>" in page and "refused: mesh_llm_version_too_old" in page
+
+
+def httpx_get(url: str) -> str:
+    import httpx
+
+    return httpx.get(url, timeout=10).text

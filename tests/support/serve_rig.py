@@ -86,7 +86,7 @@ class ServeRig:
         return f"http://127.0.0.1:{self.port}"
 
     def write_config(self, *, watch: list[str], catalogs: tuple[str, ...] = (),
-                     budgets: dict[str, Any] | None = None) -> Path:
+                     budgets: dict[str, Any] | None = None, extra: str = "") -> Path:
         lines = ["[webhook]", 'secret_env = "MESHCERT_WEBHOOK_SECRET"', "[state]",
                  'dir = "state"', "[signing]", 'key = "release.key"', "[attestations]",
                  f'repo = "{ATTESTATIONS}"']
@@ -94,7 +94,7 @@ class ServeRig:
         lines += [f'[[catalog]]\nrepo = "{c}"' for c in catalogs]
         budget = {"retry_s": 0.2, "lease_s": 30.0, "drain_s": 2.0} | (budgets or {})
         lines += ["[budgets]", *(f"{k} = {json.dumps(v)}" for k, v in budget.items())]
-        self.config.write_text("\n".join(lines) + "\n")
+        self.config.write_text("\n".join(lines) + "\n" + extra)
         return self.config
 
     def env(self) -> dict[str, str]:
