@@ -103,7 +103,12 @@ class CertifyPool:
         return self._pool.submit(_child_recheck, catalog, release, runtime_abi).result()
 
     def close(self) -> None:
+        """Stop now: a certification still running is ended (its task was requeued)."""
+        # the executor's own processes (it offers no public way to end a running call)
+        processes = dict(getattr(self._pool, "_processes", None) or {})
         self._pool.shutdown(wait=False, cancel_futures=True)
+        for child in processes.values():
+            child.terminate()
 
 
 _CHILD: dict[str, Any] = {}

@@ -52,6 +52,10 @@ PENDING, RUNNING, DONE, FAILED, SUPERSEDED = "pending", "running", "done", "fail
 DAY_S = 86400.0
 
 
+class QueueClosed(Exception):
+    """The service stopped while a worker still held a task (it is pending again)."""
+
+
 @dataclass(frozen=True)
 class Task:
     id: int
@@ -102,18 +106,22 @@ class Queue:
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at each checkpoint
         self._db.executescript(SCHEMA)
         self._mutex = threading.RLock()
+        self.closed = False
         self._clock = clock
         self.retention_s = delivery_days * DAY_S
         self.requeued_at_start = self._requeue_running()
 
     def close(self) -> None:
         with self._mutex:
+            self.closed = True
             self._db.close()
             self._lock_file.close()
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         with self._mutex:
+            if self.closed:
+                raise QueueClosed("the queue is closed (the service is stopping)")
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db

@@ -11,6 +11,7 @@ outcome is one log line.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -25,7 +26,7 @@ from meshcert.serve.catalog_pr import changes, touched_entries
 from meshcert.serve.certifier import Certified, certify_commit, failed_result, job_key
 from meshcert.serve.config import ServeConfig
 from meshcert.serve.hub_side import ServeHub
-from meshcert.serve.queue import DONE, FAILED, Queue, Task
+from meshcert.serve.queue import DONE, FAILED, Queue, QueueClosed, Task
 from meshcert.serve.routing import CATALOG_PR, MAIN, PACKAGE, PACKAGE_PR, RECHECK_KIND
 
 if TYPE_CHECKING:
@@ -97,6 +98,10 @@ class Workers:
             return [r.task for r in self._running.values()]
 
     def _loop(self) -> None:
+        with contextlib.suppress(QueueClosed):  # stopped: stop() gave back what it held
+            self._serve()
+
+    def _serve(self) -> None:
         lease = self.config.budgets.lease_s
         while not self._stopping.is_set():
             task = self.queue.claim(lease)
@@ -119,7 +124,10 @@ class Workers:
     def _heartbeat(self, item: Running) -> None:
         lease = self.config.budgets.lease_s
         while not item.done.wait(lease / 3):
-            self.queue.renew(item.task.id, lease)
+            try:
+                self.queue.renew(item.task.id, lease)
+            except QueueClosed:
+                return
 
     # --- one task -------------------------------------------------------------------------
     def run(self, task: Task) -> None:
@@ -138,7 +146,12 @@ class Workers:
                             budgets.retry_s, task.attempts, budgets.max_attempts, message)
                 self.queue.retry_later(task.id, budgets.retry_s, message)
             return
+        except QueueClosed:
+            raise
         except Exception as exc:  # a bug: logged with its traceback, the task ends failed
+            if self._stopping.is_set():
+                log.warning("%s stopped with the service: %s", where, type(exc).__name__)
+                return
             log.exception("%s failed unexpectedly", where)
             self.queue.finish(task.id, FAILED, f"internal error: {type(exc).__name__}")
             return
