@@ -8,7 +8,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from meshcert.core.version import MESH_LLM_VERSION, __version__
-from meshcert.serve.queue import FAILED, PENDING
+from meshcert.serve.queue import DONE, FAILED, PENDING
 
 if TYPE_CHECKING:
     from meshcert.serve.service import Service
@@ -30,6 +30,7 @@ def status_data(service: Service) -> dict[str, Any]:
                      "attempt": t.attempts} for t in service.workers.running()],
         "pending": queue.tasks((PENDING,)),
         "failures": queue.tasks((FAILED,), limit=20),
+        "done": queue.tasks((DONE,), limit=20),
         "verdicts": [{k: v.get(k) for k in ("repo", "commit", "status", "sentence",
                                             "attestation_url", "finished_at")}
                      for v in queue.verdicts(limit=30)],

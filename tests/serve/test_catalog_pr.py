@@ -112,3 +112,64 @@ def test_recheck_runs_again_for_a_writer_only(served: ServeRig, hub: FakeHub,
     assert rerun["counts"]["certifications"] == 2
     bot = [c for c in comments(hub, num) if c["author"] == BOT]
     assert len(bot) == 1
+
+
+def test_a_merged_pull_request_is_certified_again_at_the_merge_commit(
+        served: ServeRig, hub: FakeHub, shelf: PackageShelf) -> None:
+    good = hub.publish_dir("meshllm/good-layers", shelf.v2())
+    with served.running():
+        served.hook()
+        num = open_pr(CONTRIBUTOR_TOKEN, entry_bytes(Q4=("meshllm/good-layers", good)))
+        served.settle()
+        merged = hub.merge_pull_request(CATALOG, num, repo_type="dataset")
+        status = served.settle()
+    assert any(t["ref"] == f"refs/pr/{num}" and str(t["detail"]).endswith(
+        f"at {merged}; commented on #{num}") for t in status["done"])
+    (comment,) = comments(hub, num)
+    assert f"`meshllm/good-layers` at commit `{good}`" in str(comment["content"])
+    assert status["counts"]["certifications"] == 1  # the same pin: its verdict re-used
+
+
+def test_a_pull_request_over_the_budget_says_what_was_left_out(
+        rig: ServeRig, hub: FakeHub, shelf: PackageShelf,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    rig.write_config(watch=["meshllm/*-layers"], catalogs=(CATALOG,),
+                     budgets={"max_catalog_packages": 2})
+    monkeypatch.setenv("HF_TOKEN", BOT_TOKEN)
+    hub.create_repo(CATALOG, repo_type="dataset")
+    hub.commit(CATALOG, {"README.md": b"# catalog\n"}, repo_type="dataset")
+    good = hub.publish_dir("meshllm/good-layers", shelf.v2())
+    variants = {f"V{i}": ("meshllm/good-layers", good) for i in range(5)}
+    with rig.running():
+        rig.hook()
+        num = open_pr(CONTRIBUTOR_TOKEN, entry_bytes(**variants))
+        rig.settle()
+    (comment,) = comments(hub, num)
+    text = str(comment["content"])
+    assert text.count("certification passed:") == 2
+    assert "### 3 more package reference(s)" in text
+    assert "over the budget of 2 per pull request" in text
+
+
+def test_a_burst_with_duplicates_runs_one_job_per_key(
+        served: ServeRig, hub: FakeHub, shelf: PackageShelf) -> None:
+    repos = [f"meshllm/burst{i}-layers" for i in range(3)]
+    root = shelf.v2()
+    commits = {repo: hub.publish_dir(repo, root) for repo in repos}
+    with served.running():
+        hook = served.hook()
+        sent = []
+        for i in range(60):
+            repo = hub.get_repo(repos[i % 3])
+            assert repo is not None
+            sent.append(hub.webhooks.send(hub.webhooks.payload(
+                hook, repo, "repo.content", "update", updatedRefs=[
+                    {"ref": "refs/heads/main", "oldSha": None, "newSha": commits[repo.repo_id]}]),
+                hook))
+        for delivery in sent[::3]:
+            hub.webhooks.replay(delivery)  # 20 replays of the same Webhook-Ids
+        status = served.settle()
+    assert status["counts"]["jobs"] == 3 and status["counts"]["certifications"] == 3
+    assert all(d.delivered for d in sent)
+    assert sorted(json.loads(f.decode())["payloadType"] for f in
+                  served.attestation_files().values()) == ["application/vnd.in-toto+json"] * 3
