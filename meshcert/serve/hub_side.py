@@ -5,6 +5,7 @@ holds no token. The service's own identity (`whoami`) is asked once, to find its
 from __future__ import annotations
 
 import tempfile
+import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ class ServeHub:
         self.settings = settings or HubSettings.from_env()
         self.api = HubApi(self.settings, token=token, follow_causes=True)
         self._me: str | None = None
+        self._me_lock = threading.Lock()
 
     @property
     def endpoint(self) -> str:
@@ -39,9 +41,10 @@ class ServeHub:
 
     def me(self) -> str:
         """The service's own user name (asked once)."""
-        if self._me is None:
-            self._me = self.api.identify().name
-        return self._me
+        with self._me_lock:
+            if self._me is None:
+                self._me = self.api.identify().name
+            return self._me
 
     def resolve(self, repo: str, repo_type: str, revision: str | None) -> str:
         """The commit `revision` points at now, asked of the Hub (never read from a payload)."""

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from meshcert.core.errors import MeshcertError
 from meshcert.serve.certifier import CertifyPool
 from meshcert.serve.config import ConfigError, ServeConfig
 from meshcert.serve.hub_side import ServeHub
@@ -35,12 +37,21 @@ class Service:
         if self.queue.requeued_at_start:
             log.warning("%d task(s) left running by a stopped process are queued again",
                         self.queue.requeued_at_start)
+        threading.Thread(target=self._identify, name="meshcert-whoami", daemon=True).start()
         self.workers.start()
         if self.schedule is not None:
             self.schedule.start()
         log.info("meshcert serve: %d worker(s), state in %s, attestations to %s",
                  self.config.budgets.max_jobs, self.config.state_dir,
                  self.config.attestations.repo)
+
+    def _identify(self) -> None:
+        """Who the token is, asked once at start (its comments are found by it)."""
+        try:
+            log.info("commenting as %s", self.hub.me())
+        except MeshcertError as exc:
+            log.error("the Hub token cannot be used yet (comments will fail until it can): "
+                      "%s", exc)
 
     def stop(self) -> None:
         if self.schedule is not None:
