@@ -147,6 +147,17 @@ def _child_warm() -> None:
     prestart_workers()
     with tempfile.TemporaryDirectory(prefix="meshcert-serve-warm-") as empty:
         certify_package(CertRequest(model=empty))
+    # the Hub clients' set-up (TLS trust store, sessions), without a request
+    from huggingface_hub.utils import get_session
+
+    from meshcert.core.hub.api import HubApi
+    from meshcert.core.hub.files import new_client
+    from meshcert.core.hub.settings import HubSettings
+
+    settings = HubSettings.from_env()
+    HubApi(settings)
+    get_session()
+    new_client(settings).close()
 
 
 def _child_certify(repo: str, commit: str) -> Certified:
