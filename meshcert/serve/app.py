@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import hmac
 import logging
+import sqlite3
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -23,6 +24,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from meshcert.serve.payload import Ignored, PayloadError, parse
+from meshcert.serve.queue import QueueClosed
 from meshcert.serve.routing import tasks_for
 from meshcert.serve.service import Service
 from meshcert.serve.status_page import render_status, status_data
@@ -73,7 +75,11 @@ def build_app(service: Service) -> Starlette:
             return JSONResponse({"error": f"body over {cap} bytes"}, 413)
         delivery = request.headers.get("webhook-id") or (
             "sha256:" + hashlib.sha256(body).hexdigest())
-        return _deliver(service, delivery[:200], body)
+        try:
+            return _deliver(service, delivery[:200], body)
+        except (QueueClosed, sqlite3.Error) as exc:  # stopping, or the disk failed us
+            log.error("delivery %s not recorded (503): %s", delivery[:200], exc)
+            return JSONResponse({"error": "not recorded; deliver again"}, 503)
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"ok": True})

@@ -191,11 +191,12 @@ class Workers:
         if force and job.state != "running":
             self.queue.job_reset(key)
             job = self.queue.job(key, repo, commit)
-        if job.state == "published" and job.result is not None:
+        if job.state == "published" and job.result is not None \
+                and job.result["status"] != "incomplete":  # no verdict: certify again
             log.info("%s@%s: verdict re-used (%s)", repo, commit, job.result["status"])
             return job.result
         result, envelope = job.result, job.envelope
-        if job.state == "running" or result is None:
+        if job.state in ("running", "published") or result is None:
             started = time.monotonic()
             certified = self._certify(repo, commit)
             log.info("%s@%s: certification %s in %.2f s", repo, commit,

@@ -93,3 +93,27 @@ def test_a_lying_head_sha_is_not_certified_the_real_head_is(
     (last,) = status["verdicts"]
     assert last["commit"] == good
     assert list(served.attestation_files()) == [attestation_path(REPO, good)]
+
+
+def test_a_certification_the_hub_cut_short_is_retried_and_never_reused(
+        served: ServeRig, hub: FakeHub, shelf: PackageShelf,
+        caplog: pytest.LogCaptureFixture) -> None:
+    root = shelf.v2()
+    with served.running():
+        hook = served.hook()
+        hub.inject("resolve", 503, times=None, path_contains=REPO)  # every read of the package
+        commit = hub.publish_dir(REPO, root)
+        first = served.settle()
+        hub.clear_faults()
+        repo = hub.get_repo(REPO)
+        assert repo is not None
+        hub.webhooks.send(hub.webhooks.payload(hook, repo, "repo.content", "update", updatedRefs=[
+            {"ref": "refs/heads/main", "oldSha": None, "newSha": commit}]), hook)
+        second = served.settle()
+    (incomplete,) = first["verdicts"]
+    assert incomplete["status"] == "incomplete" and incomplete["attestation_url"] is None
+    assert "will be tried again in 0 s (attempt 2 of 3)" in caplog.text  # then recorded
+    assert first["counts"]["certifications"] == 1
+    assert served.attestation_commits() == 2  # only the verdict of the second push is signed
+    assert second["verdicts"][0]["status"] == "passed"
+    assert second["counts"]["certifications"] == 2
