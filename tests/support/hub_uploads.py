@@ -100,7 +100,7 @@ def _route(hub: FakeHub, req: Request) -> Answer:
         "branch": lambda: _create_branch(hub, req, repo, rest[1]),
         "auth_check": lambda: _auth_check(req, repo, rest[1:] == ["write"]),
         "discussion_create": lambda: _create_discussion(hub, req, repo),
-        "discussions": lambda: _list_discussions(repo),
+        "discussions": lambda: _list_discussions(repo, req.query),
         "discussion": lambda: hub_discussions.details(hub, repo, rest[1]),
         "discussion_comment": lambda: hub_discussions.post_comment(hub, req, repo, rest[1]),
         "discussion_comment_edit": lambda: hub_discussions.edit_comment(hub, req, repo,
@@ -440,6 +440,18 @@ def _create_discussion(hub: FakeHub, req: Request, repo: FakeRepo) -> Answer:
     return json_answer({"num": num, "pullRequest": is_pr})
 
 
-def _list_discussions(repo: FakeRepo) -> Answer:
-    items = [_discussion(repo, d) for d in reversed(repo.discussions)]
-    return json_answer({"discussions": items, "count": len(items), "start": 0})
+PAGE = 50  # discussions per page, as the Hub pages them
+
+
+def _list_discussions(repo: FakeRepo, query: dict[str, list[str]]) -> Answer:
+    """Newest first, filtered by `type` (discussion|pull_request|all), `status`
+    (open|closed|merged|draft|all) and `author`, paged by `p`."""
+    kind, status = (query.get("type") or ["all"])[0], (query.get("status") or ["all"])[0]
+    author = query["author"][0] if query.get("author") else None
+    found = [d for d in reversed(repo.discussions)
+             if kind == "all" or d.is_pull_request == (kind == "pull_request")
+             if status == "all" or d.status == status
+             if author is None or d.author == author]
+    page = int((query.get("p") or ["0"])[0])
+    items = [_discussion(repo, d) for d in found[page * PAGE:(page + 1) * PAGE]]
+    return json_answer({"discussions": items, "count": len(found), "start": page * PAGE})
