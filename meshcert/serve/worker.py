@@ -60,6 +60,7 @@ class Workers:
         self._work = threading.Condition()  # notified when a delivery queued a task
         self._threads: list[threading.Thread] = []
         self._running: dict[int, Running] = {}
+        self._key_locks = [threading.Lock() for _ in range(64)]
         self._lock = threading.Lock()
 
     # --- lifecycle ------------------------------------------------------------------------
@@ -187,6 +188,13 @@ class Workers:
         """The verdict of `repo`@`commit`: re-used when its key has one, else certified,
         signed and uploaded (each stage checkpointed)."""
         key = job_key(repo, commit, self.trust_digest)
+        # a catalog's task and a package's task may want the same key at once: one certifies,
+        # the other re-uses its verdict (striped locks: memory stays flat)
+        with self._key_locks[int(key[:8], 16) % len(self._key_locks)]:
+            return self._job(key, repo, commit, force=force, last=last)
+
+    def _job(self, key: str, repo: str, commit: str, *, force: bool, last: bool
+             ) -> dict[str, Any]:
         job = self.queue.job(key, repo, commit)
         if force and job.state != "running":
             self.queue.job_reset(key)
