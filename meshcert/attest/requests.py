@@ -44,6 +44,20 @@ class VerifyRequest:
     attestation: str | None = None
     trust: str | None = None
     trusted_keys: tuple[str, ...] = ()
+    attestation_repo: str | None = None  # a dataset holding <ns>/<repo>/<commit>.intoto.jsonl
 
     def __post_init__(self) -> None:
         check_trust_options(self.trust, self.trusted_keys)
+        if self.attestation_repo is None:
+            return
+        from meshcert.attest.attestation_repo import valid_repo
+
+        if self.attestation is not None:
+            raise OptionError("give --attestation FILE or --attestation-repo DATASET, not both",
+                              option="--attestation-repo")
+        if not self.package.startswith("hf://"):
+            raise OptionError("--attestation-repo is for a package on the Hub "
+                              "(hf://ns/repo[@rev])", option="--attestation-repo")
+        if not valid_repo(self.attestation_repo):
+            raise OptionError(f"{self.attestation_repo!r} is not a dataset id (ns/name)",
+                              option="--attestation-repo")

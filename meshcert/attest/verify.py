@@ -269,9 +269,12 @@ def read_local_attestation(path: str) -> bytes | None:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-def verify_ref(package: str, attestation: str | None, policy: TrustPolicy) -> Verification:
-    """`meshcert attest verify PKG [--attestation FILE]`: PKG a local directory or
-    hf://ns/repo@rev (default attestation: attestations/meshcert.intoto.jsonl in it)."""
+def verify_ref(package: str, attestation: str | None, policy: TrustPolicy,
+               attestation_repo: str | None = None) -> Verification:
+    """`meshcert attest verify PKG [--attestation FILE | --attestation-repo DATASET]`: PKG a
+    local directory or hf://ns/repo@rev (default attestation: attestations/meshcert.intoto.jsonl
+    in it; with `attestation_repo`, `<ns>/<repo>/<commit>.intoto.jsonl` in that dataset, the
+    commit being the one `rev` resolves to)."""
     import os
 
     from meshcert.attest.package_state import ATTESTATION_PATH, hub_state, local_state
@@ -289,6 +292,9 @@ def verify_ref(package: str, attestation: str | None, policy: TrustPolicy) -> Ve
             return verify_file(read_local_attestation(attestation), attestation,
                                local_state(root), policy)
         return _verify_found(root, policy)
+    if attestation_repo is not None:
+        return verify_in_attestation_repo(ref.repo or "", ref.revision, attestation_repo,
+                                          policy)
     given = read_local_attestation(attestation) if attestation is not None else None
     state = hub_state(ref.repo or "", ref.revision, read_attestation=attestation is None,
                       attestation=given)
@@ -329,3 +335,25 @@ def _verify_found(root: str, policy: TrustPolicy) -> Verification:
         codes.MISSING, f"no attestation found: looked at {looked}; `models certify "
         "--attest-key` writes <report stem>.intoto.jsonl beside its --report-out (or at "
         "--attestation-out): give that file with --attestation")])
+
+
+def verify_in_attestation_repo(repo: str, revision: str | None, dataset: str,
+                               policy: TrustPolicy) -> Verification:
+    """The package hf://repo@revision against its attestation in the attestation repo
+    `dataset` (meshcert.attest.attestation_repo), at the commit `revision` resolves to now."""
+    from meshcert.attest.attestation_repo import attestation_path, read_attestation
+    from meshcert.attest.package_state import PackageState, hub_state
+    from meshcert.core.hub.api import HubApi
+    from meshcert.core.hub.errors import HubError
+    from meshcert.core.hub.settings import HubSettings
+
+    try:
+        commit = HubApi(HubSettings.from_env()).resolve(repo, revision, listing=False).commit
+        data = read_attestation(dataset, repo, commit)
+    except HubError as err:
+        state = PackageState(ref=f"hf://{repo}@{revision}" if revision else f"hf://{repo}",
+                             repo=repo, problems=[err.to_finding()])
+        return verify_file(None, f"hf://datasets/{dataset}", state, policy)
+    state = hub_state(repo, commit, read_attestation=False, attestation=data)
+    name = f"hf://datasets/{dataset}/{attestation_path(repo, commit)}"
+    return verify_file(data, name, state, policy)

@@ -40,6 +40,9 @@ class CatalogOptions(_Model):
     runtime_abi: str | None = None
     strict: bool = False
     verify_sha256: bool = False
+    min_mesh_llm: str | None = Field(default=None, description="The mesh-llm release every "
+                                     "package must load on (`catalog recheck --mesh-llm`): a "
+                                     "manifest needing a newer one is an error.")
 
 
 class PackageFacts(_Model):

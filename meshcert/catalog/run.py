@@ -15,6 +15,7 @@ the catalog's size.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -94,10 +95,18 @@ def check_catalog_options(concurrency: int, runtime_abi: str | None) -> None:
     release(runtime_abi, "--runtime-abi")
 
 
-def check_attestation_options(trust: str | None, trust_attested: bool) -> None:
-    """--trust-attested accepts the attestations of the signers --trust names: it needs it."""
+def check_attestation_options(trust: str | None, trust_attested: bool,
+                              attestation_repo: str | None = None) -> None:
+    """--trust-attested accepts the attestations of the signers --trust names: it needs it;
+    --attestation-repo says where those attestations are: it needs --trust-attested."""
     if trust is None and trust_attested:
         raise OptionError("needs --trust FILE (whose signers to accept)", "--trust-attested")
+    if attestation_repo is not None and not trust_attested:
+        raise OptionError("needs --trust-attested (it says where the attestations to accept "
+                          "are)", "--attestation-repo")
+    if attestation_repo is not None and not re.match(r"^[\w.-]+/[\w.-]+$", attestation_repo):
+        raise OptionError(f"{attestation_repo!r} is not a dataset id (ns/name)",
+                          "--attestation-repo")
 
 
 @dataclass
@@ -268,7 +277,8 @@ class _Runner:
         report, view = certify_with_view(CertRequest(
             model=f"hf://{repo}@{commit}", hub_gate=self.gate,
             options=CertOptions(runtime_abi=options.runtime_abi, strict=options.strict,
-                                verify_sha256=options.verify_sha256, source_identity=True),
+                                verify_sha256=options.verify_sha256, source_identity=True,
+                                min_mesh_llm=options.min_mesh_llm),
             extra_findings=policy.findings if policy is not None else None))
         if self.on_certified is not None:
             self.on_certified(repo, commit, report)

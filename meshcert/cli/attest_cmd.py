@@ -91,6 +91,10 @@ def verify(
     trust: Annotated[str | None, typer.Option(
         "--trust", metavar="FILE", help="A trust policy (trust.toml).")] = None,
     json_out: Annotated[bool, json_option("Print the verdict as JSON.")] = False,
+    attestation_repo: Annotated[str | None, typer.Option(
+        "--attestation-repo", metavar="DATASET", help="Read the attestation of hf://PKG from "
+        "this dataset, at <ns>/<repo>/<commit>.intoto.jsonl (where `meshcert serve` uploads "
+        "it).")] = None,
 ) -> None:
     """Verify a signed certification against the package as it is now; exit 0 valid and
     trusted, 1 not, 2 usage error."""
@@ -99,10 +103,11 @@ def verify(
 
     with option_errors():
         request = VerifyRequest(package, attestation, trust,
-                                tuple(trusted_key or ()))
+                                tuple(trusted_key or ()), attestation_repo)
     policy = load_policy(request.trust, list(request.trusted_keys))
     try:
-        verdict = verify_ref(request.package, request.attestation, policy)
+        verdict = verify_ref(request.package, request.attestation, policy,
+                             request.attestation_repo)
     except UsageError as exc:
         raise error_exit(exc) from None
     if json_out:

@@ -103,6 +103,10 @@ TrustAttestedOpt = Annotated[bool, typer.Option(
     "--trust-attested", help="With --trust: accept a package whose valid, trusted PASSED "
     "attestation matches the commit's listing without certifying it again (no header "
     "read; 3 Hub requests).")]
+AttestationRepoOpt = Annotated[str | None, typer.Option(
+    "--attestation-repo", metavar="DATASET", help="With --trust-attested: read each "
+    "package's attestation from this dataset, at <ns>/<repo>/<commit>.intoto.jsonl (where "
+    "`meshcert serve` uploads it), not from the package repo.")]
 
 
 @app.command("certify")
@@ -120,6 +124,7 @@ def certify(
     quiet: CatalogQuietOpt = False,
     trust: TrustOpt = None,
     trust_attested: TrustAttestedOpt = False,
+    attestation_repo: AttestationRepoOpt = None,
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
@@ -143,7 +148,8 @@ def certify(
         on_certified = PackageReportWriter(out_dir)
     request = CatalogRequest(options=options, concurrency=concurrency, previous=previous,
                              keep_reports=out_dir is not None,
-                             attestation=_catalog_trust(trust, trust_attested))
+                             attestation=_catalog_trust(trust, trust_attested,
+                                                        attestation_repo))
     from meshcert.cli.console import hub_retry_lines
 
     try:
@@ -184,17 +190,19 @@ def _open(catalog: str, since: str | None, options: CatalogOptions, write_pins: 
     return source, previous, root
 
 
-def _catalog_trust(trust: str | None, trust_attested: bool) -> CatalogTrust | None:
+def _catalog_trust(trust: str | None, trust_attested: bool,
+                   attestation_repo: str | None = None) -> CatalogTrust | None:
     from meshcert.catalog.run import check_attestation_options
 
     with option_errors():
-        check_attestation_options(trust, trust_attested)
+        check_attestation_options(trust, trust_attested, attestation_repo)
     if trust is None:
         return None
     from meshcert.attest.catalog_trust import CatalogTrust
     from meshcert.cli.attest_cmd import load_policy
 
-    return CatalogTrust(load_policy(trust, None), trust_attested=trust_attested)
+    return CatalogTrust(load_policy(trust, None), trust_attested=trust_attested,
+                        attestation_repo=attestation_repo)
 
 
 def _deliver(run: CatalogRun, *, out_dir: str | None, since: str | None, write_pins: str | None,
@@ -264,3 +272,53 @@ def _summary(run: CatalogRun, written: Sequence[tuple[str, object]]) -> None:
                    "removed")
     for kind, path in written:
         typer.echo(f"{kind}: {path}")
+
+
+@app.command("recheck")
+def recheck(
+    mesh_llm: Annotated[str, typer.Option("--mesh-llm", metavar="X.Y.Z", help="The mesh-llm "
+                                          "release every package must load on.")],
+    catalog: CatalogArg,
+    runtime_abi: RuntimeAbiOpt = None,
+    matrix: Annotated[str, typer.Option("--matrix", metavar="FILE", help="The release matrix "
+                                        "to add this release to (JSON; a Markdown table is "
+                                        "written beside it).")] = "release-matrix.json",
+    open_discussions: Annotated[bool, typer.Option(
+        "--open-discussions", help="Open one discussion on the repo of each package the "
+        "release refuses (never two; needs HF_TOKEN).")] = False,
+    concurrency: ConcurrencyOpt = 4,
+) -> None:
+    """Certify every catalog package against one mesh-llm release and add it to the release
+    matrix (package x release: loads, or refused with the codes); exit 0 all load, 1 any
+    refused, 2 usage error, 3 any unknown (the Hub unreachable for some)."""
+    from meshcert.catalog.run import check_catalog_options
+    from meshcert.catalog.sources import CatalogError
+    from meshcert.core.hub.errors import HubError
+    from meshcert.core.usage import release
+    from meshcert.serve import release_matrix as rm
+
+    with option_errors():
+        check_catalog_options(concurrency, runtime_abi)
+        release(mesh_llm, "--mesh-llm")
+    try:
+        table = rm.load_matrix(matrix)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--matrix") from None
+    try:
+        result = rm.recheck_catalog(catalog, mesh_llm, runtime_abi, concurrency=concurrency)
+        if open_discussions:
+            from meshcert.serve.hub_side import ServeHub
+
+            rm.open_discussions(result, ServeHub())
+    except (CatalogError, HubError) as exc:
+        raise error_exit(exc) from None
+    markdown = rm.write_matrix(matrix, rm.add_release(table, result, catalog))
+    for cell in result.cells:
+        codes = f" ({', '.join(cell.codes)})" if cell.codes else ""
+        typer.echo(f"{cell.verdict:<8} {cell.package}{codes}")
+    for repo in result.opened:
+        typer.echo(f"discussion opened on {repo}")
+    typer.echo(f"release matrix: {matrix}, {markdown}")
+    if any(c.verdict == "unknown" for c in result.cells):
+        raise typer.Exit(Exit.INCOMPLETE)
+    raise typer.Exit(Exit.FAILED if result.refused else Exit.PASSED)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from meshcert.cli import demo_cmd
+from meshcert.cli import demo_cmd, serve_cmd
 from meshcert.cli.root import GROUP_MODULES, SETTINGS, group_app, root_options
 
 GROUPS = {name: group_app(name) for name in GROUP_MODULES}
@@ -15,3 +15,4 @@ app.callback()(root_options)
 for _name, _group in GROUPS.items():
     app.add_typer(_group, name=_name)
 app.command("demo")(demo_cmd.demo)
+app.command("serve")(serve_cmd.serve)

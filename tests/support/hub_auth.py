@@ -87,3 +87,6 @@ class TokenTable:
 
     def __len__(self) -> int:
         return len(self._tokens)
+
+    def all(self) -> list[HubToken]:
+        return list(self._tokens.values())

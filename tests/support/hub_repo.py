@@ -82,6 +82,9 @@ class Discussion:
     status: str = "open"
     base: str = "refs/heads/main"  # the branch a pull request targets
     created_at: float = field(default_factory=time.time)
+    comments: list[dict[str, Any]] = field(default_factory=list)  # hub_discussions.py
+    merge_commit: str | None = None  # a merged pull request's commit on its base
+    merge_base: str | None = None  # the base's head when it was merged (for its diff)
 
 
 @dataclass
@@ -193,7 +196,16 @@ class HubStore:
             sha = self.add_commit(repo, parent, stored, title=title or "Upload files")
             if branch:
                 repo.branches[branch] = sha
-            return sha
+        if branch:
+            self.ref_moved(repo, f"refs/heads/{branch}", parent, sha)
+        return sha
+
+    # --- events (the fake Hub delivers them as webhooks; a bare store ignores them) -------
+    def ref_moved(self, repo: FakeRepo, ref: str, old: str | None, new: str | None) -> None:
+        """A branch or pull-request ref now points at `new` (None: deleted)."""
+
+    def discussion_changed(self, repo: FakeRepo, discussion: Discussion, action: str) -> None:
+        """A discussion or pull request was opened (`create`) or changed (`update`)."""
 
     def add_commit(self, repo: FakeRepo, parent: str | None, files: dict[str, StoredFile], *,
                    title: str, description: str = "", author: str | None = None) -> str:
@@ -245,10 +257,45 @@ class HubStore:
         with self._lock:
             repo = self.table(repo_type)[repo_id]
             num = repo.next_discussion_num()
-            repo.discussions.append(Discussion(num, title, author, True,
-                                               base=f"refs/heads/{base}"))
+            discussion = Discussion(num, title, author, True, base=f"refs/heads/{base}")
+            repo.discussions.append(discussion)
             repo.pulls[num] = sha
-            return f"refs/pr/{num}"
+        self.ref_moved(repo, f"refs/pr/{num}", None, sha)
+        self.discussion_changed(repo, discussion, "create")
+        return f"refs/pr/{num}"
+
+    def push_to_pull_request(self, repo_id: str, num: int, files: Mapping[str, bytes], *,
+                             repo_type: RepoType = "model", title: str = "Update") -> str:
+        """A new commit on pull request `num` (its files replaced by `files`, kept
+        otherwise); the commit's SHA."""
+        with self._lock:
+            repo = self.table(repo_type)[repo_id]
+            parent = repo.pulls[num]
+            stored = dict(repo.commits[parent].files)
+            for path, content in files.items():
+                stored[path] = self.store_file(path, content, path.lower().endswith(".gguf"))
+                if stored[path].lfs_sha256:
+                    repo.lfs_objects.add(stored[path].key)
+            sha = self.add_commit(repo, parent, stored, title=title)
+            repo.pulls[num] = sha
+        self.ref_moved(repo, f"refs/pr/{num}", parent, sha)
+        return sha
+
+    def merge_pull_request(self, repo_id: str, num: int, *, repo_type: RepoType = "model"
+                           ) -> str:
+        """Merge pull request `num` into its base: a commit with the PR head's files."""
+        with self._lock:
+            repo = self.table(repo_type)[repo_id]
+            found = next(d for d in repo.discussions if d.num == num)
+            branch = found.base.removeprefix("refs/heads/")
+            parent = repo.branches[branch]
+            files = dict(repo.commits[repo.pulls[num]].files)
+            sha = self.add_commit(repo, parent, files, title=f"Merge #{num}")
+            repo.branches[branch] = sha
+            found.status, found.merge_commit, found.merge_base = "merged", sha, parent
+        self.ref_moved(repo, found.base, parent, sha)
+        self.discussion_changed(repo, found, "update")
+        return sha
 
     def all_commits(self, repo_id: str, repo_type: RepoType = "model") -> list[Commit]:
         """Every commit the repo ever recorded, oldest first (branches, PRs, orphans)."""

@@ -34,6 +34,7 @@ sent and received).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
@@ -42,7 +43,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal, cast
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
-from tests.support import hub_uploads
+from tests.support import hub_discussions, hub_uploads
 from tests.support.hub_auth import HubToken, OrgRole, Role, TokenTable
 from tests.support.hub_http import (
     Answer,
@@ -62,7 +63,8 @@ from tests.support.hub_http import (
     truthy,
 )
 from tests.support.hub_jobs import JobService
-from tests.support.hub_repo import Commit, FakeRepo, HubStore, RepoType
+from tests.support.hub_repo import Commit, Discussion, FakeRepo, HubStore, RepoType
+from tests.support.hub_webhooks import WebhookService
 
 DISABLED_MESSAGE = "Access to this resource is disabled."
 HARNESSES: dict[str, Any] = {"standardEnvVars": [], "harnesses": {}}
@@ -73,7 +75,9 @@ Route = Literal[
     # writes (hub_uploads)
     "whoami", "create_repo", "validate_yaml", "preupload", "lfs_batch", "lfs_upload",
     "lfs_verify", "commit", "branch", "auth_check", "xet_token", "discussion_create",
-    "discussions", "discussion",
+    "discussions", "discussion", "discussion_comment", "discussion_comment_edit",
+    # webhooks and orgs (hub_webhooks, hub_discussions)
+    "webhooks_create", "org_members",
     # jobs (hub_jobs)
     "jobs_run", "jobs_list", "jobs_inspect", "jobs_logs", "jobs_cancel", "jobs_hardware",
     "unknown"]
@@ -111,13 +115,14 @@ class FakeHub(HubStore):
         # upload key -> (repo, sha256, size): where the storage origin accepts a PUT
         self.pending_uploads: dict[str, tuple[FakeRepo, str, int]] = {}
         self.jobs = JobService(self)
+        self.webhooks = WebhookService(self)
         self._stopping = threading.Event()
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
 
     # --- lifecycle ------------------------------------------------------------------------
-    def start(self) -> FakeHub:
-        server = Server(("127.0.0.1", 0), Handler)
+    def start(self, port: int = 0) -> FakeHub:
+        server = Server(("127.0.0.1", port), Handler)
         server.hub = self
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, kwargs={
@@ -128,6 +133,7 @@ class FakeHub(HubStore):
     def stop(self) -> None:
         self._stopping.set()
         self.jobs.shutdown()
+        self.webhooks.shutdown()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -163,6 +169,13 @@ class FakeHub(HubStore):
         """A token the Hub knows: `role` read|write|fineGrained (then `scopes` per namespace);
         `orgs` maps each org the user is in to their role there."""
         return self.tokens.add(HubToken(value, user, dict(orgs or {}), role, dict(scopes or {})))
+
+    # --- events, delivered as webhooks (hub_webhooks.py) ------------------------------------
+    def ref_moved(self, repo: FakeRepo, ref: str, old: str | None, new: str | None) -> None:
+        self.webhooks.ref_moved(repo, ref, old, new)
+
+    def discussion_changed(self, repo: FakeRepo, discussion: Discussion, action: str) -> None:
+        self.webhooks.discussion_event(repo, discussion, action)
 
     # --- faults and counters --------------------------------------------------------------
     def inject(self, route: str, status: int = 503, *, times: int | None = 1,
@@ -375,6 +388,10 @@ class FakeHub(HubStore):
             return "create_repo"
         if rest == ["validate-yaml"] and method == "POST":
             return "validate_yaml"
+        if rest == ["settings", "webhooks"] and method == "POST":
+            return "webhooks_create"
+        if len(rest) == 3 and rest[0] == "organizations" and rest[2] == "members":
+            return "org_members" if method == "GET" else "unknown"
         if rest[:1] != ["jobs"]:
             return None
         jobs = rest[1:]
@@ -407,6 +424,12 @@ class FakeHub(HubStore):
             return "xet_token"
         if rest[0] == "discussions" and len(rest) == 2 and method == "GET":
             return "discussion"
+        if rest[0] == "discussions" and len(rest) >= 3 and rest[2] == "comment" \
+                and method == "POST":
+            if len(rest) == 3:
+                return "discussion_comment"
+            return "discussion_comment_edit" if len(rest) == 5 and rest[4] == "edit" \
+                else "unknown"
         route = REPO_API.get((method, rest[0]))
         if route is None:
             return "unknown"
@@ -431,6 +454,10 @@ class FakeHub(HubStore):
             return error(404, None, "Not Found")
         if route.startswith("jobs_"):
             return self.jobs.handle(req)
+        if route == "webhooks_create":
+            return self.webhooks.handle(req)
+        if route == "org_members":
+            return hub_discussions.org_members(self, req.segments[2])
         if route not in READ_ROUTES:
             return hub_uploads.handle(self, req)
         target = self.repo_target(req.segments)
@@ -598,3 +625,34 @@ class FakeHub(HubStore):
         start, end = wanted
         return Answer(206, data[start:end + 1],
                       {**headers, "Content-Range": f"bytes {start}-{end}/{len(data)}"})
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python3 -m tests.support.hub_server --port 8765 --token hf_demo:alice:meshllm=write`:
+    this Hub on 127.0.0.1 until Ctrl-C, with the tokens given (VALUE:USER[:ORG=ROLE,...]);
+    repos are created and filled through the API as on the real Hub (docs/serve.md)."""
+    import argparse
+    import signal
+
+    parser = argparse.ArgumentParser(prog="python3 -m tests.support.hub_server",
+                                     description=main.__doc__)
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--token", action="append", default=[],
+                        help="VALUE:USER[:ORG=ROLE,...] (role read|contributor|write|admin)")
+    args = parser.parse_args(argv)
+    hub = FakeHub()
+    for spec in args.token:
+        value, user, *rest = spec.split(":")
+        orgs = dict(item.split("=", 1) for item in (rest[0].split(",") if rest else []) if item)
+        hub.add_token(value, user=user, orgs=cast("dict[str, OrgRole]", orgs))
+    hub.start(args.port)
+    print(f"fake Hub on {hub.url} (HF_ENDPOINT={hub.url}); Ctrl-C stops it", flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with contextlib.suppress(KeyboardInterrupt):
+        stop.wait()
+    hub.stop()
+
+
+if __name__ == "__main__":
+    main()

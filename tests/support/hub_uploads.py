@@ -34,6 +34,7 @@ import secrets
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from tests.support import hub_discussions
 from tests.support.hub_http import Answer, Request, error, iso_time, json_answer, truthy
 from tests.support.hub_repo import (
     GITATTRIBUTES,
@@ -99,8 +100,11 @@ def _route(hub: FakeHub, req: Request) -> Answer:
         "branch": lambda: _create_branch(hub, req, repo, rest[1]),
         "auth_check": lambda: _auth_check(req, repo, rest[1:] == ["write"]),
         "discussion_create": lambda: _create_discussion(hub, req, repo),
-        "discussions": lambda: _list_discussions(repo),
-        "discussion": lambda: _discussion_details(repo, rest[1]),
+        "discussions": lambda: _list_discussions(repo, req.query),
+        "discussion": lambda: hub_discussions.details(hub, repo, rest[1]),
+        "discussion_comment": lambda: hub_discussions.post_comment(hub, req, repo, rest[1]),
+        "discussion_comment_edit": lambda: hub_discussions.edit_comment(hub, req, repo,
+                                                                        rest[1], rest[3]),
     }
     answer = handlers.get(route)
     return answer() if answer is not None else error(404, None, "Not Found")
@@ -380,18 +384,27 @@ def _commit(hub: FakeHub, req: Request, repo: FakeRepo, rev: str) -> Answer:
                              author=req.token.user)
         answer: dict[str, Any] = {"success": True, "commitOid": sha, "hookOutput": "",
                                   "commitUrl": f"http://{req.host}/{repo.url_path}/commit/{sha}"}
+        opened: Discussion | None = None
+        moved: tuple[str, str | None]
         if create_pr:
             num = repo.next_discussion_num()
             title = str(header.get("summary") or "Pull request")
-            repo.discussions.append(Discussion(num, title, req.token.user, True,
-                                               str(header.get("description") or ""),
-                                               base=f"refs/heads/{branch}"))
+            opened = Discussion(num, title, req.token.user, True,
+                                str(header.get("description") or ""),
+                                base=f"refs/heads/{branch}")
+            repo.discussions.append(opened)
             repo.pulls[num] = sha
             answer["pullRequestUrl"] = f"http://{req.host}/{repo.url_path}/discussions/{num}"
+            moved = (f"refs/pr/{num}", None)
         elif pr_num is not None:
             repo.pulls[pr_num] = sha
+            moved = (f"refs/pr/{pr_num}", parent)
         else:
             repo.branches[branch] = sha
+            moved = (f"refs/heads/{branch}", parent)
+    hub.ref_moved(repo, moved[0], moved[1], sha)  # webhooks, as the Hub fires them
+    if opened is not None:
+        hub.discussion_changed(repo, opened, "create")
     return json_answer(answer)
 
 
@@ -412,26 +425,33 @@ def _create_discussion(hub: FakeHub, req: Request, repo: FakeRepo) -> Answer:
     with hub.lock:
         num = repo.next_discussion_num()
         is_pr = bool(body.get("pullRequest"))
-        repo.discussions.append(Discussion(num, str(body["title"]), req.token.user, is_pr,
-                                           str(body.get("description") or "")))
-        if is_pr:
-            main = repo.branches.get("main")
-            if main is None:
-                return error(400, None, "the repo has no main branch to open a pull request on")
+        main = repo.branches.get("main")
+        if is_pr and main is None:
+            return error(400, None, "the repo has no main branch to open a pull request on")
+        opened = Discussion(num, str(body["title"]), req.token.user, is_pr,
+                            str(body.get("description") or ""),
+                            status="draft" if is_pr else "open")
+        repo.discussions.append(opened)
+        if is_pr and main is not None:
             repo.pulls[num] = main
+    if is_pr:
+        hub.ref_moved(repo, f"refs/pr/{num}", None, main)
+    hub.discussion_changed(repo, opened, "create")
     return json_answer({"num": num, "pullRequest": is_pr})
 
 
-def _list_discussions(repo: FakeRepo) -> Answer:
-    items = [_discussion(repo, d) for d in reversed(repo.discussions)]
-    return json_answer({"discussions": items, "count": len(items), "start": 0})
+PAGE = 50  # discussions per page, as the Hub pages them
 
 
-def _discussion_details(repo: FakeRepo, num: str) -> Answer:
-    found = next((d for d in repo.discussions if str(d.num) == num), None)
-    if found is None:
-        return error(404, None, f"Discussion #{num} not found")
-    details = _discussion(repo, found) | {"events": [], "filesWithConflicts": [], "diff": ""}
-    if found.is_pull_request:
-        details["changes"] = {"base": found.base}
-    return json_answer(details)
+def _list_discussions(repo: FakeRepo, query: dict[str, list[str]]) -> Answer:
+    """Newest first, filtered by `type` (discussion|pull_request|all), `status`
+    (open|closed|merged|draft|all) and `author`, paged by `p`."""
+    kind, status = (query.get("type") or ["all"])[0], (query.get("status") or ["all"])[0]
+    author = query["author"][0] if query.get("author") else None
+    found = [d for d in reversed(repo.discussions)
+             if kind == "all" or d.is_pull_request == (kind == "pull_request")
+             if status == "all" or d.status == status
+             if author is None or d.author == author]
+    page = int((query.get("p") or ["0"])[0])
+    items = [_discussion(repo, d) for d in found[page * PAGE:(page + 1) * PAGE]]
+    return json_answer({"discussions": items, "count": len(found), "start": page * PAGE})
