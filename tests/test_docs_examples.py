@@ -37,10 +37,22 @@ COMMENT = re.compile(r"\s+# .*$")
 HUB = "needs the Hub"
 JOBS = "submits HF Jobs (the Hub, a token, money)"
 SYNOPSIS = "a synopsis of the command's forms, not a command"
+WALKTHROUGH = ("the serve walk-through, run as written against the in-repo Hub by "
+               "tests/serve/test_walkthrough.py")
 LLAMA = "needs llama.cpp (the slow tier runs it on the real models)"
 
 # (page, example without its trailing comment) -> why it is not run here
 SKIPPED: dict[tuple[str, str], str] = {
+    ("docs/serve.md", "meshcert serve --config serve.toml --host 0.0.0.0 --port 8080"):
+        "a long-running service; the walk-through starts it on the in-repo Hub "
+        "(tests/serve/test_walkthrough.py)",
+    ("docs/serve.md", "meshcert catalog recheck hf://datasets/meshllm/catalog --mesh-llm 0.76.2 "
+                      "--runtime-abi 0.1.53 --matrix release-matrix.json --open-discussions"):
+        HUB + " (tests/serve/test_release_recheck.py runs it on the in-repo Hub)",
+    ("docs/serve.md", "HF_TOKEN=hf_bot meshcert serve --config serve.toml --port 8080 2> "
+                      "serve.log &"): WALKTHROUGH,
+    ("docs/serve.md", "meshcert attest verify hf://meshllm/demo-layers --attestation-repo "
+                      "meshllm/meshcert-attestations --trusted-key release.pub"): WALKTHROUGH,
     ("README.md", "meshcert package write Qwen/Qwen3-8B-GGUF@main:Q4_K_M --out-dir pkg "
                   "--report-out cert.json"): HUB,
     ("README.md", "meshcert package publish pkg --target meshllm/Qwen3-8B-layers --catalog "

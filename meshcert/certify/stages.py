@@ -32,10 +32,6 @@ class StageRange:
         return self.layer_end == layer_count
 
 
-def layer_range(start: int, end: int) -> str:
-    """half-open, as --layers"""
-    return f"{start}..{end}"
-
 
 def stage_count_exceeds(layer_count: int, n_stages: int) -> bool:
     """More stages than layers: at least one stage would hold no layer."""
