@@ -197,9 +197,9 @@ def load_decision_rules(path: str | os.PathLike[str]) -> DecisionRules:
     try:
         parsed = DecisionRules.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(x) for x in e['loc']) or '(top)'}: {e['msg']}"
-                             for e in exc.errors())
-        raise DecisionRulesError(f"catalog {p}: {problems}") from None
+        from meshcert.core.validation import problems
+
+        raise DecisionRulesError(f"catalog {p}: {problems(exc)}") from None
     builtin = {d.policy for d in RULES.decisions}
     seen: set[str] = set()
     for d in parsed.decisions:

@@ -52,9 +52,11 @@ def detect_kind(data: Any) -> ReportKind:
 
 
 def _describe(error: ValidationError, kind: str) -> str:
+    from meshcert.core.validation import field_path
+
     lines = []
     for item in error.errors()[:MAX_ERRORS_SHOWN]:
-        where = ".".join(str(p) for p in item["loc"]) or "(top level)"
+        where = field_path(item["loc"])
         lines.append(f"  {where}: {item['msg']}")
     more = error.error_count() - MAX_ERRORS_SHOWN
     if more > 0:

@@ -146,9 +146,9 @@ def load_config(path: str | os.PathLike[str]) -> ServeConfig:
     try:
         config = ServeConfig.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
-                             for e in exc.errors())
-        raise ConfigError(f"{path}: {problems}") from None
+        from meshcert.core.validation import problems
+
+        raise ConfigError(f"{path}: {problems(exc)}") from None
     if not config.watch and not config.catalog:
         raise ConfigError(f"{path}: nothing to watch: add a [[watch]] repo or a [[catalog]] "
                           "repo")
