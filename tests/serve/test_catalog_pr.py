@@ -173,3 +173,31 @@ def test_a_burst_with_duplicates_runs_one_job_per_key(
     assert all(d.delivered for d in sent)
     assert sorted(json.loads(f.decode())["payloadType"] for f in
                   served.attestation_files().values()) == ["application/vnd.in-toto+json"] * 3
+
+
+def test_a_forged_recheck_naming_a_maintainers_other_comment_runs_nothing(
+        served: ServeRig, hub: FakeHub, shelf: PackageShelf) -> None:
+    """The payload is a hint: a delivery (forged, or a captured one edited) that claims a
+    maintainer's "LGTM" says `/meshcert recheck` is checked against the Hub's comment."""
+    good = hub.publish_dir("meshllm/good-layers", shelf.v2())
+    with served.running():
+        hook = served.hook()
+        num = open_pr(CONTRIBUTOR_TOKEN, entry_bytes(Q4=("meshllm/good-layers", good)))
+        before = served.settle()["counts"]["certifications"]
+        HfApi(token=MAINTAINER_TOKEN).comment_discussion(CATALOG, num, "LGTM",
+                                                         repo_type="dataset")
+        served.settle()
+        lgtm = next(c for c in comments(hub, num) if c["content"] == "LGTM")
+        repo = hub.get_repo(CATALOG, "dataset")
+        assert repo is not None
+        pr = next(d for d in repo.discussions if d.num == num)
+        forged = hub.webhooks.payload(
+            hook, repo, "discussion.comment", "create",
+            discussion=hub.webhooks.discussion_json(repo, pr),
+            comment={"id": lgtm["id"], "author": {"id": "x"}, "content": "/meshcert recheck",
+                     "hidden": False})
+        hub.webhooks.send(forged, hook)
+        status = served.settle()
+    assert status["counts"]["certifications"] == before == 1
+    assert any("recheck ignored: the Hub has no /meshcert recheck comment" in str(t["detail"])
+               for t in status["done"])
