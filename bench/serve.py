@@ -94,9 +94,10 @@ def pct(values: list[float], q: float) -> float:
     return sorted(values)[min(len(values) - 1, int(q * len(values)))] * 1000
 
 
-def ingress(rig: ServeRig, shelf: PackageShelf, hub: FakeHub) -> tuple[float, float, int]:
-    hub.publish_dir("meshllm/busy-layers", shelf.v2("busy"))  # a job runs meanwhile
-    bodies = [(f"ingress-{i}", push_body("meshllm/quiet", i)) for i in range(200)]
+def ingress(rig: ServeRig, shelf: PackageShelf, hub: FakeHub, tag: str = ""
+            ) -> tuple[float, float, int]:
+    hub.publish_dir("meshllm/busy-layers", shelf.v2("busy" + tag))  # a job runs meanwhile
+    bodies = [(f"ingress{tag}-{i}", push_body("meshllm/quiet", i)) for i in range(200)]
     times = asyncio.run(deliver_all(f"{rig.url}/webhook", bodies))
     running = len(rig.status()["running"])
     return pct(times, 0.5), pct(times, 0.99), running
@@ -176,6 +177,8 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--repos", type=int, default=20)
     parser.add_argument("--log", help="Keep the service's log here.")
+    parser.add_argument("--only", choices=["ingress"], help="Measure only this figure "
+                        "(ingress: 200 deliveries at once, three rounds).")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="meshcert-bench-serve-") as tmp, \
             pytest.MonkeyPatch.context() as mp:
@@ -198,6 +201,13 @@ def main() -> None:
                 p50, p99, running = ingress(rig, shelf, hub)
                 print(f"1. ingress, 200 deliveries at once ({running} job(s) running): "
                       f"p50 {p50:.1f} ms, p99 {p99:.1f} ms (goal p99 <= 10 ms)")
+                if args.only == "ingress":
+                    for again in range(2):
+                        rig.settle(600)
+                        p50, p99, running = ingress(rig, shelf, hub, f"-{again}")
+                        print(f"1. again ({running} job(s) running): p50 {p50:.1f} ms, "
+                              f"p99 {p99:.1f} ms")
+                    return
                 rig.settle(600)
                 counts = burst(rig, repos)
                 print(f"2. 1,000 deliveries (30% duplicates/replays) over {counts['keys']} "
