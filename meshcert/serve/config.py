@@ -64,7 +64,7 @@ class TrustSection(_Section):
 
 class BudgetSection(_Section):
     max_jobs: int = Field(default=2, ge=1, le=64)  # tasks running at once, over all repos
-    lease_s: float = Field(default=600.0, ge=5)  # a task not renewed by then is taken again
+    lease_s: float = Field(default=600.0, ge=5)  # renewed by a running task (/status)
     max_attempts: int = Field(default=3, ge=1, le=20)  # a task the Hub keeps failing
     retry_s: float = Field(default=30.0, ge=0)  # wait before a failed task is tried again
     drain_s: float = Field(default=20.0, ge=0)  # SIGTERM: how long running tasks may finish

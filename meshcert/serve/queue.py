@@ -4,8 +4,9 @@
   nothing.
 - `tasks`: what deliveries asked for (a repo and a ref or pull request, not a commit). A newer
   task on the same ref supersedes a pending one of the same kind. A running task holds a lease
-  (`lease_until`) that its worker renews; one not renewed in time (the process was killed) is
-  taken again. At most one task runs per repo.
+  (`lease_until`) that its worker renews; a task left running by a killed process is taken
+  again when the next process starts, never while its worker may be alive (a stalled heartbeat
+  is not a dead worker). At most one task runs per repo.
 - `jobs`: certifications keyed by (repo, resolved commit, meshcert version, mesh-llm rules
   version, trust-policy digest). A job's stages are checkpointed (`certified`: the verdict and
   the signed envelope are stored; `published`: the envelope is in the attestation repo), so a
@@ -164,16 +165,19 @@ class Queue:
 
     # --- workers --------------------------------------------------------------------------
     def claim(self, lease_s: float) -> Task | None:
-        """The oldest pending task whose repo has none running, leased to the caller."""
+        """The oldest pending task whose repo has none running, leased to the caller.
+
+        A running task is never taken again here, even when its lease ran out: this process
+        owns the folder, so its worker is alive (a stalled heartbeat is not a dead worker, and
+        taking its task would run it twice); a killed process's tasks are pending again at
+        the next start (`_requeue_running`)."""
         now = self._clock()
         with self._tx() as db:
             row = db.execute(
                 "SELECT id, kind, repo, repo_type, ref, pr, comment_id, hint, attempts "
-                "FROM tasks t WHERE (state=? OR (state=? AND lease_until < ?)) "
-                "AND not_before <= ? AND NOT EXISTS (SELECT 1 FROM tasks r WHERE "
-                "r.state=? AND r.lease_until >= ? AND r.repo=t.repo AND r.id != t.id) "
-                "ORDER BY id LIMIT 1",
-                (PENDING, RUNNING, now, now, RUNNING, now)).fetchone()
+                "FROM tasks t WHERE state=? AND not_before <= ? AND NOT EXISTS (SELECT 1 "
+                "FROM tasks r WHERE r.state=? AND r.repo=t.repo AND r.id != t.id) "
+                "ORDER BY id LIMIT 1", (PENDING, now, RUNNING)).fetchone()
             if row is None:
                 return None
             db.execute("UPDATE tasks SET state=?, lease_until=?, attempts=attempts+1 "

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -129,6 +130,8 @@ class Workers:
                 self.queue.renew(item.task.id, lease)
             except QueueClosed:
                 return
+            except sqlite3.Error as exc:  # the task keeps running; its lease is only shown
+                log.warning("task %d: lease not renewed: %s", item.task.id, exc)
 
     # --- one task -------------------------------------------------------------------------
     def run(self, task: Task) -> None:
