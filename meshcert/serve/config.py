@@ -108,12 +108,22 @@ class ServeConfig(_Section):
         return self.path(self.state.dir)
 
     def watches(self, repo: str) -> bool:
-        """Whether `repo` (ns/name) is a package repo this service certifies."""
-        low = repo.lower()
-        return any(fnmatch.fnmatchcase(low, w.repo.lower()) for w in self.watch)
+        """Whether `repo` (ns/name) is a package repo this service certifies: the namespace
+        and the name each matched by their part of a glob (a `*` never spans the `/`), case
+        included, as the Hub spells them (a payload with another spelling is not acted on:
+        its verdict would be filed under a name the repo does not have)."""
+        parts = repo.split("/")
+        if len(parts) != 2:
+            return False
+        for w in self.watch:
+            globs = w.repo.split("/")
+            if len(globs) == 2 and all(fnmatch.fnmatchcase(p, g) for p, g in
+                                       zip(parts, globs, strict=True)):
+                return True
+        return False
 
     def is_catalog(self, repo: str) -> bool:
-        return any(repo.lower() == c.repo.lower() for c in self.catalog)
+        return any(repo == c.repo for c in self.catalog)
 
     def secret(self, environ: dict[str, str] | None = None) -> str:
         """The webhook secret from the environment; ConfigError when it is unset or empty."""

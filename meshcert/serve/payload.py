@@ -10,10 +10,15 @@ ref to look at, and every commit is resolved again through the Hub API (never `h
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 KNOWN_VERSION = 3
+# a Hub repo id as the Hub spells it (huggingface_hub's validate_repo_id): one slash, no `..`
+# or `--`; anything else (`ns/../x`, `ns/a/b`, spaces, new lines) is no repo to act on
+REPO_ID = re.compile(r"^(?!.*(--|\.\.))[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9])?/"
+                     r"[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9])?$", re.ASCII)
 REPO_TYPES = frozenset({"model", "dataset"})
 # scope -> actions acted upon; "More scopes can be added in the future": an unknown narrower
 # scope (repo.content.x) counts as an update of the known one it starts with
@@ -98,9 +103,9 @@ def parse(raw: bytes) -> Event | Ignored:
     if known != scope:
         action = "update"  # a narrower scope counts as an update of the known one
     if action not in SCOPES[known]:
-        return Ignored(f"{scope} {action} is not acted upon", name)
-    if name is None or "/" not in name or kind not in REPO_TYPES:
-        return Ignored(f"repo {name!r} of type {kind!r} is not a model or dataset repo", name)
+        return Ignored(f"{scope!r} {action!r} is not acted upon", name)
+    if name is None or not REPO_ID.match(name) or kind not in REPO_TYPES:
+        return Ignored(f"repo {name!r} of type {kind!r} is not a model or dataset repo id")
     refs = tuple(UpdatedRef(str(r["ref"]), _str(r.get("newSha")))
                  for r in data.get("updatedRefs") or [] if isinstance(r, dict)
                  and isinstance(r.get("ref"), str))

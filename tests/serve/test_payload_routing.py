@@ -74,9 +74,9 @@ def test_a_narrower_unknown_scope_counts_as_an_update(config: ServeConfig) -> No
     (body("repo", "delete"), "scope 'repo' is not acted upon"),
     (body("repo.config", "update"), "scope 'repo.config' is not acted upon"),
     (body("discussion", "delete", discussion={"num": 1, "isPullRequest": True}),
-     "discussion delete is not acted upon"),
+     "'discussion' 'delete' is not acted upon"),
     (body("discussion", "update", discussion={"num": 1, "isPullRequest": True,
-                                              "status": "closed"}), "is closed"),
+                                              "status": "closed"}), "is 'closed'"),
     (body("discussion", "create", discussion={"num": 1, "isPullRequest": False}),
      "not a pull request"),
     (body("repo.content", "update", "meshllm/other"), "is not watched"),
@@ -86,6 +86,23 @@ def test_a_narrower_unknown_scope_counts_as_an_update(config: ServeConfig) -> No
 ])
 def test_what_is_ignored_says_why(config: ServeConfig, raw: bytes, why: str) -> None:
     assert why in str(route(raw, config))
+
+
+@pytest.mark.parametrize("name", [
+    "meshllm/x-layers/../other", "meshllm/../evil-layers", "meshllm/a/b-layers",
+    "meshllm/ a-layers", "meshllm/a-layers\nINFO forged log line", "meshllm/-layers",
+    "MESHLLM/A-LAYERS", "Meshllm/a-layers", "meshllm/a-layers?x=1", "meshllm/catalog/..",
+])
+def test_a_name_that_only_looks_watched_is_not_acted_on(config: ServeConfig, name: str) -> None:
+    """A `*` never spans the `/`, a path trick or a new line is no repo id, and a name is
+    matched as the Hub spells it (another spelling would file the verdict under a name the
+    repo does not have); what is ignored says so without writing the name raw into a log."""
+    for kind in ("model", "dataset"):
+        why = route(body("repo.content", "update", name, kind,
+                         **refs(("refs/heads/main", "a" * 40), ("refs/pr/1", "b" * 40))),
+                    config)
+        assert isinstance(why, str), (name, why)
+        assert "\n" not in why
 
 
 @pytest.mark.parametrize("raw", [b"", b"nope", b"[]", b"3", b"\xff"])
