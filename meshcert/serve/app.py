@@ -24,7 +24,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from meshcert.serve.payload import Ignored, PayloadError, parse
-from meshcert.serve.queue import QueueClosed
+from meshcert.serve.queue import Accepted, QueueClosed
 from meshcert.serve.routing import tasks_for
 from meshcert.serve.service import Service
 from meshcert.serve.status_page import render_status, status_data
@@ -108,6 +108,12 @@ def build_app(service: Service) -> Starlette:
     ], lifespan=lifespan)
 
 
+def _altered(seen: Accepted) -> None:
+    if seen.altered:  # the Hub sends a delivery's body again as it was: someone else did this
+        log.warning("delivery %s replayed with another body: nothing queued (the Hub never "
+                    "does this; a request forged with a known Webhook-Id?)", seen.delivery)
+
+
 def _deliver(service: Service, delivery: str, body: bytes) -> Response:
     try:
         event = parse(body)
@@ -115,17 +121,20 @@ def _deliver(service: Service, delivery: str, body: bytes) -> Response:
         log.warning("delivery %s refused: %s (400)", delivery, exc)
         return JSONResponse({"error": str(exc)}, 400)
     routed = event if isinstance(event, Ignored) else tasks_for(event, service.config)
+    digest = hashlib.sha256(body).hexdigest()
     if isinstance(routed, Ignored):
-        seen = service.queue.accept(delivery, [], f"ignored: {routed.reason}")
+        seen = service.queue.accept(delivery, [], f"ignored: {routed.reason}", digest)
+        _altered(seen)
         log.info("delivery %s ignored%s: %s", delivery, " (replay)" if seen.replay else "",
                  routed.reason)
         return JSONResponse({"delivery": delivery, "ignored": routed.reason,
                              "replay": seen.replay}, 200)
-    accepted = service.queue.accept(delivery, routed, "queued")
-    service.workers.wake()
+    accepted = service.queue.accept(delivery, routed, "queued", digest)
     if accepted.replay:
+        _altered(accepted)
         log.info("delivery %s is a replay: nothing queued", delivery)
         return JSONResponse({"delivery": delivery, "replay": True, "queued": 0}, 200)
+    service.workers.wake()
     what: list[dict[str, Any]] = [{"kind": t.kind, "repo": t.repo, "ref": t.ref}
                                   for t in routed]
     log.info("delivery %s: %d task(s) queued (%s), %d superseded", delivery, accepted.queued,

@@ -35,7 +35,7 @@ from meshcert.serve.routing import TaskSpec
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS deliveries(
-  id TEXT PRIMARY KEY, received REAL NOT NULL, outcome TEXT NOT NULL);
+  id TEXT PRIMARY KEY, received REAL NOT NULL, outcome TEXT NOT NULL, digest TEXT);
 CREATE TABLE IF NOT EXISTS tasks(
   id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, repo TEXT NOT NULL,
   repo_type TEXT NOT NULL, ref TEXT NOT NULL, pr INTEGER, comment_id TEXT, hint TEXT,
@@ -76,6 +76,7 @@ class Accepted:
     replay: bool  # the Webhook-Id was seen before: nothing was queued
     queued: int
     superseded: int
+    altered: bool = False  # a replay whose body differs from the first one's (not the Hub's)
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,9 @@ class Queue:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at each checkpoint
         self._db.executescript(SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(deliveries)")}
+        if "digest" not in columns:  # a state folder from before the body digest was kept
+            self._db.execute("ALTER TABLE deliveries ADD COLUMN digest TEXT")
         self._mutex = threading.RLock()
         self.closed = False
         self._clock = clock
@@ -139,16 +143,20 @@ class Queue:
                               (PENDING, RUNNING)).rowcount
 
     # --- ingress --------------------------------------------------------------------------
-    def accept(self, delivery: str, specs: list[TaskSpec], outcome: str) -> Accepted:
-        """Record the delivery and queue its tasks, atomically; a known id queues nothing."""
+    def accept(self, delivery: str, specs: list[TaskSpec], outcome: str,
+               digest: str | None = None) -> Accepted:
+        """Record the delivery and queue its tasks, atomically; a known id queues nothing
+        (`altered` when `digest`, the body's, differs from the first delivery's)."""
         now = self._clock()
         with self._tx() as db:
             db.execute("DELETE FROM deliveries WHERE received < ?", (now - self.retention_s,))
-            seen = db.execute("SELECT 1 FROM deliveries WHERE id=?", (delivery,)).fetchone()
+            seen = db.execute("SELECT digest FROM deliveries WHERE id=?", (delivery,)
+                              ).fetchone()
             if seen is not None:
-                return Accepted(delivery, True, 0, 0)
-            db.execute("INSERT INTO deliveries(id, received, outcome) VALUES (?,?,?)",
-                       (delivery, now, outcome))
+                altered = digest is not None and seen[0] is not None and seen[0] != digest
+                return Accepted(delivery, True, 0, 0, altered)
+            db.execute("INSERT INTO deliveries(id, received, outcome, digest) VALUES (?,?,?,?)",
+                       (delivery, now, outcome, digest))
             superseded = 0
             for spec in specs:
                 superseded += db.execute(

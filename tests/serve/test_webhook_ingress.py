@@ -140,3 +140,56 @@ def test_healthz_and_the_status_page(served: ServeRig) -> None:
     assert page.headers["content-type"].startswith("text/html")
     assert "<h2>Last verdicts</h2>" in page.text and "<script" not in page.text
     assert served.status()["attestation_repo"] == "meshllm/meshcert-attestations"
+
+
+def test_a_known_webhook_id_with_another_body_queues_nothing_and_is_logged(
+        served: ServeRig, logs: LogCollector) -> None:
+    """The Hub sends a delivery again as it was; a known id with another body is someone
+    else's request (one who saw the secret): answered 200, nothing queued, a warning."""
+    import json
+
+    headers = {"Webhook-Id": "same", "X-Webhook-Secret": SECRET}
+    assert post(served, json.dumps(push_payload()).encode(), headers).status_code == 202
+    other = push_payload(repo={"type": "model", "name": "meshllm/other-layers"})
+    answer = post(served, json.dumps(other).encode(), headers)
+    assert answer.status_code == 200 and answer.json()["replay"] is True
+    counts = served.status()["counts"]
+    assert counts["deliveries"] == 1 and counts["pending"] + counts["running"] + \
+        counts["done"] + counts["failed"] == 1
+    assert "delivery same replayed with another body: nothing queued" in logs.text()
+
+
+def test_a_body_sent_in_chunks_without_a_length_is_cut_at_the_cap(served: ServeRig) -> None:
+    """The cap holds while the body streams in (no Content-Length to refuse it by)."""
+    sent = 0
+
+    def chunks() -> Iterator[bytes]:
+        nonlocal sent
+        yield b"{"
+        for _ in range(160):  # 10 MiB in 64 KiB chunks
+            sent += 65536
+            yield b" " * 65536
+        yield b"}"
+
+    try:
+        answer = httpx.post(f"{served.url}/webhook", content=chunks(), timeout=30,
+                            headers={"Webhook-Id": "chunked", "X-Webhook-Secret": SECRET})
+        assert answer.status_code == 413
+    except httpx.TransportError:
+        pass  # the service answered 413 and closed the connection while the rest was sent
+    assert served.status()["counts"]["deliveries"] == 0
+
+
+def test_the_secret_is_in_no_answer_status_or_state_file(served: ServeRig) -> None:
+    import json
+
+    query = f"?secret={SECRET}"
+    post(served, json.dumps(push_payload()).encode(), {"Webhook-Id": "q"}, query)
+    post(served, b"not json", {"Webhook-Id": "bad"}, query)
+    post(served, b"{}", {"Webhook-Id": "odd"}, query)
+    pages = [httpx.get(f"{served.url}/status{q}").text for q in ("", "?format=json")]
+    assert all(SECRET not in page for page in pages)
+    state = served.base / "state"
+    for path in state.iterdir():
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path.name
