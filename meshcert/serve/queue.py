@@ -147,29 +147,40 @@ class Queue:
                digest: str | None = None) -> Accepted:
         """Record the delivery and queue its tasks, atomically; a known id queues nothing
         (`altered` when `digest`, the body's, differs from the first delivery's)."""
+        return self.accept_many([(delivery, specs, outcome, digest)])[0]
+
+    def accept_many(self, items: list[tuple[str, list[TaskSpec], str, str | None]]
+                    ) -> list[Accepted]:
+        """`accept` for deliveries that arrived together, in one transaction (group commit:
+        one WAL write for all of them). Each is recorded as if alone and in order (a Webhook-Id
+        twice in `items` is a replay the second time); none is recorded unless all are."""
         now = self._clock()
         with self._tx() as db:
             db.execute("DELETE FROM deliveries WHERE received < ?", (now - self.retention_s,))
-            seen = db.execute("SELECT digest FROM deliveries WHERE id=?", (delivery,)
-                              ).fetchone()
-            if seen is not None:
-                altered = digest is not None and seen[0] is not None and seen[0] != digest
-                return Accepted(delivery, True, 0, 0, altered)
-            db.execute("INSERT INTO deliveries(id, received, outcome, digest) VALUES (?,?,?,?)",
-                       (delivery, now, outcome, digest))
-            superseded = 0
-            for spec in specs:
-                superseded += db.execute(
-                    "UPDATE tasks SET state=?, finished=?, detail=? WHERE state=? AND kind=? "
-                    "AND repo=? AND repo_type=? AND ref=?",
-                    (SUPERSEDED, now, f"superseded by delivery {delivery}", PENDING, spec.kind,
-                     spec.repo, spec.repo_type, spec.ref)).rowcount
-                db.execute(
-                    "INSERT INTO tasks(kind, repo, repo_type, ref, pr, comment_id, hint, "
-                    "delivery, state, created) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (spec.kind, spec.repo, spec.repo_type, spec.ref, spec.pr, spec.comment_id,
-                     spec.hint, delivery, PENDING, now))
-            return Accepted(delivery, False, len(specs), superseded)
+            return [self._accept_one(db, now, *item) for item in items]
+
+    @staticmethod
+    def _accept_one(db: sqlite3.Connection, now: float, delivery: str, specs: list[TaskSpec],
+                    outcome: str, digest: str | None) -> Accepted:
+        seen = db.execute("SELECT digest FROM deliveries WHERE id=?", (delivery,)).fetchone()
+        if seen is not None:
+            altered = digest is not None and seen[0] is not None and seen[0] != digest
+            return Accepted(delivery, True, 0, 0, altered)
+        db.execute("INSERT INTO deliveries(id, received, outcome, digest) VALUES (?,?,?,?)",
+                   (delivery, now, outcome, digest))
+        superseded = 0
+        for spec in specs:
+            superseded += db.execute(
+                "UPDATE tasks SET state=?, finished=?, detail=? WHERE state=? AND kind=? "
+                "AND repo=? AND repo_type=? AND ref=?",
+                (SUPERSEDED, now, f"superseded by delivery {delivery}", PENDING, spec.kind,
+                 spec.repo, spec.repo_type, spec.ref)).rowcount
+            db.execute(
+                "INSERT INTO tasks(kind, repo, repo_type, ref, pr, comment_id, hint, "
+                "delivery, state, created) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (spec.kind, spec.repo, spec.repo_type, spec.ref, spec.pr, spec.comment_id,
+                 spec.hint, delivery, PENDING, now))
+        return Accepted(delivery, False, len(specs), superseded)
 
     # --- workers --------------------------------------------------------------------------
     def claim(self, lease_s: float) -> Task | None:

@@ -98,3 +98,14 @@ def test_a_job_is_checkpointed_and_a_published_one_is_reused(queue: Queue) -> No
     done = queue.job("k", "ns/a", "c" * 40)
     assert (done.state, done.runs, done.result) == ("published", 1,
                                                     {"status": "passed", "attestation_url": "u"})
+
+
+def test_deliveries_recorded_together_are_recorded_as_if_one_by_one(queue: Queue) -> None:
+    """Group commit: one transaction, each delivery in order (an id twice is a replay the
+    second time, a later push supersedes an earlier one of the same batch)."""
+    got = queue.accept_many([("d1", [spec()], "queued", "x"), ("d2", [spec()], "queued", "y"),
+                             ("d1", [spec()], "queued", "z"), ("d3", [], "ignored", None)])
+    assert [(a.replay, a.queued, a.superseded, a.altered) for a in got] == [
+        (False, 1, 0, False), (False, 1, 1, False), (True, 0, 0, True), (False, 0, 0, False)]
+    counts = queue.counts()
+    assert (counts["deliveries"], counts["pending"], counts["superseded"]) == (3, 1, 1)

@@ -193,3 +193,28 @@ def test_the_secret_is_in_no_answer_status_or_state_file(served: ServeRig) -> No
     for path in state.iterdir():
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path.name
+
+
+def test_deliveries_at_once_are_each_answered_once_recorded(served: ServeRig) -> None:
+    """200 deliveries on their own connections at once (recorded in shared transactions),
+    a quarter of them a Webhook-Id sent twice: every answer is a 2xx, each id recorded once,
+    each distinct push queued once."""
+    import asyncio
+    import json
+
+    async def send_all() -> list[httpx.Response]:
+        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=200),
+                                     timeout=60) as client:
+            return list(await asyncio.gather(*(client.post(
+                f"{served.url}/webhook", headers={"Webhook-Id": f"at-once-{i % 150}",
+                                                  "X-Webhook-Secret": SECRET},
+                content=json.dumps(push_payload(
+                    repo={"type": "model", "name": f"meshllm/p{i % 150}-layers"})).encode())
+                for i in range(200))))
+
+    answers = asyncio.run(send_all())
+    assert sorted({a.status_code for a in answers}) == [200, 202]
+    assert sum(a.status_code == 202 for a in answers) == 150
+    counts = served.status()["counts"]
+    assert counts["deliveries"] == 150
+    assert sum(counts[s] for s in ("pending", "running", "done", "failed")) == 150
