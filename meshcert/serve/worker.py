@@ -212,6 +212,10 @@ class Workers:
             certified = self._certify(repo, commit)
             log.info("%s@%s: certification %s in %.2f s", repo, commit,
                      certified.result["status"], time.monotonic() - started)
+            if certified.result["status"] == "incomplete" and self._stopping.is_set():
+                # SIGTERM ended the certification (its worker process stopped): no verdict to
+                # record or post; stop() gave the task back to the queue
+                raise QueueClosed(f"{repo}@{commit}: stopped with the service")
             if certified.result["status"] == "incomplete" and not last:
                 raise RetryLater(f"{repo}@{commit}: {certified.result['sentence']}")
             result, envelope = certified.result, certified.envelope
