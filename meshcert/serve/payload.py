@@ -71,7 +71,7 @@ def _str(value: Any) -> str | None:
 def decode(raw: bytes) -> dict[str, Any]:
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # [[[[... nested deep
         raise PayloadError(f"the body is not JSON: {type(exc).__name__}") from None
     if not isinstance(data, dict):
         raise PayloadError(f"the body is JSON but not an object ({type(data).__name__})")

@@ -105,7 +105,8 @@ def test_a_name_that_only_looks_watched_is_not_acted_on(config: ServeConfig, nam
         assert "\n" not in why
 
 
-@pytest.mark.parametrize("raw", [b"", b"nope", b"[]", b"3", b"\xff"])
+@pytest.mark.parametrize("raw", [b"", b"nope", b"[]", b"3", b"\xff", b"[" * 100_000,
+                                 b'{"a":' * 100_000])
 def test_only_a_body_that_is_no_json_object_is_an_error(raw: bytes) -> None:
     with pytest.raises(PayloadError):
         parse(raw)

@@ -78,7 +78,7 @@ def test_a_body_over_1_mib_is_413_and_queues_nothing(served: ServeRig) -> None:
     assert served.status()["counts"]["deliveries"] == 0
 
 
-@pytest.mark.parametrize("body", [b"not json", b"[1, 2]", b"\xff\xfe"])
+@pytest.mark.parametrize("body", [b"not json", b"[1, 2]", b"\xff\xfe", b"[" * 100_000])
 def test_a_body_that_is_not_a_json_object_is_400(served: ServeRig, body: bytes) -> None:
     answer = post(served, body, {"Webhook-Id": "bad", "X-Webhook-Secret": SECRET})
     assert answer.status_code == 400
