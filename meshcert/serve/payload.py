@@ -68,6 +68,19 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+_SHA = re.compile(r"^[0-9a-fA-F]{40,64}$")
+NOT_A_COMMIT = "(not a commit id)"
+
+
+def _sha(value: Any) -> str | None:
+    """A payload's commit id, as a hint only: None when absent (a deleted ref), a marker when
+    it is text that is no commit id (never written raw into a log line)."""
+    text = _str(value)
+    if text is None:
+        return None
+    return text.lower() if _SHA.match(text) else NOT_A_COMMIT
+
+
 def decode(raw: bytes) -> dict[str, Any]:
     try:
         data = json.loads(raw.decode("utf-8"))
@@ -106,7 +119,7 @@ def parse(raw: bytes) -> Event | Ignored:
         return Ignored(f"{scope!r} {action!r} is not acted upon", name)
     if name is None or not REPO_ID.match(name) or kind not in REPO_TYPES:
         return Ignored(f"repo {name!r} of type {kind!r} is not a model or dataset repo id")
-    refs = tuple(UpdatedRef(str(r["ref"]), _str(r.get("newSha")))
+    refs = tuple(UpdatedRef(str(r["ref"]), _sha(r.get("newSha")))
                  for r in data.get("updatedRefs") or [] if isinstance(r, dict)
                  and isinstance(r.get("ref"), str))
     discussion, comment = _dict(data.get("discussion")), _dict(data.get("comment"))
@@ -117,4 +130,4 @@ def parse(raw: bytes) -> Event | Ignored:
                  pr=num if is_pr else None, pr_status=_str(discussion.get("status")),
                  comment_id=_str(comment.get("id")),
                  comment=None if comment.get("hidden") else _str(comment.get("content")),
-                 head_sha_hint=_str(repo.get("headSha")))
+                 head_sha_hint=_sha(repo.get("headSha")))

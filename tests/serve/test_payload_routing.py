@@ -115,3 +115,12 @@ def test_only_a_body_that_is_no_json_object_is_an_error(raw: bytes) -> None:
 def test_the_head_sha_is_kept_as_a_hint_only() -> None:
     event = parse(body("repo.content", "update", **refs(("refs/heads/main", "a" * 40))))
     assert isinstance(event, Event) and event.head_sha_hint == "c" * 40
+
+
+def test_a_commit_hint_that_is_no_commit_id_is_never_kept_raw() -> None:
+    forged = "a" * 40 + "\nERROR forged log line"
+    event = parse(body("repo.content", "update", **refs(("refs/heads/main", forged)))
+                  .replace(b'"' + b"c" * 40 + b'"', b'"<b>"'))
+    assert isinstance(event, Event)
+    assert event.refs[0].new_sha == "(not a commit id)"
+    assert event.head_sha_hint == "(not a commit id)"
