@@ -15,25 +15,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from meshcert.serve.hub_side import ServeHub
+from meshcert.serve.markdown import RISKY as _RISKY
+from meshcert.serve.markdown import plain as _inert
 
 MARKER = "<!-- meshcert -->"
-
-
-# what a hostile package or catalog entry could write into the comment, made plain text: no
-# HTML, no link or image (`[`, `]`), no code span or emphasis, no table break, no new line, no
-# autolink (`https://`, `www.`) and no @mention (entities render the same characters)
-_PLAIN = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": " ", "\n": " ",
-                        "|": "\\|", "[": "\\[", "]": "\\]", "`": "\\`", "*": "\\*",
-                        "_": "\\_", "~": "\\~", "\\": "\\\\", "@": "&#64;"})
-_RISKY = re.compile(r"[&<>\r\n|\[\]`*~\\@]|://|www\.", re.IGNORECASE)
 _NAME = re.compile(r"^[\w.-]+/[\w.-]+$", re.ASCII)
 _CODE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 _HEX = re.compile(r"^[0-9a-f]{7,64}$")
-
-
-def _inert(text: object) -> str:
-    plain = str(text).translate(_PLAIN).replace("://", "&#58;//")
-    return re.sub(r"(?i)www\.", "www&#46;", plain)
 
 
 def _sentence(result: dict[str, Any]) -> str:

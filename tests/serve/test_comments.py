@@ -49,3 +49,13 @@ def test_a_catalog_pin_naming_a_hostile_repo_is_plain_text_in_the_title_and_the_
     text = catalog_comment(7, [(f"{repo} (entries/e.json, variant Q4)", failed)])
     assert_inert(text)
     assert "<b>" not in text
+
+
+def test_a_release_discussion_names_a_hostile_revision_as_plain_text() -> None:
+    """A catalog entry's requested revision names the package in the discussion's text."""
+    from meshcert.serve.release_matrix import Cell, Recheck, discussion_body
+
+    cell = Cell(f"meshllm/a-layers@{HOSTILE}", "meshllm/a-layers", "refused")
+    text = discussion_body(cell, Recheck("0.76.2", "0.1.53", [cell]))
+    assert_inert(text)
+    assert text.rstrip().endswith(MARKER)
