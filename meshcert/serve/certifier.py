@@ -81,13 +81,15 @@ class CertifyPool:
     away from the event loop that must answer deliveries within milliseconds. A worker dies
     with the service (Linux: PR_SET_PDEATHSIG), so `kill -9` leaves no certification behind."""
 
-    def __init__(self, key_spec: str, verifier_id: str | None, workers: int) -> None:
+    def __init__(self, key: Ed25519PrivateKey, verifier_id: str | None, workers: int) -> None:
+        """`key` reaches each worker through its start pipe (pickled initargs), never through
+        its command line or its environment (which every process it starts would inherit)."""
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         self._pool = ProcessPoolExecutor(
             workers, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_child_init, initargs=(key_spec, verifier_id))
+            initializer=_child_init, initargs=(key.private_bytes_raw(), verifier_id))
         self._warm = [self._pool.submit(_child_warm) for _ in range(workers)]
 
     def __call__(self, repo: str, commit: str) -> Certified:
@@ -114,7 +116,7 @@ class CertifyPool:
 _CHILD: dict[str, Any] = {}
 
 
-def _child_init(key_spec: str, verifier_id: str | None) -> None:
+def _child_init(raw_key: bytes, verifier_id: str | None) -> None:
     import signal
     import sys
 
@@ -124,9 +126,9 @@ def _child_init(key_spec: str, verifier_id: str | None) -> None:
         PR_SET_PDEATHSIG = 1
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the service's to handle
-    from meshcert.attest.keys import load_private_spec
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    _CHILD["key"] = load_private_spec(key_spec)
+    _CHILD["key"] = Ed25519PrivateKey.from_private_bytes(raw_key)
     _CHILD["verifier_id"] = verifier_id
 
 

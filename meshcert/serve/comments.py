@@ -10,23 +10,37 @@ neutralised: no HTML, no table breaks.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from meshcert.serve.hub_side import ServeHub
+from meshcert.serve.markdown import RISKY as _RISKY
+from meshcert.serve.markdown import plain as _inert
 
 MARKER = "<!-- meshcert -->"
+_NAME = re.compile(r"^[\w.-]+/[\w.-]+$", re.ASCII)
+_CODE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+_HEX = re.compile(r"^[0-9a-f]{7,64}$")
 
 
-def _inert(text: object) -> str:
-    out = str(text).replace("\r", " ").replace("\n", " ").replace("|", "\\|")
-    return out.replace("<", "&lt;").replace(">", "&gt;")
+def _sentence(result: dict[str, Any]) -> str:
+    """The verdict sentence as `models certify` prints it (a script greps it); plain text
+    when it carries anything that would render (a failure naming a hostile catalog pin)."""
+    text = str(result["sentence"])
+    return _inert(text) if _RISKY.search(text) else text
+
+
+def _code(text: object, shape: re.Pattern[str]) -> str:
+    """A repo name or a commit in a code span when it has the shape of one, else plain."""
+    value = str(text)
+    return f"`{value}`" if shape.match(value) else _inert(value)
 
 
 def package_section(result: dict[str, Any]) -> list[str]:
-    commit = result.get("commit") or "(not resolved)"
-    lines = [f"{result['sentence']}", "",
-             f"- package: `{result['repo']}` at commit `{commit}`",
+    commit = _code(result["commit"], _HEX) if result.get("commit") else "(not resolved)"
+    lines = [_sentence(result), "",
+             f"- package: {_code(result['repo'], _NAME)} at commit {commit}",
              f"- rules: mesh-llm {result['mesh_llm_rules']} (meshcert {result['meshcert']})"]
     url = result.get("attestation_url")
     if url:
@@ -36,7 +50,8 @@ def package_section(result: dict[str, Any]) -> list[str]:
     findings = result.get("findings") or []
     if findings:
         lines += ["", "| severity | code | finding | fix |", "| --- | --- | --- | --- |"]
-        lines += [f"| {f['severity']} | `{f['code']}` | {_inert(f['message'])} | "
+        lines += [f"| {_inert(f['severity'])} | {_code(f['code'], _CODE)} | "
+                  f"{_inert(f['message'])} | "
                   f"{_inert(f['remediation'])} |" for f in findings]
         if result.get("more_findings"):
             lines.append(f"\n... and {result['more_findings']} more finding(s)")
@@ -52,7 +67,7 @@ def catalog_comment(num: int, sections: Sequence[tuple[str, dict[str, Any] | str
     results = [r for _, r in sections if isinstance(r, dict)]
     passed = sum(r["status"] == "passed" for r in results)
     if len(sections) == 1 and results:
-        head = str(results[0]["sentence"])
+        head = _sentence(results[0])
     else:
         head = (f"catalog pull request #{num}: {passed} of {len(results)} package(s) passed"
                 + (f", {len(sections) - len(results)} not certified"

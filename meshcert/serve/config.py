@@ -64,7 +64,7 @@ class TrustSection(_Section):
 
 class BudgetSection(_Section):
     max_jobs: int = Field(default=2, ge=1, le=64)  # tasks running at once, over all repos
-    lease_s: float = Field(default=600.0, ge=5)  # a task not renewed by then is taken again
+    lease_s: float = Field(default=600.0, ge=5)  # renewed by a running task (/status)
     max_attempts: int = Field(default=3, ge=1, le=20)  # a task the Hub keeps failing
     retry_s: float = Field(default=30.0, ge=0)  # wait before a failed task is tried again
     drain_s: float = Field(default=20.0, ge=0)  # SIGTERM: how long running tasks may finish
@@ -108,12 +108,22 @@ class ServeConfig(_Section):
         return self.path(self.state.dir)
 
     def watches(self, repo: str) -> bool:
-        """Whether `repo` (ns/name) is a package repo this service certifies."""
-        low = repo.lower()
-        return any(fnmatch.fnmatchcase(low, w.repo.lower()) for w in self.watch)
+        """Whether `repo` (ns/name) is a package repo this service certifies: the namespace
+        and the name each matched by their part of a glob (a `*` never spans the `/`), case
+        included, as the Hub spells them (a payload with another spelling is not acted on:
+        its verdict would be filed under a name the repo does not have)."""
+        parts = repo.split("/")
+        if len(parts) != 2:
+            return False
+        for w in self.watch:
+            globs = w.repo.split("/")
+            if len(globs) == 2 and all(fnmatch.fnmatchcase(p, g) for p, g in
+                                       zip(parts, globs, strict=True)):
+                return True
+        return False
 
     def is_catalog(self, repo: str) -> bool:
-        return any(repo.lower() == c.repo.lower() for c in self.catalog)
+        return any(repo == c.repo for c in self.catalog)
 
     def secret(self, environ: dict[str, str] | None = None) -> str:
         """The webhook secret from the environment; ConfigError when it is unset or empty."""

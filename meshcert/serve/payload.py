@@ -10,10 +10,15 @@ ref to look at, and every commit is resolved again through the Hub API (never `h
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 KNOWN_VERSION = 3
+# a Hub repo id as the Hub spells it (huggingface_hub's validate_repo_id): one slash, no `..`
+# or `--`; anything else (`ns/../x`, `ns/a/b`, spaces, new lines) is no repo to act on
+REPO_ID = re.compile(r"^(?!.*(--|\.\.))[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9])?/"
+                     r"[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9])?$", re.ASCII)
 REPO_TYPES = frozenset({"model", "dataset"})
 # scope -> actions acted upon; "More scopes can be added in the future": an unknown narrower
 # scope (repo.content.x) counts as an update of the known one it starts with
@@ -63,10 +68,23 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+_SHA = re.compile(r"^[0-9a-fA-F]{40,64}$")
+NOT_A_COMMIT = "(not a commit id)"
+
+
+def _sha(value: Any) -> str | None:
+    """A payload's commit id, as a hint only: None when absent (a deleted ref), a marker when
+    it is text that is no commit id (never written raw into a log line)."""
+    text = _str(value)
+    if text is None:
+        return None
+    return text.lower() if _SHA.match(text) else NOT_A_COMMIT
+
+
 def decode(raw: bytes) -> dict[str, Any]:
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # [[[[... nested deep
         raise PayloadError(f"the body is not JSON: {type(exc).__name__}") from None
     if not isinstance(data, dict):
         raise PayloadError(f"the body is JSON but not an object ({type(data).__name__})")
@@ -98,10 +116,10 @@ def parse(raw: bytes) -> Event | Ignored:
     if known != scope:
         action = "update"  # a narrower scope counts as an update of the known one
     if action not in SCOPES[known]:
-        return Ignored(f"{scope} {action} is not acted upon", name)
-    if name is None or "/" not in name or kind not in REPO_TYPES:
-        return Ignored(f"repo {name!r} of type {kind!r} is not a model or dataset repo", name)
-    refs = tuple(UpdatedRef(str(r["ref"]), _str(r.get("newSha")))
+        return Ignored(f"{scope!r} {action!r} is not acted upon", name)
+    if name is None or not REPO_ID.match(name) or kind not in REPO_TYPES:
+        return Ignored(f"repo {name!r} of type {kind!r} is not a model or dataset repo id")
+    refs = tuple(UpdatedRef(str(r["ref"]), _sha(r.get("newSha")))
                  for r in data.get("updatedRefs") or [] if isinstance(r, dict)
                  and isinstance(r.get("ref"), str))
     discussion, comment = _dict(data.get("discussion")), _dict(data.get("comment"))
@@ -112,4 +130,4 @@ def parse(raw: bytes) -> Event | Ignored:
                  pr=num if is_pr else None, pr_status=_str(discussion.get("status")),
                  comment_id=_str(comment.get("id")),
                  comment=None if comment.get("hidden") else _str(comment.get("content")),
-                 head_sha_hint=_str(repo.get("headSha")))
+                 head_sha_hint=_sha(repo.get("headSha")))

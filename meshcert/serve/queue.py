@@ -4,8 +4,9 @@
   nothing.
 - `tasks`: what deliveries asked for (a repo and a ref or pull request, not a commit). A newer
   task on the same ref supersedes a pending one of the same kind. A running task holds a lease
-  (`lease_until`) that its worker renews; one not renewed in time (the process was killed) is
-  taken again. At most one task runs per repo.
+  (`lease_until`) that its worker renews; a task left running by a killed process is taken
+  again when the next process starts, never while its worker may be alive (a stalled heartbeat
+  is not a dead worker). At most one task runs per repo.
 - `jobs`: certifications keyed by (repo, resolved commit, meshcert version, mesh-llm rules
   version, trust-policy digest). A job's stages are checkpointed (`certified`: the verdict and
   the signed envelope are stored; `published`: the envelope is in the attestation repo), so a
@@ -34,7 +35,7 @@ from meshcert.serve.routing import TaskSpec
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS deliveries(
-  id TEXT PRIMARY KEY, received REAL NOT NULL, outcome TEXT NOT NULL);
+  id TEXT PRIMARY KEY, received REAL NOT NULL, outcome TEXT NOT NULL, digest TEXT);
 CREATE TABLE IF NOT EXISTS tasks(
   id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, repo TEXT NOT NULL,
   repo_type TEXT NOT NULL, ref TEXT NOT NULL, pr INTEGER, comment_id TEXT, hint TEXT,
@@ -75,6 +76,7 @@ class Accepted:
     replay: bool  # the Webhook-Id was seen before: nothing was queued
     queued: int
     superseded: int
+    altered: bool = False  # a replay whose body differs from the first one's (not the Hub's)
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,9 @@ class Queue:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at each checkpoint
         self._db.executescript(SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(deliveries)")}
+        if "digest" not in columns:  # a state folder from before the body digest was kept
+            self._db.execute("ALTER TABLE deliveries ADD COLUMN digest TEXT")
         self._mutex = threading.RLock()
         self.closed = False
         self._clock = clock
@@ -138,42 +143,60 @@ class Queue:
                               (PENDING, RUNNING)).rowcount
 
     # --- ingress --------------------------------------------------------------------------
-    def accept(self, delivery: str, specs: list[TaskSpec], outcome: str) -> Accepted:
-        """Record the delivery and queue its tasks, atomically; a known id queues nothing."""
+    def accept(self, delivery: str, specs: list[TaskSpec], outcome: str,
+               digest: str | None = None) -> Accepted:
+        """Record the delivery and queue its tasks, atomically; a known id queues nothing
+        (`altered` when `digest`, the body's, differs from the first delivery's)."""
+        return self.accept_many([(delivery, specs, outcome, digest)])[0]
+
+    def accept_many(self, items: list[tuple[str, list[TaskSpec], str, str | None]]
+                    ) -> list[Accepted]:
+        """`accept` for deliveries that arrived together, in one transaction (group commit:
+        one WAL write for all of them). Each is recorded as if alone and in order (a Webhook-Id
+        twice in `items` is a replay the second time); none is recorded unless all are."""
         now = self._clock()
         with self._tx() as db:
             db.execute("DELETE FROM deliveries WHERE received < ?", (now - self.retention_s,))
-            seen = db.execute("SELECT 1 FROM deliveries WHERE id=?", (delivery,)).fetchone()
-            if seen is not None:
-                return Accepted(delivery, True, 0, 0)
-            db.execute("INSERT INTO deliveries(id, received, outcome) VALUES (?,?,?)",
-                       (delivery, now, outcome))
-            superseded = 0
-            for spec in specs:
-                superseded += db.execute(
-                    "UPDATE tasks SET state=?, finished=?, detail=? WHERE state=? AND kind=? "
-                    "AND repo=? AND repo_type=? AND ref=?",
-                    (SUPERSEDED, now, f"superseded by delivery {delivery}", PENDING, spec.kind,
-                     spec.repo, spec.repo_type, spec.ref)).rowcount
-                db.execute(
-                    "INSERT INTO tasks(kind, repo, repo_type, ref, pr, comment_id, hint, "
-                    "delivery, state, created) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (spec.kind, spec.repo, spec.repo_type, spec.ref, spec.pr, spec.comment_id,
-                     spec.hint, delivery, PENDING, now))
-            return Accepted(delivery, False, len(specs), superseded)
+            return [self._accept_one(db, now, *item) for item in items]
+
+    @staticmethod
+    def _accept_one(db: sqlite3.Connection, now: float, delivery: str, specs: list[TaskSpec],
+                    outcome: str, digest: str | None) -> Accepted:
+        seen = db.execute("SELECT digest FROM deliveries WHERE id=?", (delivery,)).fetchone()
+        if seen is not None:
+            altered = digest is not None and seen[0] is not None and seen[0] != digest
+            return Accepted(delivery, True, 0, 0, altered)
+        db.execute("INSERT INTO deliveries(id, received, outcome, digest) VALUES (?,?,?,?)",
+                   (delivery, now, outcome, digest))
+        superseded = 0
+        for spec in specs:
+            superseded += db.execute(
+                "UPDATE tasks SET state=?, finished=?, detail=? WHERE state=? AND kind=? "
+                "AND repo=? AND repo_type=? AND ref=?",
+                (SUPERSEDED, now, f"superseded by delivery {delivery}", PENDING, spec.kind,
+                 spec.repo, spec.repo_type, spec.ref)).rowcount
+            db.execute(
+                "INSERT INTO tasks(kind, repo, repo_type, ref, pr, comment_id, hint, "
+                "delivery, state, created) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (spec.kind, spec.repo, spec.repo_type, spec.ref, spec.pr, spec.comment_id,
+                 spec.hint, delivery, PENDING, now))
+        return Accepted(delivery, False, len(specs), superseded)
 
     # --- workers --------------------------------------------------------------------------
     def claim(self, lease_s: float) -> Task | None:
-        """The oldest pending task whose repo has none running, leased to the caller."""
+        """The oldest pending task whose repo has none running, leased to the caller.
+
+        A running task is never taken again here, even when its lease ran out: this process
+        owns the folder, so its worker is alive (a stalled heartbeat is not a dead worker, and
+        taking its task would run it twice); a killed process's tasks are pending again at
+        the next start (`_requeue_running`)."""
         now = self._clock()
         with self._tx() as db:
             row = db.execute(
                 "SELECT id, kind, repo, repo_type, ref, pr, comment_id, hint, attempts "
-                "FROM tasks t WHERE (state=? OR (state=? AND lease_until < ?)) "
-                "AND not_before <= ? AND NOT EXISTS (SELECT 1 FROM tasks r WHERE "
-                "r.state=? AND r.lease_until >= ? AND r.repo=t.repo AND r.id != t.id) "
-                "ORDER BY id LIMIT 1",
-                (PENDING, RUNNING, now, now, RUNNING, now)).fetchone()
+                "FROM tasks t WHERE state=? AND not_before <= ? AND NOT EXISTS (SELECT 1 "
+                "FROM tasks r WHERE r.state=? AND r.repo=t.repo AND r.id != t.id) "
+                "ORDER BY id LIMIT 1", (PENDING, now, RUNNING)).fetchone()
             if row is None:
                 return None
             db.execute("UPDATE tasks SET state=?, lease_until=?, attempts=attempts+1 "

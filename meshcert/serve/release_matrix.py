@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from meshcert.certify.mesh_llm_versions import parse_version
 from meshcert.core.atomic import write_atomic
 from meshcert.core.clock import utc_now
+from meshcert.serve.markdown import plain
 
 if TYPE_CHECKING:
     from meshcert.catalog.report import CatalogPackage
@@ -137,14 +139,18 @@ def write_matrix(path: str | os.PathLike[str], matrix: dict[str, Any]) -> Path:
 
 
 # --- discussions ------------------------------------------------------------------------------
+_PACKAGE = re.compile(r"^[\w.-]+/[\w.-]+@[\w.-]+$", re.ASCII)  # repo@commit, nothing else
+
+
 def discussion_title(release: str) -> str:
     return f"meshcert: mesh-llm {release} refuses this package"
 
 
 def discussion_body(cell: Cell, result: Recheck) -> str:
     abi = f" (runtime ABI {result.runtime_abi})" if result.runtime_abi else ""
-    lines = [f"mesh-llm {result.release}{abi} refuses `{cell.package}`, as certified by "
-             "meshcert:", ""] + [f"- {m}" for m in cell.messages]
+    package = f"`{cell.package}`" if _PACKAGE.match(cell.package) else plain(cell.package)
+    lines = [f"mesh-llm {result.release}{abi} refuses {package}, as certified by "
+             "meshcert:", ""] + [f"- {m}" for m in cell.messages]  # codes' own text
     lines += ["", "Each code with its fix, from meshcert's finding catalog "
               "(docs/finding-codes.md). This discussion is opened once per release; close it "
               "when it is settled.",

@@ -65,7 +65,7 @@ def tasks_for(event: Event, config: ServeConfig) -> list[TaskSpec] | Ignored:
     pr_ref = f"refs/pr/{event.pr}"
     if event.scope == "discussion":
         if event.pr_status not in (None, "open", "draft", "merged"):
-            return Ignored(f"pull request #{event.pr} of {event.repo} is {event.pr_status}",
+            return Ignored(f"pull request #{event.pr} of {event.repo} is {event.pr_status!r}",
                            event.repo)
         return [TaskSpec(pr_kind, event.repo, event.repo_type, pr_ref, event.pr)]
     if event.comment is None or not RECHECK.match(event.comment):

@@ -65,20 +65,24 @@ class Service:
 def open_service(config: ServeConfig, *, environ: Mapping[str, str] | None = None,
                  certify: Certify | None = None, hub: ServeHub | None = None) -> Service:
     """ConfigError (a usage error) when the secret, the key or the state folder is unusable."""
-    from meshcert.attest.keys import KeyFileError, load_private_spec
+    from meshcert.attest.keys import PASSPHRASE_ENV, KeyFileError, load_private_spec
 
     env = dict(os.environ if environ is None else environ)
     secret = config.secret(env)
     spec = config.signing.key
     key_spec = spec if spec.startswith("env:") else str(config.path(spec))
     try:
-        key = load_private_spec(key_spec)  # checked here; the pool's workers load it again
+        key = load_private_spec(key_spec)
     except KeyFileError as exc:
         raise ConfigError(f"[signing] key: {exc}") from None
+    if environ is None:  # loaded: no process this one starts inherits the key or its passphrase
+        for name in (spec[len("env:"):] if spec.startswith("env:") else None, PASSPHRASE_ENV):
+            if name:
+                os.environ.pop(name, None)
     queue = Queue(config.state_dir, delivery_days=config.state.delivery_days)
     pool = None
     if certify is None:
-        pool = CertifyPool(key_spec, config.signing.verifier_id, config.budgets.max_jobs)
+        pool = CertifyPool(key, config.signing.verifier_id, config.budgets.max_jobs)
     door = hub or ServeHub()
     workers = Workers(config, queue, door, key, certify=certify or pool)
     schedule = RecheckSchedule(config, door, pool.recheck if pool is not None else None)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from meshcert.serve.certifier import Certified, certify_commit, failed_result, j
 from meshcert.serve.config import ServeConfig
 from meshcert.serve.hub_side import ServeHub
 from meshcert.serve.queue import DONE, FAILED, Queue, QueueClosed, Task
-from meshcert.serve.routing import CATALOG_PR, MAIN, PACKAGE, PACKAGE_PR, RECHECK_KIND
+from meshcert.serve.routing import CATALOG_PR, MAIN, PACKAGE, PACKAGE_PR, RECHECK, RECHECK_KIND
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -129,6 +130,8 @@ class Workers:
                 self.queue.renew(item.task.id, lease)
             except QueueClosed:
                 return
+            except sqlite3.Error as exc:  # the task keeps running; its lease is only shown
+                log.warning("task %d: lease not renewed: %s", item.task.id, exc)
 
     # --- one task -------------------------------------------------------------------------
     def run(self, task: Task) -> None:
@@ -209,6 +212,10 @@ class Workers:
             certified = self._certify(repo, commit)
             log.info("%s@%s: certification %s in %.2f s", repo, commit,
                      certified.result["status"], time.monotonic() - started)
+            if certified.result["status"] == "incomplete" and self._stopping.is_set():
+                # SIGTERM ended the certification (its worker process stopped): no verdict to
+                # record or post; stop() gave the task back to the queue
+                raise QueueClosed(f"{repo}@{commit}: stopped with the service")
             if certified.result["status"] == "incomplete" and not last:
                 raise RetryLater(f"{repo}@{commit}: {certified.result['sentence']}")
             result, envelope = certified.result, certified.envelope
@@ -273,7 +280,14 @@ class Workers:
         """`/meshcert recheck`: the pull request's jobs again, if its author may write."""
         details = self.hub.discussion(task.repo, task.repo_type, num)
         event = next((e for e in details.events if e.id == task.comment_id), None)
-        author = event.author if event is not None else None
+        # the payload's text is a hint too: the Hub's comment must ask for the recheck
+        # (a forged or replayed delivery may name a maintainer's comment that does not)
+        if event is None or getattr(event, "hidden", False) or not RECHECK.match(
+                str(getattr(event, "content", "") or "")):
+            log.warning("task %d: no /meshcert recheck comment %s on %s#%d on the Hub: "
+                        "nothing run", task.id, task.comment_id, task.repo, num)
+            return f"recheck ignored: the Hub has no /meshcert recheck comment {task.comment_id}"
+        author = event.author
         if author is None or not self.hub.may_write(task.repo, author):
             log.warning("task %d: /meshcert recheck on %s#%d by %s refused: no write access",
                         task.id, task.repo, num, author or "an unknown user")

@@ -69,7 +69,7 @@ def test_one_comment_names_both_verdicts_and_is_edited_after_a_push(
         assert text.splitlines()[0] == f"catalog pull request #{num}: 1 of 2 package(s) passed"
         assert f"`meshllm/good-layers` at commit `{good}`" in text
         assert f"`meshllm/broken-layers` at commit `{broken}`" in text
-        assert "certification passed:" in text and "certification failed:" in text
+        assert "\ncertification passed" in text and "\ncertification failed" in text
         HfApi(token=CONTRIBUTOR_TOKEN).create_commit(
             CATALOG, [CommitOperationAdd(ENTRY, entry_bytes(
                 Q4=("meshllm/good-layers", good), F16=("meshllm/fixed-layers", fixed)))],
@@ -146,7 +146,7 @@ def test_a_pull_request_over_the_budget_says_what_was_left_out(
         rig.settle()
     (comment,) = comments(hub, num)
     text = str(comment["content"])
-    assert text.count("certification passed:") == 2
+    assert text.count("\ncertification passed") == 2
     assert "### 3 more package reference(s)" in text
     assert "over the budget of 2 per pull request" in text
 
@@ -173,3 +173,31 @@ def test_a_burst_with_duplicates_runs_one_job_per_key(
     assert all(d.delivered for d in sent)
     assert sorted(json.loads(f.decode())["payloadType"] for f in
                   served.attestation_files().values()) == ["application/vnd.in-toto+json"] * 3
+
+
+def test_a_forged_recheck_naming_a_maintainers_other_comment_runs_nothing(
+        served: ServeRig, hub: FakeHub, shelf: PackageShelf) -> None:
+    """The payload is a hint: a delivery (forged, or a captured one edited) that claims a
+    maintainer's "LGTM" says `/meshcert recheck` is checked against the Hub's comment."""
+    good = hub.publish_dir("meshllm/good-layers", shelf.v2())
+    with served.running():
+        hook = served.hook()
+        num = open_pr(CONTRIBUTOR_TOKEN, entry_bytes(Q4=("meshllm/good-layers", good)))
+        before = served.settle()["counts"]["certifications"]
+        HfApi(token=MAINTAINER_TOKEN).comment_discussion(CATALOG, num, "LGTM",
+                                                         repo_type="dataset")
+        served.settle()
+        lgtm = next(c for c in comments(hub, num) if c["content"] == "LGTM")
+        repo = hub.get_repo(CATALOG, "dataset")
+        assert repo is not None
+        pr = next(d for d in repo.discussions if d.num == num)
+        forged = hub.webhooks.payload(
+            hook, repo, "discussion.comment", "create",
+            discussion=hub.webhooks.discussion_json(repo, pr),
+            comment={"id": lgtm["id"], "author": {"id": "x"}, "content": "/meshcert recheck",
+                     "hidden": False})
+        hub.webhooks.send(forged, hook)
+        status = served.settle()
+    assert status["counts"]["certifications"] == before == 1
+    assert any("recheck ignored: the Hub has no /meshcert recheck comment" in str(t["detail"])
+               for t in status["done"])

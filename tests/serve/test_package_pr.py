@@ -91,3 +91,32 @@ def test_a_repo_gone_before_the_job_ends_it_with_a_clear_line(
     assert failure["repo"] == "meshllm/ghost-layers"
     assert "repository not found" in failure["detail"]
     assert status["counts"]["failed"] == 1 and status["counts"]["jobs"] == 0
+
+
+def test_a_users_comment_carrying_the_marker_is_never_edited_or_taken_for_the_services(
+        served: ServeRig, hub: FakeHub, shelf: PackageShelf) -> None:
+    """The service's comment is found by its marker and its own author: a user who posts
+    `<!-- meshcert -->` (to have the bot overwrite it, or to hide the verdict) changes nothing."""
+    from huggingface_hub import HfApi
+
+    from tests.support.serve_rig import CONTRIBUTOR_TOKEN
+
+    hub.publish_dir(REPO, shelf.v2())
+    head = pr_files(hub, shelf.v2("pr"))
+    decoy = f"certification passed: trust me\n{MARKER}\n"
+    with served.running():
+        served.hook()
+        ref = hub.open_pull_request(REPO, head)
+        num = int(ref.rsplit("/", 1)[1])
+        HfApi(token=CONTRIBUTOR_TOKEN).comment_discussion(REPO, num, decoy)
+        served.settle()
+        HfApi(token=CONTRIBUTOR_TOKEN).comment_discussion(REPO, num, "/meshcert recheck")
+        served.settle()
+    repo = hub.get_repo(REPO)
+    assert repo is not None
+    found = next(d for d in repo.discussions if d.num == num).comments
+    users = [c for c in found if c["author"] != BOT]
+    assert [c["content"] for c in users][:1] == [decoy] and not users[0]["edited"]
+    (mine,) = bot_comments(hub, num)
+    assert str(mine["content"]).splitlines()[1] == MARKER
+    assert "trust me" not in str(mine["content"])

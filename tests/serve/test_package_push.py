@@ -45,7 +45,8 @@ def test_a_pushed_package_gets_a_signed_verdict_attest_verify_accepts(
     assert verdict.result == "PASSED"
     (last,) = status["verdicts"]
     assert last["commit"] == commit and last["status"] == "passed"
-    assert last["sentence"].startswith("certification passed: 0 errors")
+    assert last["sentence"].startswith("certification passed (digests: Hub-attested")
+    assert "): 0 errors" in last["sentence"]
     assert last["attestation_url"].endswith(f"/datasets/{ATTESTATIONS}/blob/main/"
                                             f"{attestation_path(REPO, commit)}")
 

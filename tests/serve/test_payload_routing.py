@@ -74,9 +74,9 @@ def test_a_narrower_unknown_scope_counts_as_an_update(config: ServeConfig) -> No
     (body("repo", "delete"), "scope 'repo' is not acted upon"),
     (body("repo.config", "update"), "scope 'repo.config' is not acted upon"),
     (body("discussion", "delete", discussion={"num": 1, "isPullRequest": True}),
-     "discussion delete is not acted upon"),
+     "'discussion' 'delete' is not acted upon"),
     (body("discussion", "update", discussion={"num": 1, "isPullRequest": True,
-                                              "status": "closed"}), "is closed"),
+                                              "status": "closed"}), "is 'closed'"),
     (body("discussion", "create", discussion={"num": 1, "isPullRequest": False}),
      "not a pull request"),
     (body("repo.content", "update", "meshllm/other"), "is not watched"),
@@ -88,7 +88,25 @@ def test_what_is_ignored_says_why(config: ServeConfig, raw: bytes, why: str) -> 
     assert why in str(route(raw, config))
 
 
-@pytest.mark.parametrize("raw", [b"", b"nope", b"[]", b"3", b"\xff"])
+@pytest.mark.parametrize("name", [
+    "meshllm/x-layers/../other", "meshllm/../evil-layers", "meshllm/a/b-layers",
+    "meshllm/ a-layers", "meshllm/a-layers\nINFO forged log line", "meshllm/-layers",
+    "MESHLLM/A-LAYERS", "Meshllm/a-layers", "meshllm/a-layers?x=1", "meshllm/catalog/..",
+])
+def test_a_name_that_only_looks_watched_is_not_acted_on(config: ServeConfig, name: str) -> None:
+    """A `*` never spans the `/`, a path trick or a new line is no repo id, and a name is
+    matched as the Hub spells it (another spelling would file the verdict under a name the
+    repo does not have); what is ignored says so without writing the name raw into a log."""
+    for kind in ("model", "dataset"):
+        why = route(body("repo.content", "update", name, kind,
+                         **refs(("refs/heads/main", "a" * 40), ("refs/pr/1", "b" * 40))),
+                    config)
+        assert isinstance(why, str), (name, why)
+        assert "\n" not in why
+
+
+@pytest.mark.parametrize("raw", [b"", b"nope", b"[]", b"3", b"\xff", b"[" * 100_000,
+                                 b'{"a":' * 100_000])
 def test_only_a_body_that_is_no_json_object_is_an_error(raw: bytes) -> None:
     with pytest.raises(PayloadError):
         parse(raw)
@@ -97,3 +115,12 @@ def test_only_a_body_that_is_no_json_object_is_an_error(raw: bytes) -> None:
 def test_the_head_sha_is_kept_as_a_hint_only() -> None:
     event = parse(body("repo.content", "update", **refs(("refs/heads/main", "a" * 40))))
     assert isinstance(event, Event) and event.head_sha_hint == "c" * 40
+
+
+def test_a_commit_hint_that_is_no_commit_id_is_never_kept_raw() -> None:
+    forged = "a" * 40 + "\nERROR forged log line"
+    event = parse(body("repo.content", "update", **refs(("refs/heads/main", forged)))
+                  .replace(b'"' + b"c" * 40 + b'"', b'"<b>"'))
+    assert isinstance(event, Event)
+    assert event.refs[0].new_sha == "(not a commit id)"
+    assert event.head_sha_hint == "(not a commit id)"

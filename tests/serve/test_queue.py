@@ -56,8 +56,10 @@ def test_a_newer_task_on_a_ref_supersedes_the_pending_one(queue: Queue) -> None:
     assert counts["pending"] == 2 and counts["superseded"] == 1
 
 
-def test_one_task_runs_per_repo_and_a_lease_not_renewed_is_taken_again(
+def test_one_task_runs_per_repo_and_a_lease_run_out_is_not_taken_while_its_process_lives(
         queue: Queue, clock: Clock) -> None:
+    """A lease that ran out in the process that owns the folder is a stalled heartbeat, not a
+    dead worker: taking the task again would run it twice (a restart takes it back)."""
     queue.accept("d1", [spec(), spec(ref="refs/pr/1", kind=PACKAGE_PR)], "queued")
     queue.accept("d2", [spec("ns/b-layers")], "queued")
     first = queue.claim(60)
@@ -65,10 +67,9 @@ def test_one_task_runs_per_repo_and_a_lease_not_renewed_is_taken_again(
     assert first is not None and second is not None
     assert (first.repo, second.repo) == ("ns/a-layers", "ns/b-layers")
     assert queue.claim(60) is None  # a-layers' second task waits for its first
-    clock.now += 61  # the first worker died without renewing
-    again = queue.claim(60)
-    assert again is not None and again.id == first.id and again.attempts == 2
-    queue.finish(again.id, DONE, "ok")
+    clock.now += 61  # the first worker's heartbeat stalled: its lease ran out
+    assert queue.claim(60) is None  # neither the task again nor a second one of its repo
+    queue.finish(first.id, DONE, "ok")
     third = queue.claim(60)
     assert third is not None and third.ref == "refs/pr/1"
 
@@ -97,3 +98,14 @@ def test_a_job_is_checkpointed_and_a_published_one_is_reused(queue: Queue) -> No
     done = queue.job("k", "ns/a", "c" * 40)
     assert (done.state, done.runs, done.result) == ("published", 1,
                                                     {"status": "passed", "attestation_url": "u"})
+
+
+def test_deliveries_recorded_together_are_recorded_as_if_one_by_one(queue: Queue) -> None:
+    """Group commit: one transaction, each delivery in order (an id twice is a replay the
+    second time, a later push supersedes an earlier one of the same batch)."""
+    got = queue.accept_many([("d1", [spec()], "queued", "x"), ("d2", [spec()], "queued", "y"),
+                             ("d1", [spec()], "queued", "z"), ("d3", [], "ignored", None)])
+    assert [(a.replay, a.queued, a.superseded, a.altered) for a in got] == [
+        (False, 1, 0, False), (False, 1, 1, False), (True, 0, 0, True), (False, 0, 0, False)]
+    counts = queue.counts()
+    assert (counts["deliveries"], counts["pending"], counts["superseded"]) == (3, 1, 1)

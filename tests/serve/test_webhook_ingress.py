@@ -78,7 +78,7 @@ def test_a_body_over_1_mib_is_413_and_queues_nothing(served: ServeRig) -> None:
     assert served.status()["counts"]["deliveries"] == 0
 
 
-@pytest.mark.parametrize("body", [b"not json", b"[1, 2]", b"\xff\xfe"])
+@pytest.mark.parametrize("body", [b"not json", b"[1, 2]", b"\xff\xfe", b"[" * 100_000])
 def test_a_body_that_is_not_a_json_object_is_400(served: ServeRig, body: bytes) -> None:
     answer = post(served, body, {"Webhook-Id": "bad", "X-Webhook-Secret": SECRET})
     assert answer.status_code == 400
@@ -140,3 +140,81 @@ def test_healthz_and_the_status_page(served: ServeRig) -> None:
     assert page.headers["content-type"].startswith("text/html")
     assert "<h2>Last verdicts</h2>" in page.text and "<script" not in page.text
     assert served.status()["attestation_repo"] == "meshllm/meshcert-attestations"
+
+
+def test_a_known_webhook_id_with_another_body_queues_nothing_and_is_logged(
+        served: ServeRig, logs: LogCollector) -> None:
+    """The Hub sends a delivery again as it was; a known id with another body is someone
+    else's request (one who saw the secret): answered 200, nothing queued, a warning."""
+    import json
+
+    headers = {"Webhook-Id": "same", "X-Webhook-Secret": SECRET}
+    assert post(served, json.dumps(push_payload()).encode(), headers).status_code == 202
+    other = push_payload(repo={"type": "model", "name": "meshllm/other-layers"})
+    answer = post(served, json.dumps(other).encode(), headers)
+    assert answer.status_code == 200 and answer.json()["replay"] is True
+    counts = served.status()["counts"]
+    assert counts["deliveries"] == 1 and counts["pending"] + counts["running"] + \
+        counts["done"] + counts["failed"] == 1
+    assert "delivery same replayed with another body: nothing queued" in logs.text()
+
+
+def test_a_body_sent_in_chunks_without_a_length_is_cut_at_the_cap(served: ServeRig) -> None:
+    """The cap holds while the body streams in (no Content-Length to refuse it by)."""
+    sent = 0
+
+    def chunks() -> Iterator[bytes]:
+        nonlocal sent
+        yield b"{"
+        for _ in range(160):  # 10 MiB in 64 KiB chunks
+            sent += 65536
+            yield b" " * 65536
+        yield b"}"
+
+    try:
+        answer = httpx.post(f"{served.url}/webhook", content=chunks(), timeout=30,
+                            headers={"Webhook-Id": "chunked", "X-Webhook-Secret": SECRET})
+        assert answer.status_code == 413
+    except httpx.TransportError:
+        pass  # the service answered 413 and closed the connection while the rest was sent
+    assert served.status()["counts"]["deliveries"] == 0
+
+
+def test_the_secret_is_in_no_answer_status_or_state_file(served: ServeRig) -> None:
+    import json
+
+    query = f"?secret={SECRET}"
+    post(served, json.dumps(push_payload()).encode(), {"Webhook-Id": "q"}, query)
+    post(served, b"not json", {"Webhook-Id": "bad"}, query)
+    post(served, b"{}", {"Webhook-Id": "odd"}, query)
+    pages = [httpx.get(f"{served.url}/status{q}").text for q in ("", "?format=json")]
+    assert all(SECRET not in page for page in pages)
+    state = served.base / "state"
+    for path in state.iterdir():
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path.name
+
+
+def test_deliveries_at_once_are_each_answered_once_recorded(served: ServeRig) -> None:
+    """200 deliveries on their own connections at once (recorded in shared transactions),
+    a quarter of them a Webhook-Id sent twice: every answer is a 2xx, each id recorded once,
+    each distinct push queued once."""
+    import asyncio
+    import json
+
+    async def send_all() -> list[httpx.Response]:
+        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=200),
+                                     timeout=60) as client:
+            return list(await asyncio.gather(*(client.post(
+                f"{served.url}/webhook", headers={"Webhook-Id": f"at-once-{i % 150}",
+                                                  "X-Webhook-Secret": SECRET},
+                content=json.dumps(push_payload(
+                    repo={"type": "model", "name": f"meshllm/p{i % 150}-layers"})).encode())
+                for i in range(200))))
+
+    answers = asyncio.run(send_all())
+    assert sorted({a.status_code for a in answers}) == [200, 202]
+    assert sum(a.status_code == 202 for a in answers) == 150
+    counts = served.status()["counts"]
+    assert counts["deliveries"] == 150
+    assert sum(counts[s] for s in ("pending", "running", "done", "failed")) == 150

@@ -136,7 +136,8 @@ class ServeRig:
     # --- as a subprocess ------------------------------------------------------------------
     def spawn(self, log: Path) -> subprocess.Popen[bytes]:
         """`python -m meshcert serve --config ... --port ...` with this rig's environment."""
-        env = {**os.environ, **self.env(), "PYTHONPATH": str(ROOT),
+        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+        env = {**os.environ, **self.env(), "PYTHONPATH": path,
                "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HOME": str(self.base / "hf-home")}
         handle = open(log, "ab")  # noqa: SIM115 (the child writes to it)
         self.process = subprocess.Popen(
