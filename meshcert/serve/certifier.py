@@ -81,16 +81,19 @@ class CertifyPool:
     away from the event loop that must answer deliveries within milliseconds. A worker dies
     with the service (Linux: PR_SET_PDEATHSIG), so `kill -9` leaves no certification behind."""
 
-    def __init__(self, key: Ed25519PrivateKey, verifier_id: str | None, workers: int) -> None:
+    def __init__(self, key: Ed25519PrivateKey, verifier_id: str | None, workers: int,
+                 warm_dir: str) -> None:
         """`key` reaches each worker through its start pipe (pickled initargs), never through
-        its command line or its environment (which every process it starts would inherit)."""
+        its command line or its environment (which every process it starts would inherit).
+        `warm_dir`: an empty folder in the state folder that the warm-up certifies (a folder
+        of the service's own, so a `kill -9` during the warm-up leaves nothing in /tmp)."""
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         self._pool = ProcessPoolExecutor(
             workers, mp_context=multiprocessing.get_context("spawn"),
             initializer=_child_init, initargs=(key.private_bytes_raw(), verifier_id))
-        self._warm = [self._pool.submit(_child_warm) for _ in range(workers)]
+        self._warm = [self._pool.submit(_child_warm, warm_dir) for _ in range(workers)]
 
     def __call__(self, repo: str, commit: str) -> Certified:
         from concurrent.futures.process import BrokenProcessPool
@@ -132,11 +135,10 @@ def _child_init(raw_key: bytes, verifier_id: str | None) -> None:
     _CHILD["verifier_id"] = verifier_id
 
 
-def _child_warm() -> None:
+def _child_warm(empty: str) -> None:
     """The certifier's imports, its checks and its spare worker processes, paid before the
-    first job: one certification of an empty folder (it fails at once, having loaded all)."""
-    import tempfile
-
+    first job: one certification of the empty folder `empty` (it fails at once, having loaded
+    all)."""
     import huggingface_hub  # noqa: F401  (a Hub certification's client and sources)
 
     import meshcert.attest.sign  # noqa: F401
@@ -147,8 +149,7 @@ def _child_warm() -> None:
     from meshcert.certify.service import CertRequest, certify_package, prestart_workers
 
     prestart_workers()
-    with tempfile.TemporaryDirectory(prefix="meshcert-serve-warm-") as empty:
-        certify_package(CertRequest(model=empty))
+    certify_package(CertRequest(model=empty))
     # the Hub clients' set-up (TLS trust store, sessions), without a request
     from huggingface_hub.utils import get_session
 

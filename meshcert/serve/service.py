@@ -19,6 +19,8 @@ from meshcert.serve.queue import Queue
 from meshcert.serve.schedule import RecheckSchedule
 from meshcert.serve.worker import Certify, Workers
 
+WARM_DIR = "warm"  # an empty folder in the state folder: what each worker's warm-up certifies
+
 log = logging.getLogger("meshcert.serve")
 
 
@@ -82,7 +84,9 @@ def open_service(config: ServeConfig, *, environ: Mapping[str, str] | None = Non
     queue = Queue(config.state_dir, delivery_days=config.state.delivery_days)
     pool = None
     if certify is None:
-        pool = CertifyPool(key, config.signing.verifier_id, config.budgets.max_jobs)
+        warm = os.path.join(config.state_dir, WARM_DIR)
+        os.makedirs(warm, exist_ok=True)
+        pool = CertifyPool(key, config.signing.verifier_id, config.budgets.max_jobs, warm)
     door = hub or ServeHub()
     workers = Workers(config, queue, door, key, certify=certify or pool)
     schedule = RecheckSchedule(config, door, pool.recheck if pool is not None else None)
