@@ -142,11 +142,15 @@ def skipped_lines(report: CertReport, width: int) -> list[Line]:
              for c in skipped if (c.details or "").startswith(NOT_ASKED_FOR)]
     missing = [f"{c.name} ({(c.details or '').partition(': ')[2].partition(' (')[0]})"
                for c in skipped if (c.details or "").startswith(NOT_AVAILABLE)]
+    # `models inspect` reads one file, which has no manifest by nature: not applicable there
+    file = report.coverage is not None and report.coverage.scope.kind == "file"
+    reasons = {r: label for r, label in NOTHING_READ_LABELS.items()
+               if not (file and r == "no package manifest was read")}
     unread = {label: [c.name for c in skipped if _applicable_reason(c.details) == reason]
-              for reason, label in NOTHING_READ_LABELS.items()}
+              for reason, label in reasons.items()}
     other = [c.name for c in skipped
              if not (c.details or "").startswith((NOT_ASKED_FOR, NOT_AVAILABLE))
-             and _applicable_reason(c.details) not in NOTHING_READ_LABELS]
+             and _applicable_reason(c.details) not in reasons]
     lines = [Line(f"skipped checks ({len(skipped)})", "heading")]
     for label, names in ((f"{NOT_ASKED_FOR}:", asked), (f"{NOT_AVAILABLE}:", missing),
                          *unread.items(), (f"{NOT_APPLICABLE}:", other)):
