@@ -72,6 +72,8 @@ def run_checks(view: PackageView, checks: list[Check] | None = None
                 status, details = "skipped", NOTHING_READ
             elif status == "passed" and check.reads_headers and not _header_read(view):
                 status, details = "skipped", NO_HEADER_READ
+            elif status == "passed" and check.reads_artifact_files and not _file_read(view):
+                status, details = "skipped", NO_FILE_READ
         except Exception as exc:  # containment: a crashing check never yields "passed"
             produced = [finding(
                 "internal_error",
@@ -106,6 +108,15 @@ def _read_nothing(view: PackageView) -> bool:
 
 def _header_read(view: PackageView) -> bool:
     return any(isinstance(header, GGUFHeader) for header in view.headers.values())
+
+
+NO_FILE_READ = (f"{NOT_APPLICABLE}: no declared artifact's file was looked at, so there was "
+                "nothing to check")
+
+
+def _file_read(view: PackageView) -> bool:
+    return any(isinstance(entry.path, str) and entry.path in view.files
+               for entry in view.artifacts())
 
 
 def _unused_option_run(check: Check, flag: str, package_format: str | None) -> CheckRun:

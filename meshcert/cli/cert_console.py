@@ -163,7 +163,9 @@ def skipped_lines(report: CertReport, width: int) -> list[Line]:
 # empty directory, every GGUF unreadable) is listed as such, not as "not applicable": it
 # applies to the package, which could not be read (its details give the whole reason)
 NOTHING_READ_LABELS = {"no package manifest was read": "nothing read (no package manifest):",
-                       "no GGUF header could be read": "nothing read (no GGUF header):"}
+                       "no GGUF header could be read": "nothing read (no GGUF header):",
+                       "no declared artifact's file was looked at":
+                           "nothing read (no artifact file):"}
 
 
 def _applicable_reason(details: str | None) -> str:

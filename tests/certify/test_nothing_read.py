@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 
 from meshcert.certify.checks import all_checks
-from meshcert.certify.engine import NO_HEADER_READ
+from meshcert.certify.engine import NO_FILE_READ, NO_HEADER_READ
 from meshcert.certify.inspect_file import inspect_gguf
 from meshcert.certify.report import CertReport
+from meshcert.certify.scope import ScopeRequest
 from meshcert.certify.service import CertRequest, certify_package
+from meshcert.certify.view import CertOptions
 from meshcert.reports.html import render_cert_html
 from tests.conftest import PackageFactory
 from tests.core.hub.test_access import closed_port_url
@@ -126,3 +128,18 @@ def test_inspecting_a_file_that_is_no_gguf_passes_no_check(tmp_path: Path) -> No
     assert [c.name for c in report.checks if c.status == "passed"] == []
     assert {f.code for f in report.findings} >= {"gguf_bad_magic"}
     assert report.status == "failed"
+
+
+def test_a_slice_that_selects_no_artifact_passes_no_file_check(packages: PackageFactory) -> None:
+    # --layers 100..200 of a 4-layer package: no artifact file was looked at, and
+    # artifact_files said `passed`
+    info = packages.build("llama")
+    report = certify_package(CertRequest(model=str(info.root), options=CertOptions(
+        scope=ScopeRequest(layer_start=100, layer_end=200))))
+    assert report.status == "failed"
+    by_name = {c.name: c for c in report.checks}
+    assert by_name["scope"].status == "failed"
+    assert (by_name["artifact_files"].status, by_name["artifact_files"].details) == (
+        "skipped", NO_FILE_READ)
+    readers = [c.name for c in all_checks() if c.reads_headers or c.reads_artifact_files]
+    assert [n for n in readers if n in by_name and by_name[n].status == "passed"] == []

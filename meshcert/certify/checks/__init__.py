@@ -76,6 +76,10 @@ READS_GGUF_HEADERS = frozenset({
     "glm_dsa_architecture_v2", "source_parity", "v2_carrier", "v2_tensor_catalog",
     "v2_tensor_placement", "v2_payload_directories", "publisher_config_geometry"})
 
+# the checks that compare the package's artifact files with the manifest: when no declared
+# artifact's file was looked at (a --layers/--stage that selects none) they checked nothing
+READS_ARTIFACT_FILES = frozenset({"artifact_files"})
+
 
 @dataclass(frozen=True)
 class Check:
@@ -97,6 +101,10 @@ class Check:
     @property
     def reads_headers(self) -> bool:
         return self.name in READS_GGUF_HEADERS
+
+    @property
+    def reads_artifact_files(self) -> bool:
+        return self.name in READS_ARTIFACT_FILES
 
     def unused_option(self, view: PackageView) -> str | None:
         """The flag the run was given for this check when the check does not apply to the
