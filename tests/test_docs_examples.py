@@ -36,6 +36,9 @@ COMMENT = re.compile(r"\s+# .*$")
 
 HUB = "needs the Hub"
 JOBS = "submits HF Jobs (the Hub, a token, money)"
+# without --confirm `package job` submits nothing: it checks the token's right to write the
+# target, then plans from the source's Hub listing and the Hub's hardware prices
+JOB_PLAN = "needs the Hub and a token that may write the target (a dry run: it submits nothing)"
 SYNOPSIS = "a synopsis of the command's forms, not a command"
 WALKTHROUGH = ("the serve walk-through, run as written against the in-repo Hub by "
                "tests/serve/test_walkthrough.py")
@@ -58,7 +61,7 @@ SKIPPED: dict[tuple[str, str], str] = {
     ("README.md", "meshcert package publish pkg --target meshllm/Qwen3-8B-layers --catalog "
                   "meshllm/catalog"): HUB + " and a token that may write",
     ("README.md", "meshcert package job Qwen/Qwen3-235B-A22B-GGUF@main:UD-Q4_K_XL --target "
-                  "meshllm/Qwen3-235B-layers"): JOBS,
+                  "meshllm/Qwen3-235B-layers"): JOB_PLAN,
     ("README.md", "meshcert package job Qwen/Qwen3-235B-A22B-GGUF@main:UD-Q4_K_XL --target "
                   "meshllm/Qwen3-235B-layers --confirm --follow --max-cost-usd 0.50"): JOBS,
     ("README.md", "meshcert models certify hf://ns/pkg@<sha> --package-only --report-out "
@@ -133,7 +136,7 @@ SKIPPED: dict[tuple[str, str], str] = {
                            "--delete-after-upload --catalog meshllm/catalog"):
         HUB + " and a token that may write",
     ("docs/publishing.md", "meshcert package job Qwen/Qwen3-235B-A22B-GGUF@main:UD-Q4_K_XL "
-                           "--target meshllm/Qwen3-235B-layers"): JOBS,
+                           "--target meshllm/Qwen3-235B-layers"): JOB_PLAN,
     ("docs/publishing.md", "meshcert package job Qwen/Qwen3-235B-A22B-GGUF@main:UD-Q4_K_XL "
                            "--target meshllm/Qwen3-235B-layers --confirm --follow "
                            "--max-cost-usd 0.50"): JOBS,

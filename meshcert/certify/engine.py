@@ -33,6 +33,7 @@ from meshcert.certify.stages import StageRange, certification_ranges, plan_stage
 from meshcert.certify.view import PackageView
 from meshcert.core.clock import utc_now
 from meshcert.core.findings import Finding, finding
+from meshcert.core.gguf.model import GGUFHeader
 from meshcert.core.git_blob import git_blob_id
 
 # Codes that mean "could not tell", not "the package is bad": they make a result incomplete.
@@ -69,6 +70,10 @@ def run_checks(view: PackageView, checks: list[Check] | None = None
             status: CheckStatus = "skipped" if details is not None else _check_status(produced)
             if status == "passed" and _read_nothing(view):
                 status, details = "skipped", NOTHING_READ
+            elif status == "passed" and check.reads_headers and not _header_read(view):
+                status, details = "skipped", NO_HEADER_READ
+            elif status == "passed" and check.reads_artifact_files and not _file_read(view):
+                status, details = "skipped", NO_FILE_READ
         except Exception as exc:  # containment: a crashing check never yields "passed"
             produced = [finding(
                 "internal_error",
@@ -91,8 +96,27 @@ def run_checks(view: PackageView, checks: list[Check] | None = None
 NOTHING_READ = f"{NOT_APPLICABLE}: no package manifest was read, so there was nothing to check"
 
 
+# A check that reads GGUF headers passes only when one was read: a package (or an inspected
+# file) whose every GGUF is unreadable gave it nothing to check (gguf_structure says why)
+NO_HEADER_READ = (f"{NOT_APPLICABLE}: no GGUF header could be read, so there was nothing to "
+                  "check")
+
+
 def _read_nothing(view: PackageView) -> bool:
     return view.manifest is None and not view.standalone
+
+
+def _header_read(view: PackageView) -> bool:
+    return any(isinstance(header, GGUFHeader) for header in view.headers.values())
+
+
+NO_FILE_READ = (f"{NOT_APPLICABLE}: no declared artifact's file was looked at, so there was "
+                "nothing to check")
+
+
+def _file_read(view: PackageView) -> bool:
+    return any(isinstance(entry.path, str) and entry.path in view.files
+               for entry in view.artifacts())
 
 
 def _unused_option_run(check: Check, flag: str, package_format: str | None) -> CheckRun:

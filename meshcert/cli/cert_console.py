@@ -142,14 +142,36 @@ def skipped_lines(report: CertReport, width: int) -> list[Line]:
              for c in skipped if (c.details or "").startswith(NOT_ASKED_FOR)]
     missing = [f"{c.name} ({(c.details or '').partition(': ')[2].partition(' (')[0]})"
                for c in skipped if (c.details or "").startswith(NOT_AVAILABLE)]
+    # `models inspect` reads one file, which has no manifest by nature: not applicable there
+    file = report.coverage is not None and report.coverage.scope.kind == "file"
+    reasons = {r: label for r, label in NOTHING_READ_LABELS.items()
+               if not (file and r == "no package manifest was read")}
+    unread = {label: [c.name for c in skipped if _applicable_reason(c.details) == reason]
+              for reason, label in reasons.items()}
     other = [c.name for c in skipped
-             if not (c.details or "").startswith((NOT_ASKED_FOR, NOT_AVAILABLE))]
+             if not (c.details or "").startswith((NOT_ASKED_FOR, NOT_AVAILABLE))
+             and _applicable_reason(c.details) not in reasons]
     lines = [Line(f"skipped checks ({len(skipped)})", "heading")]
     for label, names in ((f"{NOT_ASKED_FOR}:", asked), (f"{NOT_AVAILABLE}:", missing),
-                         (f"{NOT_APPLICABLE}:", other)):
+                         *unread.items(), (f"{NOT_APPLICABLE}:", other)):
         if names:
             lines += [Line(t) for t in _wrap_items(f"{INDENT}{label}", names, width)]
     return lines
+
+
+# a check skipped because the run read nothing for it to check (an unreachable Hub ref, an
+# empty directory, every GGUF unreadable) is listed as such, not as "not applicable": it
+# applies to the package, which could not be read (its details give the whole reason)
+NOTHING_READ_LABELS = {"no package manifest was read": "nothing read (no package manifest):",
+                       "no GGUF header could be read": "nothing read (no GGUF header):",
+                       "no declared artifact's file was looked at":
+                           "nothing read (no artifact file):"}
+
+
+def _applicable_reason(details: str | None) -> str:
+    """The reason of a "not applicable: <reason>, so ..." skip ('' for any other)."""
+    head, _, reason = (details or "").partition(": ")
+    return reason.partition(", so ")[0] if head == "not applicable" else ""
 
 
 def _wrap_items(first: str, items: list[str], width: int) -> list[str]:

@@ -357,10 +357,20 @@ def print_headline(report: EvidenceReport, echo: Callable[[str], None] = typer.e
     head = headline_of(report)
     echo(f"verdict: {head.status.upper()} ({head.summary})")
     for item in head.items:
-        reason = item.reason if len(item.reason) <= REASON_WIDTH else \
-            item.reason[:REASON_WIDTH - 3] + "..."
         echo(f"  {OUTCOME_MARKS[item.outcome]:<10} {item.subject:<34} {item.verdict:<24} "
-             f"{reason}")
+             f"{_shortened(item.reason)}")
+
+
+def _shortened(reason: str) -> str:
+    """The reason, cut to REASON_WIDTH between words (a name such as
+    GLM52_PHASE_E_MERGED_SHEXP_REVIEW_SPEEDUP is never cut in the middle); every report
+    file holds the whole reason."""
+    if len(reason) <= REASON_WIDTH:
+        return reason
+    cut = reason[:REASON_WIDTH - 3]
+    if reason[len(cut)] != " " and " " in cut:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip() + "..."
 
 
 def print_report(report: EvidenceReport, written: list[Path],

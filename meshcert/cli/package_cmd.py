@@ -342,9 +342,9 @@ def _certify_and_deliver(result: WriteResult, seconds: float, progress: LineProg
         for path in result.rewritten:
             lines.append(f"rewritten (failed verification): {path}")
         lines.append(counts_line(report))
-        for f in report.findings:
-            if f.severity == "error":
-                lines.append(f"  error {f.code}: {f.message}")
+        for severity in ("error", "warning"):  # what the sentence counts, not hidden
+            lines += [f"  {severity} {f.code}: {f.message}"
+                      for f in report.findings if f.severity == severity]
         if outputs.report_out:
             lines.append(f"report: {outputs.report_out}")
         typer.echo("\n".join(lines))

@@ -116,6 +116,10 @@ def print_result(result: PublishResult) -> None:
         for item in (report.findings if report is not None else []):
             if item.severity == "error":
                 typer.echo(f"  {item.code}: {item.message}", err=True)
+        if report is not None:  # what refused it: the local certification, in its sentence
+            from meshcert.cli.cert_console import counts_line
+
+            typer.echo(f"  {counts_line(report)}", err=True)
         return
     counts = (f"{len(result.commits)} commit(s), {len(result.uploaded)} file(s) uploaded, "
               f"{len(result.skipped)} already there")

@@ -153,6 +153,9 @@ def _print_merge(merged: CertReport, slices: int, written: Mapping[str, object],
     covered = f"{info.verified_artifacts}/{info.declared_artifacts}" if info else "?"
     typer.echo(f"{merged.status.upper()}: {slices} slice(s), {covered} artifacts "
                "verified")
+    from meshcert.cli.cert_console import counts_line
+
+    typer.echo(counts_line(merged))  # the merged verdict, as models certify ends
     for f in merged.findings:
         if f.check == "slice_merge":
             typer.echo(f"  {f.code}: {f.message}")

@@ -29,6 +29,7 @@ from meshcert.cli.cert_console import (
     print_certification,
     print_lines,
     render_lines,
+    skipped_lines,
     written_as_is,
 )
 from meshcert.core.findings import finding
@@ -151,6 +152,25 @@ def test_skipped_checks_are_listed_with_the_flag_that_runs_them() -> None:
     start = lines.index("skipped checks (2)")
     assert lines[start + 1:start + 3] == ["    not asked for: source_parity (--source SOURCE.gguf)",
                                           "    not applicable: hub_metadata"]
+
+
+def test_checks_that_read_nothing_are_listed_as_such_not_as_not_applicable() -> None:
+    # an unreachable Hub ref or an empty directory: manifest_json applies to the package, which
+    # could not be read; "not applicable: manifest_json" said otherwise (issue 45)
+    from meshcert.certify.engine import NO_HEADER_READ, NOTHING_READ
+
+    unread = [CheckRun(name=name, status="skipped", findings=0, duration_ms=0.0,
+                       details=details)
+              for name, details in (("manifest_json", NOTHING_READ),
+                                    ("layers", "not applicable: no package manifest was read"),
+                                    ("tokenizer", NO_HEADER_READ))]
+    report = sample_report().model_copy(update={"checks": sample_checks() + unread})
+    lines = [line.text for line in skipped_lines(report, 80)]
+    assert lines == ["skipped checks (5)",
+                     "    not asked for: source_parity (--source SOURCE.gguf)",
+                     "    nothing read (no package manifest): manifest_json, layers",
+                     "    nothing read (no GGUF header): tokenizer",
+                     "    not applicable: hub_metadata"]
 
 
 def test_a_block_puts_message_and_remediation_below_the_head() -> None:

@@ -56,6 +56,22 @@ def test_it_lists_only_what_it_can_do_and_ends_with_a_verdict_about_one_file(
     assert md.read_text().startswith("## \u2705 Inspection passed: ")
 
 
+def test_a_file_has_no_manifest_by_nature_and_a_text_file_gave_nothing_to_read(
+        tmp_path: Path) -> None:
+    # the checks of a package's manifest do not apply to one file ("not applicable"); those
+    # that read its header read nothing when it is no GGUF ("nothing read"), never `passed`
+    clean = inspect(str(base_file().write(tmp_path / "model.gguf")))
+    assert "    not applicable: metadata_tensor_copies, stale_split_metadata" in clean.output
+    assert "nothing read" not in clean.output
+    text = tmp_path / "notes.gguf"
+    text.write_text("hi\n")
+    result = inspect(str(text))
+    assert result.exit_code == 1, result.output
+    assert "    nothing read (no GGUF header): slice_metadata, tokenizer, tokenizer_copies" \
+        in result.output
+    assert "the file starts with b'hi\\n', not b'GGUF'" in result.output
+
+
 def test_a_hostile_file_exits_1_with_its_code_in_the_json(tmp_path: Path) -> None:
     case = next(c for c in CORPUS if c.code == "gguf_trailing_bytes")
     result = inspect(str(write_case(case, tmp_path)), "--json")

@@ -45,6 +45,11 @@ def test_write_exits_0_prints_a_summary_and_writes_the_report(tmp_path: Path) ->
     assert said.startswith("certification passed (digests: ") and "from a verify cache" in said
     manifest = json.loads((out / "model-package.json").read_text())
     assert f"package_id: {manifest['package_id']}" in result.stdout
+    # the warnings the sentence counts are listed below it, not hidden (issue 45)
+    warnings = [f for f in data["findings"] if f["severity"] == "warning"]
+    assert warnings, data["findings"]
+    listed = [line for line in result.stdout.splitlines() if line.startswith("  warning ")]
+    assert listed == [f"  warning {f['code']}: {f['message']}" for f in warnings]
 
 
 def test_json_prints_only_the_report_and_quiet_prints_nothing(tmp_path: Path) -> None:

@@ -68,6 +68,10 @@ def test_a_package_that_does_not_certify_exits_2(hub: FakeHub, package: PackageI
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("refused: ")
     assert "nothing uploaded" in result.stderr and hub.only_access_checks()
+    # the local certification that refused it, in the sentence `models certify` ends with
+    said = [x for x in result.stderr.splitlines() if x.startswith("  certification ")]
+    assert len(said) == 1 and said[0].startswith("  certification failed: ")
+    assert said[0].endswith("package gate failed")
 
 
 def test_usage_errors_exit_2(hub: FakeHub, package: PackageInfo, tmp_path: Path) -> None:

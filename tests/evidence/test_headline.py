@@ -188,3 +188,18 @@ def test_the_a_b_decision_leads_the_mesh_llm_report(tmp_path: Path) -> None:
     assert "0/15" not in banner.text() and "measured rows" not in banner.text()
     gate = page.find("section", id="gate")
     assert gate.attrs["data-status"] == "not-applicable"
+
+
+def test_a_long_reason_is_cut_between_words_never_inside_a_name() -> None:
+    # issue 45: piped, the headline cut 'GLM52_PHASE_E_MERGED_SHEXP_REVIEW_SP...'
+    from meshcert.cli.evidence_cmd import REASON_WIDTH, _shortened
+
+    reason = ("combined FFN q3_K / q3_K merged shared gate/up speedup 1.321x is above "
+              "GLM52_PHASE_E_MERGED_SHEXP_REVIEW_SPEEDUP=1.02: revisit disabled merged "
+              "shared-expert policy")
+    short = _shortened(reason)
+    assert short == "combined FFN q3_K / q3_K merged shared gate/up speedup 1.321x is above..."
+    assert len(short) <= REASON_WIDTH
+    assert _shortened("fewer than 3 samples on a side") == "fewer than 3 samples on a side"
+    one_word = "x" * (REASON_WIDTH + 5)  # no space to cut at: cut at the width
+    assert _shortened(one_word) == "x" * (REASON_WIDTH - 3) + "..."

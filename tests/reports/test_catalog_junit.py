@@ -26,11 +26,16 @@ def test_one_case_per_package(catalog_out: CatalogOut) -> None:
     assert (good.get("name") or "").startswith("F16: hf://ns/good-v1@")
     out = good.find("system-out")
     assert out is not None and "cert.json: packages/ns/good-v1/" in (out.text or "")
+    # the package's own verdict sentence, as `models certify` ends (issue 45)
+    row = next(p for p in report.packages if p.repo == "ns/good-v1")
+    assert row.certification is not None and row.certification.verdict
+    assert (out.text or "").splitlines()[1] == row.certification.verdict
     gated = next(c for c in cases if "ns/gated" in (c.get("name") or ""))
     failure = gated.find("failure")
     assert failure is not None
     assert failure.get("message") == "2 error(s): catalog_package_gated, hub_gated"
     assert "remediation:" in (failure.text or "")
+    assert "\ncertification failed" in (failure.text or "")
     [broken] = entries.findall("testcase")
     assert (broken.get("name"), outcome(broken)) == ("entries/broken/model.json", "failure")
 

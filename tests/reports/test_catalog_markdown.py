@@ -4,6 +4,7 @@ package sorted by verdict, report text made inert."""
 from __future__ import annotations
 
 from meshcert.reports.catalog.markdown import render_catalog_markdown
+from meshcert.reports.mdutil import text
 from tests.reports.catalog_fixture import CatalogOut
 
 
@@ -40,6 +41,21 @@ def test_a_row_per_package_failed_first(catalog_out: CatalogOut) -> None:
     assert (good_v2[9], good_v2[10]) == ("&gt;= 0.76.0", "KV f16")  # Markdown-escaped
     good_v1 = next(r for r in rows if "ns/good-v1" in r[3])
     assert (good_v1[9], good_v1[10]) == ("\u2014", "\u2014")
+
+
+def test_each_row_states_the_package_s_own_verdict(catalog_out: CatalogOut) -> None:
+    # the sentence `models certify` ends with, under the package's reference, as the HTML row
+    # and the console state it (issue 45)
+    rows = [r for r in table_rows(render_catalog_markdown(catalog_out.report)) if len(r) == 12]
+    certified = [p for p in catalog_out.report.packages if p.certification is not None]
+    assert certified
+    for package in certified:
+        assert package.certification is not None and package.certification.verdict
+        sentence = text(package.certification.verdict)
+        row = next(r for r in rows if f"hf://{package.repo}@" in r[3] and sentence in r[3])
+        ref, _, verdict = row[3].partition("<br>")
+        assert ref.startswith("<code>hf://") and verdict == sentence
+        assert verdict.startswith(f"certification {package.certification.status}")
 
 
 def test_unreadable_entries_and_findings_are_listed(catalog_out: CatalogOut) -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from meshcert.certify.report import CertReport
+from meshcert.certify.verdict import verdict
 from meshcert.cli import app
 from tests.certify.test_scope import build
 from tests.reports.checks_html import assert_self_contained
@@ -41,6 +43,9 @@ def test_merge_all_slices_passes_and_renders_the_coverage_map(tmp_path: Path) ->
     assert "PASSED: 3 slice(s), 7/7 artifacts verified" in result.output
     merged = json.loads((out / "m.json").read_text())
     assert merged["status"] == "passed"
+    # the merged verdict in the sentence `models certify` ends with, as every format states it
+    said = verdict(CertReport.model_validate(merged)).sentence()
+    assert said.startswith("certification passed: ") and said in result.output.splitlines()
     assert [s["stage"] for s in merged["merge"]["slices"]] == ["0/3", "1/3", "2/3"]
     page = assert_self_contained((out / "m.html").read_text())
     section = page.find("section", id="coverage")
@@ -58,6 +63,8 @@ def test_merge_with_a_slice_missing_exits_incomplete(tmp_path: Path) -> None:
                                  str(tmp_path / "m.html")])
     assert result.exit_code == 3, result.output
     assert "coverage_missing: no slice verified layers 2..4" in result.output
+    assert any(line.startswith("certification incomplete: ")
+               for line in result.output.splitlines())
     page = parse((tmp_path / "m.html").read_text())
     note = page.find("section", id="coverage").find("p", cls="note")
     assert "layers/layer-002.gguf" in note.text()

@@ -66,6 +66,21 @@ MANIFEST_READ = applicable(lambda view: view.manifest is not None,
                            "no package manifest was read")
 
 
+# the checks that read GGUF headers (or the tensor catalog built from them): when no header
+# could be read (every GGUF unreadable or missing, the Hub failing every range read) one with
+# nothing to say read nothing, and the engine reports it skipped, never `passed`
+READS_GGUF_HEADERS = frozenset({
+    "gguf_structure", "llama_cpp_gguf", "gguf_manifest_counts", "tensor_ownership",
+    "metadata_tensor_copies", "slice_metadata", "stale_split_metadata", "gguf_architecture",
+    "native_mtp_tensors", "tokenizer", "tokenizer_copies", "chat_templates", "glm_dsa_contract",
+    "glm_dsa_architecture_v2", "source_parity", "v2_carrier", "v2_tensor_catalog",
+    "v2_tensor_placement", "v2_payload_directories", "publisher_config_geometry"})
+
+# the checks that compare the package's artifact files with the manifest: when no declared
+# artifact's file was looked at (a --layers/--stage that selects none) they checked nothing
+READS_ARTIFACT_FILES = frozenset({"artifact_files"})
+
+
 @dataclass(frozen=True)
 class Check:
     name: str
@@ -82,6 +97,14 @@ class Check:
             if reason is not None:
                 return reason
         return None
+
+    @property
+    def reads_headers(self) -> bool:
+        return self.name in READS_GGUF_HEADERS
+
+    @property
+    def reads_artifact_files(self) -> bool:
+        return self.name in READS_ARTIFACT_FILES
 
     def unused_option(self, view: PackageView) -> str | None:
         """The flag the run was given for this check when the check does not apply to the

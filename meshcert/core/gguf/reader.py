@@ -296,6 +296,8 @@ class _Parser:
         except _Stop as stop:
             if stop.error.code != "gguf_truncated":
                 raise
+            if self._size:  # shorter than the magic: read what there is, to say what it is
+                self._need(self._size, "magic", 0)
         magic = bytes(self._buf[:4])
         if magic != MAGIC:
             if len(magic) < 4 and MAGIC.startswith(magic):

@@ -19,6 +19,8 @@ def _package_case(row: CatalogPackage) -> Case:
     cert = row.certification
     lines = [f"verdict: {row.status}; package: {cert.status if cert else 'not certified'}; "
              f"mesh-llm: {row.mesh_llm_verdict}"]
+    if cert is not None and cert.verdict:  # the package's own sentence, as models certify ends
+        lines.append(cert.verdict)
     lines += [f"mesh-llm: {reason}" for reason in row.mesh_llm_reasons]
     if row.cert_json:
         lines.append(f"cert.json: {row.cert_json}")

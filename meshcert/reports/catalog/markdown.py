@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from meshcert.catalog.report import CatalogReport
-from meshcert.reports.catalog.view import build_catalog_view
+from meshcert.reports.catalog.view import CatalogRowView, build_catalog_view
 from meshcert.reports.mdutil import STATUS_ICONS, code, status, table, text
 
 MESH_ICONS = {"accepts": "\u2705", "refuses": "\u274c", "unknown": "\u2796"}
@@ -13,6 +13,13 @@ def _attested(signer: str, only: bool) -> str:
     if not signer:
         return "\u2014"
     return code(signer) + (" (accepted from it, no header read)" if only else "")
+
+
+def _package(r: CatalogRowView) -> str:
+    """The package's reference, and below it its own verdict: the sentence `models certify`
+    ends with, as the HTML row and the console state it."""
+    ref = code(r.ref_text) + ("" if r.pinned else " (not pinned)")
+    return f"{ref}<br>{text(r.verdict)}" if r.verdict else ref
 
 
 def render_catalog_markdown(report: CatalogReport, link_prefix: str = "") -> str:
@@ -27,9 +34,8 @@ def render_catalog_markdown(report: CatalogReport, link_prefix: str = "") -> str
         out += table(
             ["verdict", "entry", "variant", "package", "format", "errors", "warnings",
              "mesh-llm", "codes", "needs mesh-llm", "defaults", "attested"],
-            [[status(r.status), code(r.entry), text(r.variant), code(r.ref_text)
-              + ("" if r.pinned else " (not pinned)"), text(r.format), str(r.errors),
-              str(r.warnings), f"{MESH_ICONS[r.mesh]} {text(r.mesh)}",
+            [[status(r.status), code(r.entry), text(r.variant), _package(r), text(r.format),
+              str(r.errors), str(r.warnings), f"{MESH_ICONS[r.mesh]} {text(r.mesh)}",
               ", ".join(code(c) for c in r.error_codes + r.warning_codes),
               text(r.mesh_minimum or "\u2014"), text(r.defaults or "\u2014"),
               _attested(r.attested, r.attested_only)]

@@ -189,6 +189,18 @@ def test_too_short_is_truncated(data: bytes) -> None:
     assert err(read_header(BytesSource(data))).code == "gguf_truncated"
 
 
+@pytest.mark.parametrize(("data", "code", "says"), [
+    (b"", "gguf_truncated", "the file is 0 bytes long"),
+    (b"GG", "gguf_truncated", "the file is 2 bytes long"),
+    (b"hi\n", "gguf_bad_magic", "the file starts with b'hi\\n'")])
+def test_a_file_shorter_than_the_magic_is_named_by_what_it_holds(data: bytes, code: str,
+                                                                 says: str) -> None:
+    # a 3-byte text file was "0 bytes long": the known size stopped the read before any byte
+    e = err(read_header(BytesSource(data)))
+    assert (e.code, e.offset) == (code, 0)
+    assert says in e.message
+
+
 @pytest.mark.parametrize("version", [0, 1, 4, 0x7FFFFFFF])
 def test_unsupported_versions(version: int) -> None:
     e = err(read_header(BytesSource(small_file(version=version).to_bytes())))
