@@ -166,6 +166,8 @@ def coverage_words(report: CertReport) -> list[str]:
         words.append(f"digests: {d.sizes_only} of {d.artifacts} sizes only, not verified")
     if d.cached:
         words.append(f"digests: {d.cached} of {d.artifacts} from a verify cache, not re-hashed")
+    if d.written:
+        words.append(f"digests: {d.written} of {d.artifacts} hashed while writing, not re-read")
     if d.hub_attested and not d.sizes_only:
         share = "" if d.hub_attested == d.artifacts else f"{d.hub_attested} of {d.artifacts} "
         words.append(f"digests: {share}Hub-attested (LFS SHA-256), not re-hashed")

@@ -35,7 +35,8 @@ def certify_written(result: WriteResult, progress: ProgressObserver | None = Non
         checked = result.prepared.source_check
         request = CertRequest(model=str(result.root),
                               options=CertOptions(verify_sha256=True,
-                                                  source_identity=checked is not None),
+                                                  source_identity=checked is not None,
+                                                  digests_written=True),
                               source_check=checked,
                               verify_cache=str(cache), source_gguf=ref,
                               source_facts=source_facts(result.plan, result.state, ref),

@@ -39,10 +39,15 @@ def test_write_exits_0_prints_a_summary_and_writes_the_report(tmp_path: Path) ->
     jsonschema.validate(data, json.loads((DOCS / "cert.schema.json").read_text()))
     assert f"to {out}" in result.stdout
     # the one verdict sentence `models certify` ends with (issue 45), its coverage said: the
-    # digests are the writer's, taken while writing, not hashed again
+    # digests are the writer's, taken while writing, not hashed again; no verify cache was
+    # given, so none is named
     said = verdict(CertReport.model_validate(data)).sentence()
     assert said in result.stdout.splitlines()
-    assert said.startswith("certification passed (digests: ") and "from a verify cache" in said
+    n = len(data["digests"])
+    assert said.startswith(f"certification passed (digests: {n} of {n} hashed while writing, "
+                           "not re-read): ") and "verify cache" not in said
+    assert data["coverage"]["digests"] | {"written": n, "cached": 0, "hashed": 0,
+                                          "mode": "written"} == data["coverage"]["digests"]
     manifest = json.loads((out / "model-package.json").read_text())
     assert f"package_id: {manifest['package_id']}" in result.stdout
 
