@@ -2,9 +2,9 @@
 
 Digests (hashed here, from a verify cache, hashed while `package write` wrote them, sizes only,
 Hub-attested), scope (the package or a slice), runtime (whether gates ran and which model
-answered), parity and llama.cpp (ran, not available, not asked). The verdict sentence states the partial ones in words
-(meshcert.certify.verdict), and `runtime_model_mismatch` is raised here when the
-model that answered is not the one the package or the run names.
+answered), parity and llama.cpp (ran, not available, not asked). The verdict sentence states
+the partial ones in words (meshcert.certify.verdict), and `runtime_model_mismatch` is raised
+here when the model that answered is not the one the package or the run names.
 
 One rule for a missing tool: a check the run did not explicitly ask for whose tool is missing
 (llama.cpp's GGUF parser without llama-cpp-python) is `skipped`, "not available: ..."; a tool

@@ -175,8 +175,10 @@ def merged_coverage(slices: Sequence[Slice], digests: dict[str, str],
                                 "hub_attested" if hub_digests else "hashed")
     ran = next((c.runtime for c in known if c.runtime.status == "ran"), known[0].runtime)
     return Coverage(
-        digests=DigestCoverage(mode=mode, artifacts=checked, hashed=len(digests) - cached - written,
-                               cached=cached, written=written, hub_attested=len(hub_digests), sizes_only=sizes),
+        digests=DigestCoverage(mode=mode, artifacts=checked,
+                               hashed=len(digests) - cached - written, cached=cached,
+                               written=written, hub_attested=len(hub_digests),
+                               sizes_only=sizes),
         scope=ScopeCoverage(kind="package", artifacts_checked=verified,
                             artifacts_total=declared),
         runtime=ran, parity=_tool([c.parity for c in known]),
