@@ -179,6 +179,11 @@ def coverage_words(report: CertReport) -> list[str]:
                      "artifacts; not a package verdict")
     if cov.parity == "not_available":
         words.append("parity not run")
+    # a local package's files were there to parse: llama.cpp's parser missing is a coverage
+    # gap (a remote package's fragments are read by byte ranges, never whole: the Hub's
+    # qualifier already says those bytes were not read here)
+    if cov.llama_cpp == "not_available" and report.local_package_dir is not None:
+        words.append("llama.cpp not available")
     return words
 
 
