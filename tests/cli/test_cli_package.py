@@ -110,6 +110,27 @@ def test_a_certification_failure_exits_1_and_the_card_says_so(
     assert "- Result: failed" in (out / "README.md").read_text()
 
 
+def test_the_card_result_says_what_was_not_covered(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without llama-cpp-python its parser never saw the files: the card's result says so as
+    the verdict does, not a bare "passed" (a full run's card says just "passed")."""
+    from meshcert.certify.workers import llama_library
+
+    out, full = tmp_path / "pkg", tmp_path / "full"
+    source = tiny_source(tmp_path)
+    done = package("write", str(source), "--out-dir", str(full), "--model-id", MODEL_ID, "-q")
+    assert done.exit_code == 0, done.output
+    has_llama = llama_library.find_library() is not None
+    if has_llama:
+        assert "\n- Result: passed\n" in (full / "README.md").read_text()
+    monkeypatch.setattr(llama_library, "package_dirs", lambda: [])  # as if not installed
+    done = package("write", str(source), "--out-dir", str(out), "--model-id", MODEL_ID)
+    assert done.exit_code == 0, done.output
+    assert "certification passed (digests: " in done.stdout
+    assert "; llama.cpp not available): " in done.stdout
+    assert "\n- Result: passed (llama.cpp not available)\n" in (out / "README.md").read_text()
+
+
 def test_write_delivers_the_certification_in_every_report_format(tmp_path: Path) -> None:
     """As `models certify` does: --html, --md, --junit, --sarif beside --report-out."""
     files = {fmt: tmp_path / f"cert.{fmt}" for fmt in ("html", "md", "junit", "sarif")}
