@@ -392,7 +392,10 @@ def _attach_reports(row: CatalogPackage, outcome: _Outcome, request: CatalogRequ
         if earlier is not None:
             row.cert_json, row.cert_html = earlier.cert_json, earlier.cert_html
         return
-    if request.keep_reports and row.revision and outcome.certified is not None:
+    # a package accepted from its attestation (--trust-attested) was not certified here: no
+    # cert.json / cert.html of it was written, so its row names none
+    if request.keep_reports and row.revision and outcome.certified is not None \
+            and not outcome.by_attestation:
         row.cert_json, row.cert_html = cert_paths(row.repo, row.revision)
 
 

@@ -1,10 +1,10 @@
 """What a run verified (pure): the `coverage` section of cert.json.
 
-Digests (hashed here, from a verify cache, sizes only, Hub-attested), scope (the package or a
-slice), runtime (whether gates ran and which model answered), parity and llama.cpp (ran, not
-available, not asked). The verdict sentence states the partial ones in words
-(meshcert.certify.verdict), and `runtime_model_mismatch` is raised here when the
-model that answered is not the one the package or the run names.
+Digests (hashed here, from a verify cache, hashed while `package write` wrote them, sizes only,
+Hub-attested), scope (the package or a slice), runtime (whether gates ran and which model
+answered), parity and llama.cpp (ran, not available, not asked). The verdict sentence states
+the partial ones in words (meshcert.certify.verdict), and `runtime_model_mismatch` is raised
+here when the model that answered is not the one the package or the run names.
 
 One rule for a missing tool: a check the run did not explicitly ask for whose tool is missing
 (llama.cpp's GGUF parser without llama-cpp-python) is `skipped`, "not available: ..."; a tool
@@ -36,12 +36,14 @@ RUNTIME_GATES = "runtime_gates"  # the `check` named by runtime_model_mismatch
 
 def digest_coverage(view: PackageView) -> DigestCoverage:
     """How each present artifact of this run's slice had its digest verified."""
-    hashed = cached = hub = sizes = 0
+    hashed = cached = written = hub = sizes = 0
     for entry in view.artifacts():
         fact = view.files.get(entry.path) if isinstance(entry.path, str) else None
         if fact is None or fact.kind != "file" or not view.selected(entry.path):
             continue
-        if fact.sha256 is not None and fact.hash_cached:
+        if fact.sha256 is not None and fact.hash_cached and view.options.digests_written:
+            written += 1
+        elif fact.sha256 is not None and fact.hash_cached:
             cached += 1
         elif fact.sha256 is not None:
             hashed += 1
@@ -49,11 +51,12 @@ def digest_coverage(view: PackageView) -> DigestCoverage:
             hub += 1
         else:
             sizes += 1
-    total = hashed + cached + hub + sizes
+    total = hashed + cached + written + hub + sizes
     mode: DigestCoverageMode = ("none" if total == 0 else "sizes_only" if sizes else
-                                "cache" if cached else "hub_attested" if hub else "hashed")
+                                "cache" if cached else "written" if written else
+                                "hub_attested" if hub else "hashed")
     return DigestCoverage(mode=mode, artifacts=total, hashed=hashed, cached=cached,
-                          hub_attested=hub, sizes_only=sizes)
+                          written=written, hub_attested=hub, sizes_only=sizes)
 
 
 def scope_coverage(view: PackageView) -> ScopeCoverage:

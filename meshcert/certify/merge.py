@@ -168,14 +168,17 @@ def merged_coverage(slices: Sequence[Slice], digests: dict[str, str],
     known = [c for c in covs if c is not None]
     checked = len({p for s in slices for p in s.artifacts})
     cached = min(sum(c.digests.cached for c in known), len(digests))
+    written = min(sum(c.digests.written for c in known), len(digests) - cached)
     sizes = max(0, checked - len(digests) - len(hub_digests))
     mode: DigestCoverageMode = ("none" if checked == 0 else "sizes_only" if sizes else
-                                "cache" if cached else "hub_attested" if hub_digests
-                                else "hashed")
+                                "cache" if cached else "written" if written else
+                                "hub_attested" if hub_digests else "hashed")
     ran = next((c.runtime for c in known if c.runtime.status == "ran"), known[0].runtime)
     return Coverage(
-        digests=DigestCoverage(mode=mode, artifacts=checked, hashed=len(digests) - cached,
-                               cached=cached, hub_attested=len(hub_digests), sizes_only=sizes),
+        digests=DigestCoverage(mode=mode, artifacts=checked,
+                               hashed=len(digests) - cached - written, cached=cached,
+                               written=written, hub_attested=len(hub_digests),
+                               sizes_only=sizes),
         scope=ScopeCoverage(kind="package", artifacts_checked=verified,
                             artifacts_total=declared),
         runtime=ran, parity=_tool([c.parity for c in known]),

@@ -32,7 +32,7 @@ NOT_AVAILABLE = "not available"
 # that answered (meshcert.certify.runtime.gates; meshcert.certify.coverage reads them)
 REQUESTED_MODEL = "requested_model"
 SERVED_MODEL = "served_model"
-DigestCoverageMode = Literal["hashed", "cache", "sizes_only", "hub_attested", "none"]
+DigestCoverageMode = Literal["hashed", "cache", "written", "sizes_only", "hub_attested", "none"]
 ToolCoverage = Literal["ran", "not_available", "not_asked"]
 
 
@@ -243,7 +243,9 @@ class DigestCoverage(_Model):
 
     mode: DigestCoverageMode = Field(description="hashed: every artifact checked was hashed "
                                      "in this run; cache: some digests came from a "
-                                     "--verify-cache entry (not re-hashed); sizes_only: some "
+                                     "--verify-cache entry (not re-hashed); written: some "
+                                     "digests were taken by `package write` while it wrote "
+                                     "the bytes (not re-read from disk); sizes_only: some "
                                      "artifacts were checked by size only "
                                      "(--no-verify-sha256, or --hash-once's other shares); "
                                      "hub_attested: some digests are the Hub's LFS SHA-256 at "
@@ -251,6 +253,8 @@ class DigestCoverage(_Model):
     artifacts: int = Field(description="Artifacts present that this run checked.")
     hashed: int = Field(description="Of them, hashed in this run.")
     cached: int = Field(description="Of them, digests taken from the verify cache.")
+    written: int = Field(default=0, description="Of them, digests `package write` took while "
+                         "writing the bytes, not re-read from disk (its own certification).")
     hub_attested: int = Field(description="Of them, digests the Hub attested (LFS).")
     sizes_only: int = Field(description="Of them, checked by size and header only.")
 

@@ -71,6 +71,9 @@ def check_values(given: CertifyInput) -> None:
     if given.package_only == (given.api_base is not None):
         raise OptionError("give exactly one of --package-only or --api-base",
                           "--package-only / --api-base")
+    if given.package_only and given.served_model is not None:  # not silently ignored
+        raise OptionError("only applies with --api-base: it names the model the endpoint "
+                          "serves, and --package-only asks no endpoint", "--served-model")
     if not given.prompt.strip():
         raise OptionError("must not be blank", "--prompt")
     positive(given.max_tokens, "--max-tokens")

@@ -166,6 +166,8 @@ def coverage_words(report: CertReport) -> list[str]:
         words.append(f"digests: {d.sizes_only} of {d.artifacts} sizes only, not verified")
     if d.cached:
         words.append(f"digests: {d.cached} of {d.artifacts} from a verify cache, not re-hashed")
+    if d.written:
+        words.append(f"digests: {d.written} of {d.artifacts} hashed while writing, not re-read")
     if d.hub_attested and not d.sizes_only:
         share = "" if d.hub_attested == d.artifacts else f"{d.hub_attested} of {d.artifacts} "
         words.append(f"digests: {share}Hub-attested (LFS SHA-256), not re-hashed")
@@ -177,6 +179,11 @@ def coverage_words(report: CertReport) -> list[str]:
                      "artifacts; not a package verdict")
     if cov.parity == "not_available":
         words.append("parity not run")
+    # a local package's files were there to parse: llama.cpp's parser missing is a coverage
+    # gap (a remote package's fragments are read by byte ranges, never whole: the Hub's
+    # qualifier already says those bytes were not read here)
+    if cov.llama_cpp == "not_available" and report.local_package_dir is not None:
+        words.append("llama.cpp not available")
     return words
 
 

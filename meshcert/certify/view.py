@@ -69,6 +69,9 @@ class CertOptions:
     # ask the Hub whether the recorded source identity is true (meshcert.certify.provenance):
     # `models certify` and `catalog certify` do, the library does not unless told
     source_identity: bool = False
+    # the verify cache holds the digests `package write` took while writing these bytes
+    # (meshcert.writer.certify_step): its hits are `written` in the coverage, not `cache`
+    digests_written: bool = False
 
 
 @dataclass

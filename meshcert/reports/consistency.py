@@ -38,7 +38,35 @@ def refuse_contradictions(report: CertReport, name: str, what: str = "rendered")
 
 def contradictions(report: CertReport) -> list[str]:
     """Each way the report contradicts itself (empty: its verdict is possible)."""
-    return [*_verdict(report), *_checks(report), *_scope(report), *_merge(report)]
+    return [*_verdict(report), *_checks(report), *_scope(report), *_merge(report),
+            *_coverage(report)]
+
+
+def _coverage(report: CertReport) -> list[str]:
+    """The coverage a verdict is qualified by must be what the report holds: digests it says
+    were taken are among its digests, a sizes-only run says so, a slice is not the package.
+    (Edited to `hashed`, a sizes-only pass would render with no qualifier.)"""
+    cov = report.coverage
+    if cov is None or cov.scope.kind == "file":
+        return []
+    d, out = cov.digests, []
+    taken = d.hashed + d.cached + d.written
+    if taken > len(report.digests):
+        out.append(f"coverage says {taken} digest(s) were taken (hashed, cached or written), "
+                   f"but the report holds {len(report.digests)}")
+    if d.hub_attested > len(report.hub_digests):
+        out.append(f"coverage says {d.hub_attested} digest(s) are Hub-attested, but the report "
+                   f"holds {len(report.hub_digests)}")
+    if report.verification == "size-only" and d.artifacts and not d.sizes_only:
+        out.append(f"verification is 'size-only', but coverage says digests {d.mode!r} with "
+                   "none checked by size only")
+    if report.cache_hits and not (d.cached or d.written):
+        out.append(f"the report took {report.cache_hits} digest(s) from a verify cache, but "
+                   f"coverage says digests {d.mode!r} with none from it")
+    if (cov.scope.kind == "slice") != (report.scope is not None):
+        out.append(f"coverage says scope {cov.scope.kind!r}, but the report "
+                   f"{'certified a slice' if report.scope is not None else 'has no slice'}")
+    return out
 
 
 def _merge(report: CertReport) -> list[str]:

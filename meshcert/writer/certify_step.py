@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from meshcert.certify.report import CertReport
 from meshcert.certify.service import CertRequest, certify_package
+from meshcert.certify.verdict import coverage_words
 from meshcert.certify.view import CertOptions
 from meshcert.core.atomic import write_atomic
 from meshcert.core.progress import ProgressObserver
@@ -35,13 +36,23 @@ def certify_written(result: WriteResult, progress: ProgressObserver | None = Non
         checked = result.prepared.source_check
         request = CertRequest(model=str(result.root),
                               options=CertOptions(verify_sha256=True,
-                                                  source_identity=checked is not None),
+                                                  source_identity=checked is not None,
+                                                  digests_written=True),
                               source_check=checked,
                               verify_cache=str(cache), source_gguf=ref,
                               source_facts=source_facts(result.plan, result.state, ref),
                               parity=parity, materialize=parity is not None,
                               materialize_dir=materialize_dir)
         report = certify_package(request, progress)
-    if result.card is not None and report.status != "passed":
-        write_atomic(result.root / README_NAME, with_result(result.card, report.status))
+    said = card_result(report)
+    if result.card is not None and said != "passed":
+        write_atomic(result.root / README_NAME, with_result(result.card, said))
     return report
+
+
+def card_result(report: CertReport) -> str:
+    """The card's `- Result:` line: the status, with what the certification did not cover
+    (`passed (llama.cpp not available)`), as the verdict says it. The card's own line above it
+    already says the writer hashed every artifact, so the writer's digests are not repeated."""
+    words = [w for w in coverage_words(report) if "hashed while writing" not in w]
+    return report.status + (f" ({'; '.join(words)})" if words else "")

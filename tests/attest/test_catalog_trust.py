@@ -4,6 +4,7 @@ requests; the others are certified in full under the policy."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from meshcert.attest.keys import KeyPair, load_public
 from meshcert.attest.trust import Mode, TrustPolicy
 from meshcert.catalog.run import CatalogRequest, CatalogRun, certify_catalog
 from meshcert.catalog.sources import LocalCatalog
+from meshcert.reports.catalog.outputs import PackageReportWriter, write_catalog_reports
 from tests.support.attestations import attest_on_hub, keypair
 from tests.support.catalog_packages import PackageShelf, package_ref, variant, write_entry
 from tests.support.hub_fixture import hub  # noqa: F401
@@ -47,10 +49,13 @@ def catalog(hub: FakeHub, tmp_path: Path) -> Catalog:  # noqa: F811
     return Catalog(root, signer, commits)
 
 
-def run(catalog: Catalog, mode: Mode, *, trust_attested: bool) -> CatalogRun:
+def run(catalog: Catalog, mode: Mode, *, trust_attested: bool,
+        out_dir: Path | None = None) -> CatalogRun:
     policy = TrustPolicy.of_keys([load_public(catalog.signer.key_id)], mode=mode)
     return certify_catalog(LocalCatalog(catalog.root), CatalogRequest(
-        attestation=CatalogTrust(policy, trust_attested=trust_attested)))
+        attestation=CatalogTrust(policy, trust_attested=trust_attested),
+        keep_reports=out_dir is not None),
+        on_certified=PackageReportWriter(out_dir) if out_dir is not None else None)
 
 
 def test_attested_packages_are_accepted_without_a_header_read(
@@ -112,3 +117,18 @@ def test_a_changed_artifact_is_not_accepted_from_the_attestation(
     row = run(catalog, "enforce", trust_attested=True).report.packages[0]
     assert not row.attested_only and row.status == "failed"
     assert codes.SUBJECT_MISMATCH in row.error_codes
+
+
+def test_out_dir_links_only_the_reports_it_wrote(catalog: Catalog, tmp_path: Path) -> None:
+    """An attested package was not certified here: catalog.html links no cert.html of it (it
+    linked one that was never written); the certified one's report is there and linked."""
+    out = tmp_path / "out"
+    report = run(catalog, "warn", trust_attested=True, out_dir=out).report
+    write_catalog_reports(report, out_dir=out)
+    rows = {r.repo: r for r in report.packages}
+    assert rows["ns/signed-v2"].attested_only and rows["ns/signed-v2"].cert_html is None
+    assert rows["ns/plain"].cert_html is not None
+    page = (out / "catalog.html").read_text()
+    links = re.findall(r'href="([^"#:]+)"', page)
+    assert rows["ns/plain"].cert_html in links
+    assert [h for h in links if not (out / h).is_file()] == []

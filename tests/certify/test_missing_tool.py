@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from meshcert.certify.service import CertRequest, certify_package
+from meshcert.certify.verdict import verdict
 from meshcert.certify.workers import llama_library
 from tests.conftest import PackageFactory
 
@@ -25,6 +26,10 @@ def test_a_missing_tool_is_skipped_unless_asked_for(packages: PackageFactory,
         "not available: llama-cpp-python is not installed")
     assert plain.status == "passed"
     assert plain.coverage is not None and plain.coverage.llama_cpp == "not_available"
+    # and the verdict says so, as every format's headline does: passed, not fully
+    said = verdict(plain)
+    assert "llama.cpp not available" in said.coverage
+    assert said.sentence().startswith("certification passed (llama.cpp not available): ")
 
     asked = certify_package(CertRequest(model=str(info.root), materialize=True,
                                         materialize_dir=str(tmp_path_factory.mktemp("stages"))))

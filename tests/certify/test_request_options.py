@@ -58,6 +58,9 @@ def test_a_runtime_request_trims_the_base_and_falls_back_to_the_env_key(
                                "--package-only / --api-base")),
     ({"api_base": "http://127.0.0.1:1"}, ("give exactly one of --package-only or --api-base",
                                           "--package-only / --api-base")),
+    ({"served_model": "org/other"}, ("only applies with --api-base: it names the model the "
+                                     "endpoint serves, and --package-only asks no endpoint",
+                                     "--served-model")),
     ({"prompt": "  "}, ("must not be blank", "--prompt")),
     ({"max_tokens": 0}, ("must be > 0", "--max-tokens")),
     ({"concurrency": 257}, ("must be within 1..256", "--concurrency")),

@@ -39,10 +39,15 @@ def test_write_exits_0_prints_a_summary_and_writes_the_report(tmp_path: Path) ->
     jsonschema.validate(data, json.loads((DOCS / "cert.schema.json").read_text()))
     assert f"to {out}" in result.stdout
     # the one verdict sentence `models certify` ends with (issue 45), its coverage said: the
-    # digests are the writer's, taken while writing, not hashed again
+    # digests are the writer's, taken while writing, not hashed again; no verify cache was
+    # given, so none is named
     said = verdict(CertReport.model_validate(data)).sentence()
     assert said in result.stdout.splitlines()
-    assert said.startswith("certification passed (digests: ") and "from a verify cache" in said
+    n = len(data["digests"])
+    assert said.startswith(f"certification passed (digests: {n} of {n} hashed while writing, "
+                           "not re-read): ") and "verify cache" not in said
+    assert data["coverage"]["digests"] | {"written": n, "cached": 0, "hashed": 0,
+                                          "mode": "written"} == data["coverage"]["digests"]
     manifest = json.loads((out / "model-package.json").read_text())
     assert f"package_id: {manifest['package_id']}" in result.stdout
     # the warnings the sentence counts are listed below it, not hidden (issue 45)
@@ -108,6 +113,27 @@ def test_a_certification_failure_exits_1_and_the_card_says_so(
     assert result.exit_code == 1, result.output
     assert json.loads(report.read_text())["status"] == "failed"
     assert "- Result: failed" in (out / "README.md").read_text()
+
+
+def test_the_card_result_says_what_was_not_covered(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without llama-cpp-python its parser never saw the files: the card's result says so as
+    the verdict does, not a bare "passed" (a full run's card says just "passed")."""
+    from meshcert.certify.workers import llama_library
+
+    out, full = tmp_path / "pkg", tmp_path / "full"
+    source = tiny_source(tmp_path)
+    done = package("write", str(source), "--out-dir", str(full), "--model-id", MODEL_ID, "-q")
+    assert done.exit_code == 0, done.output
+    has_llama = llama_library.find_library() is not None
+    if has_llama:
+        assert "\n- Result: passed\n" in (full / "README.md").read_text()
+    monkeypatch.setattr(llama_library, "package_dirs", lambda: [])  # as if not installed
+    done = package("write", str(source), "--out-dir", str(out), "--model-id", MODEL_ID)
+    assert done.exit_code == 0, done.output
+    assert "certification passed (digests: " in done.stdout
+    assert "; llama.cpp not available): " in done.stdout
+    assert "\n- Result: passed (llama.cpp not available)\n" in (out / "README.md").read_text()
 
 
 def test_write_delivers_the_certification_in_every_report_format(tmp_path: Path) -> None:

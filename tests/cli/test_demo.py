@@ -26,7 +26,10 @@ def test_demo_certifies_the_bundled_package_and_says_where_reports_are(tmp_path:
     assert f"certification report (JSON): {out / 'cert.json'}" in lines
     # the one verdict sentence, as `models certify` ends, for both packages; and the evidence's
     verdicts = [x for x in lines if re.match(r"certification (passed|failed|incomplete)", x)]
-    assert len(verdicts) == 2 and all(v.startswith("certification passed: 0 errors, ")
+    # without llama-cpp-python its parser did not see the files: the verdict says so
+    passed = ("certification passed: 0 errors, " if importlib.util.find_spec("llama_cpp")
+              else "certification passed (llama.cpp not available): 0 errors, ")
+    assert len(verdicts) == 2 and all(v.startswith(passed)
                                       and "; package gate passed" in v for v in verdicts)
     assert "check groups" not in result.output
     assert any(x.startswith(("evidence passed: ", "evidence failed: ",

@@ -176,6 +176,9 @@ def test_real_reports_of_every_kind_have_no_contradiction(packages: PackageFacto
     passed = certify_dir(info.root)
     strict = certify_dir(packages.build("llama", layers=2).root, strict=True)
     sized = certify_dir(info.root, verify_sha256=False)
+    certify_dir(info.root, verify_cache=str(tmp_path / "cache.json"))
+    cached = certify_dir(info.root, verify_cache=str(tmp_path / "cache.json"))
+    assert cached.cache_hits and cached.coverage is not None
     pkg = build(tmp_path / "v2", "v2")
     slices = [Slice(p.name, CertReport.model_validate_json(p.read_text()))
               for p in certified_slices(pkg.root, tmp_path / "s")]
@@ -183,7 +186,7 @@ def test_real_reports_of_every_kind_have_no_contradiction(packages: PackageFacto
     partial = merge_slices(slices[:2])
     flip_last_byte(info.root / "layers" / "layer-001.gguf")
     failed = certify_dir(info.root)
-    for report in (passed, strict, sized, *(s.report for s in slices), merged, partial,
+    for report in (passed, strict, sized, cached, *(s.report for s in slices), merged, partial,
                    failed):
         assert contradictions(report) == [], (report.input, report.status)
     assert {passed.status, merged.status, partial.status, failed.status} == {
@@ -208,3 +211,40 @@ def test_a_merged_report_whose_coverage_was_edited_is_refused(stages: list[Path]
     assert result.exit_code == 2
     assert "but the merge names layers or artifacts no slice verified" in result.output
     assert "verified and 2 unverified of" in result.output
+
+
+def test_a_partial_coverage_edited_away_is_refused(packages: PackageFactory,
+                                                   tmp_path: Path) -> None:
+    """The verdict's qualifier comes from `coverage`: a sizes-only pass whose coverage was
+    edited to `hashed`, or a cached one whose cache count was zeroed, would render as a plain
+    "passed"; each is refused naming what the report itself holds."""
+    info = packages.build("llama")
+    sized = tmp_path / "sized.json"
+    done = run("models", "certify", str(info.root), "--package-only", "--no-verify-sha256",
+               "--report-out", str(sized), "-q")
+    assert done.exit_code == 0, done.output
+
+    def hashed(data: dict[str, Any]) -> None:
+        d = data["coverage"]["digests"]
+        d.update(mode="hashed", hashed=d["artifacts"], sizes_only=0)
+
+    result = run("report", "render", str(edit(sized, hashed)), "--md", str(tmp_path / "s.md"))
+    assert result.exit_code == 2 and not (tmp_path / "s.md").exists()
+    assert "verification is 'size-only', but coverage says digests 'hashed'" in result.output
+    assert "digest(s) were taken (hashed, cached or written), but the report holds 0" in \
+        result.output
+
+    cache, cached = tmp_path / "cache.json", tmp_path / "cached.json"
+    for _ in range(2):  # the second run takes every digest from the cache
+        done = run("models", "certify", str(info.root), "--package-only", "--verify-cache",
+                   str(cache), "--report-out", str(cached), "-q")
+        assert done.exit_code == 0, done.output
+    assert json.loads(cached.read_text())["coverage"]["digests"]["mode"] == "cache"
+
+    def uncached(data: dict[str, Any]) -> None:
+        d = data["coverage"]["digests"]
+        d.update(mode="hashed", hashed=d["hashed"] + d["cached"], cached=0)
+
+    result = run("report", "render", str(edit(cached, uncached)), "--md", str(tmp_path / "c.md"))
+    assert result.exit_code == 2
+    assert "digest(s) from a verify cache, but coverage says digests 'hashed'" in result.output

@@ -19,6 +19,9 @@ from tests.support.serve_rig import (
     ServeRig,
 )
 
+# every verdict here reads the Hub's digests at the pinned commit, and says so
+HUB_ATTESTED = "(digests: Hub-attested (LFS SHA-256), not re-hashed)"
+
 CATALOG = "meshllm/catalog"
 ENTRY = "entries/meshcert/tiny-llama.json"
 
@@ -69,7 +72,8 @@ def test_one_comment_names_both_verdicts_and_is_edited_after_a_push(
         assert text.splitlines()[0] == f"catalog pull request #{num}: 1 of 2 package(s) passed"
         assert f"`meshllm/good-layers` at commit `{good}`" in text
         assert f"`meshllm/broken-layers` at commit `{broken}`" in text
-        assert "\ncertification passed" in text and "\ncertification failed" in text
+        assert f"certification passed {HUB_ATTESTED}:" in text
+        assert f"certification failed {HUB_ATTESTED}:" in text
         HfApi(token=CONTRIBUTOR_TOKEN).create_commit(
             CATALOG, [CommitOperationAdd(ENTRY, entry_bytes(
                 Q4=("meshllm/good-layers", good), F16=("meshllm/fixed-layers", fixed)))],
@@ -146,7 +150,7 @@ def test_a_pull_request_over_the_budget_says_what_was_left_out(
         rig.settle()
     (comment,) = comments(hub, num)
     text = str(comment["content"])
-    assert text.count("\ncertification passed") == 2
+    assert text.count(f"certification passed {HUB_ATTESTED}:") == 2
     assert "### 3 more package reference(s)" in text
     assert "over the budget of 2 per pull request" in text
 

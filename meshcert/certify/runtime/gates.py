@@ -176,8 +176,9 @@ def gate_v1_chat_completions(ctx: GateContext) -> RuntimeGate:
     exchange = ctx.client.post(CHAT_PATH, ctx.chat_body())
     ctx.chat = exchange
     body, verdict = _json_answer(ctx, name, exchange)
-    if verdict is not None:
-        return verdict
+    if verdict is not None:  # no answer to name a model, but the model asked for is known
+        return verdict.model_copy(update={"measurements": {
+            **verdict.measurements, REQUESTED_MODEL: ctx.runtime.model_id}})
     tokens = usage_completion_tokens(body)
     texts = chat_texts(body)
     served = body.get("model") if isinstance(body, dict) else None

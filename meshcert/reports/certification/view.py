@@ -212,8 +212,8 @@ def _coverage_facts(report: CertReport) -> list[Fact]:
                      "stated its coverage")]
     d, scope, runtime = cov.digests, cov.scope, cov.runtime
     digests = (f"{d.mode.replace('_', ' ')}: {d.hashed} hashed here, {d.cached} from a verify "
-               f"cache, {d.hub_attested} Hub-attested, {d.sizes_only} sizes only, of "
-               f"{d.artifacts} artifact(s) read")
+               f"cache, {d.written} hashed while writing, {d.hub_attested} Hub-attested, "
+               f"{d.sizes_only} sizes only, of {d.artifacts} artifact(s) read")
     where = "package" if scope.kind == "package" else (
         f"slice layers {layer_range(scope.layer_start or 0, scope.layer_end or 0)}")
     served = ("not asked" if runtime.status == "not_asked" else

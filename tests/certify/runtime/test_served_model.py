@@ -55,3 +55,17 @@ def test_another_model_answering_is_a_warning(packages: PackageFactory,
     assert fake.model_id in mismatch.message and str(report.model_id) in mismatch.message
     said = assert_one_verdict(report)
     assert said.counts[1] >= 1
+
+
+def test_the_model_asked_for_is_recorded_when_no_model_answered(
+        packages: PackageFactory, fake_server: Callable[..., FakeOpenAI]) -> None:
+    """An endpoint that serves no such model fails the chat gate: the report still names the
+    model it was asked for (most often the wrong --served-model), and that none answered."""
+    fake = fake_server()  # serves meshcert/fake-model only
+    report, _ = _certify(packages, fake, "someone/not-served")
+    chat = next(g for g in report.runtime_gates if g.name == "v1_chat_completions")
+    assert chat.status == "failed"
+    assert report.coverage is not None
+    runtime = report.coverage.runtime
+    assert (runtime.status, runtime.requested_model, runtime.served_model) == (
+        "ran", "someone/not-served", None)
