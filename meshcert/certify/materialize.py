@@ -315,7 +315,7 @@ def _materialize_stage(view: PackageView, stage: StageRange, total_layers: int, 
                           tensor_count=len(comp.tensors), reused=True)
     report_phase(progress, f"{name}: assembling {len(comp.tensors)} tensors, "
                  f"{comp.tensor_bytes:,} bytes, then re-opening it with llama.cpp")
-    progress.begin(f"materialize {stage.stage_id}", comp.tensor_bytes)
+    progress.begin(name, comp.tensor_bytes)  # off a terminal: its lines carry the same name
     try:
         size = write_gguf(target, comp, progress.advance, timeout_s=timeout_s)
         _write_json(sidecar, {"provenance": wanted, "size": size})

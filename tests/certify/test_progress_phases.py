@@ -5,6 +5,7 @@ prompt done) is now one line on stderr, in a terminal or a CI log alike, and non
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -30,9 +31,18 @@ def certify(root: Path, source: Path, tmp_path: Path, *more: str):
         "--report-out", str(tmp_path / "cert.json"), *more])
 
 
+# off a terminal, a byte-progress task is a few plain lines too (meshcert.core.progress's
+# PeriodicLines): `<task>: started, ...`, `<task>: 12.5 MB ...`, `<task>: done, ...`
+PERIODIC = re.compile(r": (started|done, |\d)")
+
+
 def phases(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines()
-            if line.startswith(("materialize ", "parity: "))]
+            if line.startswith(("materialize ", "parity: ")) and not PERIODIC.search(line)]
+
+
+def periodic(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if PERIODIC.search(line)]
 
 
 def test_every_phase_is_a_line_on_stderr_in_order(
@@ -60,6 +70,10 @@ def test_every_phase_is_a_line_on_stderr_in_order(
         "parity: package model, prompt 2/2 done",
     ]
     assert "\x1b[" not in result.stderr  # plain lines in a log: no cursor escapes
+    # each stage's bytes are said under the stage's own name, from start to done
+    for stage in (stage0, stage1):
+        said = [line for line in periodic(result.stderr) if line.startswith(f"{stage}: ")]
+        assert said[0].startswith(f"{stage}: started, ") and said[-1].startswith(f"{stage}: done, ")
 
 
 def test_a_second_run_says_what_it_reused(split_packages: dict[str, Path], smollm2: Path,
