@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from meshcert.core.errors import ErrorKind, MeshcertError
 from meshcert.serve.payload import Ignored, PayloadError, parse
 from meshcert.serve.queue import Accepted, QueueClosed
 from meshcert.serve.routing import TaskSpec, tasks_for
@@ -33,8 +34,10 @@ from meshcert.serve.status_page import render_status, status_data
 log = logging.getLogger("meshcert.serve")
 
 
-class TooLarge(Exception):
-    pass
+class TooLarge(MeshcertError):
+    """The body is over the cap (answered 413)."""
+
+    kind = ErrorKind.USAGE
 
 
 async def _body(request: Request, cap: int) -> bytes:

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from meshcert.core.errors import ErrorKind, MeshcertError
+
 KNOWN_VERSION = 3
 # a Hub repo id as the Hub spells it (huggingface_hub's validate_repo_id): one slash, no `..`
 # or `--`; anything else (`ns/../x`, `ns/a/b`, spaces, new lines) is no repo to act on
@@ -29,8 +31,10 @@ SCOPES: dict[str, frozenset[str]] = {
 }
 
 
-class PayloadError(ValueError):
+class PayloadError(MeshcertError, ValueError):
     """The body is not a JSON object."""
+
+    kind = ErrorKind.USAGE
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from meshcert.core.errors import ErrorKind, MeshcertError
 from meshcert.serve.config import ConfigError
 from meshcert.serve.routing import TaskSpec
 
@@ -53,8 +54,10 @@ PENDING, RUNNING, DONE, FAILED, SUPERSEDED = "pending", "running", "done", "fail
 DAY_S = 86400.0
 
 
-class QueueClosed(Exception):
+class QueueClosed(MeshcertError):
     """The service stopped while a worker still held a task (it is pending again)."""
+
+    kind = ErrorKind.INTERRUPTED
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from meshcert.attest.attestation_repo import attestation_path, web_url
+from meshcert.core.errors import ErrorKind, MeshcertError
 from meshcert.core.hub.errors import HubError
 from meshcert.serve import comments
 from meshcert.serve.catalog_pr import changes, touched_entries
@@ -38,8 +39,10 @@ POLL_S = 1.0  # a task whose retry time came, or a lease run out, is seen this l
 Certify = Callable[[str, str], Certified]
 
 
-class RetryLater(Exception):
+class RetryLater(MeshcertError):
     """The task could not finish now (a certification incomplete): try it again later."""
+
+    kind = ErrorKind.INCOMPLETE
 
 
 @dataclass

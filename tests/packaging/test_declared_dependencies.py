@@ -40,7 +40,14 @@ OPTIONAL_MODULES = {
     "sigstore": ("sigstore", "sigstore"),  # meshcert.attest.sigstore_backend: keyless signing
     "llama_cpp": ("live", "llama-cpp-python"),  # meshcert.certify.workers: the decode worker
 }
-SUPPORT_EXTRAS = ("test", "live")
+# module -> (extra, distribution): imported without a guard inside one optional part of meshcert,
+# whose way in (the module importing it) is guarded where the rest of meshcert imports it
+OPTIONAL_PART_MODULES = {
+    "starlette": ("serve", "starlette"),  # meshcert.serve.app: the webhook service's ASGI app
+    "uvicorn": ("serve", "uvicorn"),  # meshcert.cli.serve_cmd: the server it runs under
+}
+OPTIONAL_PARTS = {"serve": "meshcert/serve/"}  # extra -> the part only it makes importable
+SUPPORT_EXTRAS = ("test", "live", "serve")  # scripts/test.sh installs all three
 SUPPORT_DIRS = ("tests", "scripts", "bench")
 
 
@@ -106,10 +113,14 @@ class Imports:
     """The third-party modules the .py files under some directories import: where each is
     imported, and which files import it inside an ImportError guard."""
 
-    def __init__(self, root: Path, directories: Iterable[str]) -> None:
+    def __init__(self, root: Path, directories: Iterable[str], *,
+                 first_party_modules: bool = False) -> None:
+        """With `first_party_modules`, meshcert's own modules are recorded too, by their whole
+        dotted name (`meshcert.serve.app`), beside the third-party top-level names."""
         self.places: dict[str, list[str]] = {}
         self.files: dict[str, set[str]] = {}
         self.guarded_in: dict[str, set[str]] = {}
+        self._first_party = first_party_modules
         for directory in directories:
             for path in sorted((root / directory).rglob("*.py")):
                 self._read(path, path.relative_to(root).as_posix())
@@ -122,10 +133,39 @@ class Imports:
             for name in _top_names(node):
                 if name in sys.stdlib_module_names or name in own:
                     continue
-                self.places.setdefault(name, []).append(f"{shown}:{node.lineno}")
-                self.files.setdefault(name, set()).add(shown)
-                if name in guarded:
-                    self.guarded_in.setdefault(name, set()).add(shown)
+                self._record(name, shown, node.lineno, name in guarded)
+        if self._first_party:
+            guarded_whole = guarded_modules(tree)
+            for node in _import_nodes(tree):
+                for name in _whole_names(node):
+                    if name.split(".")[0] == "meshcert":
+                        self._record(name, shown, node.lineno, name in guarded_whole)
+
+    def _record(self, name: str, shown: str, line: int, guarded: bool) -> None:
+        self.places.setdefault(name, []).append(f"{shown}:{line}")
+        self.files.setdefault(name, set()).add(shown)
+        if guarded:
+            self.guarded_in.setdefault(name, set()).add(shown)
+
+
+def _whole_names(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """`from a.b import c` -> a.b and a.b.c (c may be a module); `import a.b` -> a.b."""
+    if isinstance(node, ast.ImportFrom):
+        if node.level or not node.module:
+            return []
+        return [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+    return [alias.name for alias in node.names]
+
+
+def guarded_modules(tree: ast.AST) -> set[str]:
+    """Whole module names imported inside a `try:` whose handlers catch ImportError."""
+    guarded: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(map(_catches_import_error, node.handlers)):
+            for statement in node.body:
+                for inner in _import_nodes(statement):
+                    guarded.update(_whole_names(inner))
+    return guarded
 
 
 def undeclared(imports: Imports, allowed: set[str], allowed_as: str, declared: Declared,
@@ -156,10 +196,44 @@ def undeclared(imports: Imports, allowed: set[str], allowed_as: str, declared: D
     return problems
 
 
+def part_problems(imports: Imports, declared: Declared) -> list[str]:
+    """An optional part's modules: in their extra, imported only inside the part (or behind an
+    ImportError guard), and every import of the part's module that needs them guarded."""
+    problems: list[str] = []
+    for module, (extra, distribution) in OPTIONAL_PART_MODULES.items():
+        if normalized(distribution) not in declared.extras.get(extra, set()):
+            problems.append(f"{module}: its distribution {distribution} is not in the "
+                            f"{extra!r} extra")
+        part = OPTIONAL_PARTS[extra]
+        unguarded = imports.files.get(module, set()) - imports.guarded_in.get(module, set())
+        problems += [f"{file} imports {module} (the {extra!r} extra) outside {part} with no "
+                     "ImportError guard" for file in sorted(unguarded) if not file.startswith(part)]
+        for inside in sorted(f for f in unguarded if f.startswith(part)):
+            way_in = inside.removesuffix(".py").replace("/", ".")
+            problems += [f"{file} imports {way_in} (needs {module}, the {extra!r} extra) with "
+                         "no ImportError guard" for file in sorted(imports.files.get(way_in, set())
+                                                                   - imports.guarded_in.get(way_in,
+                                                                                            set()))
+                         if not file.startswith(part)]
+    return problems
+
+
 def test_every_third_party_import_of_meshcert_is_declared() -> None:
     declared = Declared(ROOT / "pyproject.toml")
-    problems = undeclared(Imports(ROOT, ["meshcert"]), declared.dependencies,
-                          "[project] dependencies", declared, OPTIONAL_MODULES, guards=True)
+    imports = Imports(ROOT, ["meshcert"])
+    parts = set(OPTIONAL_PART_MODULES)
+    for module in parts:  # checked by part_problems below
+        imports.places.pop(module, None)
+    problems = undeclared(imports, declared.dependencies, "[project] dependencies", declared,
+                          OPTIONAL_MODULES, guards=True)
+    assert problems == [], "\n".join(problems)
+
+
+def test_an_optional_part_is_entered_only_behind_a_guard() -> None:
+    """meshcert.serve needs the `serve` extra: `meshcert serve` imports its app in a guard that
+    names the extra; nothing else of meshcert imports what needs it."""
+    problems = part_problems(Imports(ROOT, ["meshcert"], first_party_modules=True),
+                             Declared(ROOT / "pyproject.toml"))
     assert problems == [], "\n".join(problems)
 
 
@@ -168,8 +242,8 @@ def test_every_third_party_import_of_the_tests_scripts_and_benchmarks_is_declare
     optional = {m: (extra, d) for m, (extra, d) in OPTIONAL_MODULES.items()
                 if extra in SUPPORT_EXTRAS}
     problems = undeclared(Imports(ROOT, SUPPORT_DIRS), declared.with_extras(SUPPORT_EXTRAS),
-                          "[project] dependencies or the test/live extras", declared, optional,
-                          guards=False)
+                          "[project] dependencies or the test/live/serve extras", declared,
+                          optional, guards=False)
     assert problems == [], "\n".join(problems)
 
 
@@ -208,3 +282,30 @@ def test_the_check_names_each_undeclared_missing_and_unguarded_import(tmp_path: 
         "'sigstore' extra",
         "pkg/b.py imports optional sigstore (the 'sigstore' extra) with no ImportError guard",
     ]
+
+
+def test_the_part_check_names_an_unguarded_way_in(tmp_path: Path) -> None:
+    """A module outside the part importing the part's app without a guard is named, and so is
+    the extra's module imported outside the part."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "demo"\ndependencies = []\n'
+        '[project.optional-dependencies]\nserve = ["starlette", "uvicorn"]\n', encoding="utf-8")
+    serve = tmp_path / "meshcert" / "serve"
+    serve.mkdir(parents=True)
+    for package in (tmp_path / "meshcert", serve):
+        (package / "__init__.py").write_text("")
+    (serve / "app.py").write_text("from starlette.applications import Starlette\n")
+    (tmp_path / "meshcert" / "cli.py").write_text(
+        "from meshcert.serve.app import Starlette\nimport uvicorn\n")
+    problems = part_problems(Imports(tmp_path, ["meshcert"], first_party_modules=True),
+                             Declared(tmp_path / "pyproject.toml"))
+    assert problems == [
+        "meshcert/cli.py imports meshcert.serve.app (needs starlette, the 'serve' extra) with "
+        "no ImportError guard",
+        "meshcert/cli.py imports uvicorn (the 'serve' extra) outside meshcert/serve/ with no "
+        "ImportError guard"]
+    (tmp_path / "meshcert" / "cli.py").write_text(
+        "try:\n    import uvicorn\n\n    from meshcert.serve.app import Starlette\n"
+        "except ImportError:\n    uvicorn = None\n")
+    assert part_problems(Imports(tmp_path, ["meshcert"], first_party_modules=True),
+                         Declared(tmp_path / "pyproject.toml")) == []
