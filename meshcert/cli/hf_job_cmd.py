@@ -112,17 +112,11 @@ def certify_on_hf_jobs(given: CertifyInput, options: CertifyJobsOptions, *,
 
 
 def _preflight(given: CertifyInput, say: Callable[[str], None]) -> CertReport:
-    """The whole package certified header-only with the N-stage plan, before anything is
-    spent."""
-    from meshcert.certify.service import CertRequest, certify_package
-    from meshcert.certify.view import CertOptions
+    from meshcert.hubjobs.certify_slices import preflight_report
 
     say(f"pre-flight: certifying {given.model} header-only with the {given.stages}-stage plan")
-    # --strict applies here: the pre-flight reads every header of the whole package, so every
-    # package-level warning is found before anything is spent
-    options = CertOptions(runtime_abi=given.runtime_abi, allow_unpinned=given.allow_unpinned,
-                          stages=given.stages, strict=given.strict)
-    return certify_package(CertRequest(model=given.model, options=options))
+    return preflight_report(given.model, given.stages, runtime_abi=given.runtime_abi,
+                            allow_unpinned=given.allow_unpinned, strict=given.strict)
 
 
 def _plan(preflight: CertReport, jobs: HubJobs, options: CertifyJobsOptions, *, quiet: bool,

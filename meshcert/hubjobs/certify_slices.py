@@ -94,6 +94,19 @@ class CertifyJobsPlan:
         }
 
 
+def preflight_report(model: str, stages: int | None, *, runtime_abi: str | None = None,
+                     allow_unpinned: bool = False, strict: bool = False) -> CertReport:
+    """The pre-flight: the whole package certified header-only with the N-stage plan, before
+    anything is spent. --strict applies: it reads every header of the whole package, so every
+    package-level warning is found before a job runs."""
+    from meshcert.certify.service import CertRequest, certify_package
+    from meshcert.certify.view import CertOptions
+
+    options = CertOptions(runtime_abi=runtime_abi, allow_unpinned=allow_unpinned,
+                          stages=stages, strict=strict)
+    return certify_package(CertRequest(model=model, options=options))
+
+
 def plan_certify_jobs(preflight: CertReport, flavors: list[Flavor], *, flavor_name: str,
                       install: str) -> CertifyJobsPlan:
     """The N slice jobs of a pre-flight report certified with `--stages N`."""

@@ -1,5 +1,6 @@
-"""One certification job: the package at a resolved commit certified package-only and
-header-only (the Hub's LFS SHA-256 as the digests, as `models certify hf://...` does), the
+"""One certification job: the package at a resolved commit certified package-only,
+header-only by default (the Hub's LFS SHA-256 as the digests, as `models certify hf://...`
+does) or with every byte hashed on HF Jobs (`[hf_jobs]`, meshcert.serve.full_hashing), the
 verdict signed when it can be (docs/attestation.md), and the result the comments and the status
 page show. A job's key binds its verdict to what produced it."""
 
@@ -11,19 +12,24 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from meshcert.core.version import MESH_LLM_VERSION, __version__
+from meshcert.serve import stopping
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from meshcert.certify.report import CertReport
+    from meshcert.serve.config import HfJobsSection
     from meshcert.serve.release_matrix import Recheck
 
 MAX_FINDINGS = 30  # per package in a comment; the rest are counted
 
 
-def job_key(repo: str, commit: str, trust_digest: str) -> str:
-    """(repo, resolved commit, meshcert version, mesh-llm rules version, trust digest)."""
+def job_key(repo: str, commit: str, trust_digest: str, mode: str = "header-only") -> str:
+    """(repo, resolved commit, meshcert version, mesh-llm rules version, trust digest), and
+    how the verdict is produced (`HfJobsSection.mode`: header-only, or hashed on HF Jobs)."""
     parts = [repo.lower(), commit.lower(), __version__, MESH_LLM_VERSION, trust_digest]
+    if mode != "header-only":  # the keys of header-only verdicts stay what they were
+        parts.append(mode)
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
@@ -34,24 +40,35 @@ class Certified:
 
 
 def certify_commit(repo: str, commit: str, key: Ed25519PrivateKey,
-                   verifier_id: str | None = None) -> Certified:
+                   verifier_id: str | None = None, hf_jobs: HfJobsSection | None = None
+                   ) -> Certified:
     """Certify hf://repo@commit and sign the verdict. Never raises for the package's sake: a
-    certification that could not finish is an `incomplete` result (and nothing is signed)."""
+    certification that could not finish is an `incomplete` result (and nothing is signed).
+    `hf_jobs` with `stages`: full hashing on HF Jobs, as far as the section allows."""
     from meshcert.attest.sign import sign_report
     from meshcert.certify.service import CertRequest, certify_package
     from meshcert.certify.view import CertOptions
 
     ref = f"hf://{repo}@{commit}"
-    report = certify_package(CertRequest(model=ref, options=CertOptions(verify_sha256=False)))
+    hashing = None
+    if hf_jobs is not None and hf_jobs.stages:
+        from meshcert.serve.full_hashing import certify_on_jobs
+
+        hashed = certify_on_jobs(ref, hf_jobs)
+        report, hashing = hashed.report, hashed.note
+    else:
+        report = certify_package(CertRequest(model=ref,
+                                             options=CertOptions(verify_sha256=False)))
     signed = sign_report(report, key, "", verifier_id=verifier_id)
     if isinstance(signed, str):
-        return Certified(result_of(report, repo, commit, unsigned=signed), None)
-    return Certified(result_of(signed.report, repo, commit, unsigned=None),
+        return Certified(result_of(report, repo, commit, unsigned=signed, hashing=hashing),
+                         None)
+    return Certified(result_of(signed.report, repo, commit, unsigned=None, hashing=hashing),
                      signed.envelope.to_json_line())
 
 
-def result_of(report: CertReport, repo: str, commit: str, *, unsigned: str | None
-              ) -> dict[str, Any]:
+def result_of(report: CertReport, repo: str, commit: str, *, unsigned: str | None,
+              hashing: str | None = None) -> dict[str, Any]:
     from meshcert.reports.certification.verdict import verdict
 
     findings = [{"code": f.code, "severity": f.severity, "message": f.message,
@@ -64,6 +81,7 @@ def result_of(report: CertReport, repo: str, commit: str, *, unsigned: str | Non
         "meshcert": report.tool.version,
         "mesh_llm_rules": report.tool.mesh_llm_version or MESH_LLM_VERSION,
         "finished_at": report.finished_at, "attestation_url": None, "unsigned": unsigned,
+        "hashing": hashing,
     }
 
 
@@ -82,7 +100,7 @@ class CertifyPool:
     with the service (Linux: PR_SET_PDEATHSIG), so `kill -9` leaves no certification behind."""
 
     def __init__(self, key: Ed25519PrivateKey, verifier_id: str | None, workers: int,
-                 warm_dir: str) -> None:
+                 warm_dir: str, hf_jobs: HfJobsSection | None = None) -> None:
         """`key` reaches each worker through its start pipe (pickled initargs), never through
         its command line or its environment (which every process it starts would inherit).
         `warm_dir`: an empty folder in the state folder that the warm-up certifies (a folder
@@ -92,7 +110,9 @@ class CertifyPool:
 
         self._pool = ProcessPoolExecutor(
             workers, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_child_init, initargs=(key.private_bytes_raw(), verifier_id))
+            initializer=_child_init,
+            initargs=(key.private_bytes_raw(), verifier_id,
+                      hf_jobs.model_dump() if hf_jobs is not None else None))
         self._warm = [self._pool.submit(_child_warm, warm_dir) for _ in range(workers)]
 
     def __call__(self, repo: str, commit: str) -> Certified:
@@ -107,19 +127,29 @@ class CertifyPool:
         """`catalog recheck` in a worker process (its certifications off the event loop)."""
         return self._pool.submit(_child_recheck, catalog, release, runtime_abi).result()
 
-    def close(self) -> None:
-        """Stop now: a certification still running is ended (its task was requeued)."""
+    def close(self, grace_s: float = 15.0) -> None:
+        """Stop now: a certification still running is ended (its task was requeued). Each
+        worker gets SIGTERM and up to `grace_s` to cancel the HF Jobs it submitted
+        (`Terminated`), then SIGKILL."""
+        import time
+
         # the executor's own processes (it offers no public way to end a running call)
         processes = dict(getattr(self._pool, "_processes", None) or {})
         self._pool.shutdown(wait=False, cancel_futures=True)
         for child in processes.values():
             child.terminate()
+        deadline = time.monotonic() + grace_s
+        for child in processes.values():
+            child.join(max(0.0, deadline - time.monotonic()))
+            if child.is_alive():
+                child.kill()
 
 
 _CHILD: dict[str, Any] = {}
 
 
-def _child_init(raw_key: bytes, verifier_id: str | None) -> None:
+def _child_init(raw_key: bytes, verifier_id: str | None,
+                hf_jobs: dict[str, Any] | None = None) -> None:
     import signal
     import sys
 
@@ -129,10 +159,15 @@ def _child_init(raw_key: bytes, verifier_id: str | None) -> None:
         PR_SET_PDEATHSIG = 1
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the service's to handle
+    stopping.install()  # SIGTERM: unwind a certification, cancelling its HF Jobs
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     _CHILD["key"] = Ed25519PrivateKey.from_private_bytes(raw_key)
     _CHILD["verifier_id"] = verifier_id
+    if hf_jobs is not None:
+        from meshcert.serve.config import HfJobsSection
+
+        _CHILD["hf_jobs"] = HfJobsSection.model_validate(hf_jobs)
 
 
 def _child_warm(empty: str) -> None:
@@ -164,7 +199,9 @@ def _child_warm(empty: str) -> None:
 
 
 def _child_certify(repo: str, commit: str) -> Certified:
-    return certify_commit(repo, commit, _CHILD["key"], _CHILD["verifier_id"])
+    with stopping.busy():
+        return certify_commit(repo, commit, _CHILD["key"], _CHILD["verifier_id"],
+                              _CHILD.get("hf_jobs"))
 
 
 def _child_recheck(catalog: str, release: str, runtime_abi: str | None) -> Recheck:

@@ -42,6 +42,8 @@ def package_section(result: dict[str, Any]) -> list[str]:
     lines = [_sentence(result), "",
              f"- package: {_code(result['repo'], _NAME)} at commit {commit}",
              f"- rules: mesh-llm {result['mesh_llm_rules']} (meshcert {result['meshcert']})"]
+    if result.get("hashing"):
+        lines.append(f"- hashing: {_inert(result['hashing'])}")
     url = result.get("attestation_url")
     if url:
         lines.append(f"- signed attestation: {url}")

@@ -72,6 +72,31 @@ class BudgetSection(_Section):
     comment_attempts: int = Field(default=4, ge=1, le=20)  # a comment the Hub refuses (5xx)
 
 
+class HfJobsSection(_Section):
+    """Full hashing on HF Jobs (`models certify --hf-job`'s plan, slices and cost cap): off
+    (`stages = 0`) by default, when a certification is header-only (the Hub's LFS SHA-256 as
+    the digests). Jobs cost money: unless `confirm = true` the plan and its maximum cost are
+    reported and the certification stays header-only (a dry run), and a plan above
+    `max_cost_usd` is never submitted."""
+
+    stages: int = Field(default=0, ge=0, le=256)  # slice jobs a certification runs; 0: none
+    flavor: str = "auto"  # auto: the cheapest CPU flavor of the Hub's list that fits
+    install: str | None = None  # what each job pip-installs (default: this meshcert)
+    max_cost_usd: float = Field(default=0.0, ge=0)  # a certification's cap (jobs to timeout)
+    confirm: bool = False  # false: a dry run (the plan and its cost, nothing submitted)
+    poll_s: float = Field(default=10.0, gt=0, le=600)  # how often a job's state is read
+
+    @property
+    def runs_jobs(self) -> bool:
+        """Whether a certification submits jobs (a confirmed plan with a budget)."""
+        return self.stages > 0 and self.confirm
+
+    def mode(self) -> str:
+        """How a verdict is produced, part of every job's key: a header-only verdict is not
+        the verdict of full hashing."""
+        return f"hf-jobs/{self.stages}/{self.flavor}" if self.runs_jobs else "header-only"
+
+
 class ReleaseSection(_Section):
     mesh_llm: str = Field(pattern=r"^\d+\.\d+(\.\d+)?$")
     runtime_abi: str | None = Field(default=None, pattern=r"^\d+\.\d+(\.\d+)?$")
@@ -96,6 +121,7 @@ class ServeConfig(_Section):
     trust: TrustSection = Field(default_factory=TrustSection)
     budgets: BudgetSection = Field(default_factory=BudgetSection)
     recheck: RecheckSection = Field(default_factory=RecheckSection)
+    hf_jobs: HfJobsSection = Field(default_factory=HfJobsSection)
     base_dir: str = "."  # the config file's folder (set by load_config, not read)
 
     def path(self, value: str) -> Path:
@@ -159,6 +185,9 @@ def load_config(path: str | os.PathLike[str]) -> ServeConfig:
         from meshcert.core.validation import problems
 
         raise ConfigError(f"{path}: {problems(exc)}") from None
+    if config.hf_jobs.stages and config.hf_jobs.confirm and not config.hf_jobs.max_cost_usd:
+        raise ConfigError(f"{path}: [hf_jobs] confirm = true needs max_cost_usd, the most "
+                          "one certification's jobs may cost")
     if not config.watch and not config.catalog:
         raise ConfigError(f"{path}: nothing to watch: add a [[watch]] repo or a [[catalog]] "
                           "repo")

@@ -86,7 +86,8 @@ def open_service(config: ServeConfig, *, environ: Mapping[str, str] | None = Non
     if certify is None:
         warm = os.path.join(config.state_dir, WARM_DIR)
         os.makedirs(warm, exist_ok=True)
-        pool = CertifyPool(key, config.signing.verifier_id, config.budgets.max_jobs, warm)
+        pool = CertifyPool(key, config.signing.verifier_id, config.budgets.max_jobs, warm,
+                           config.hf_jobs)
     door = hub or ServeHub()
     workers = Workers(config, queue, door, key, certify=certify or pool)
     schedule = RecheckSchedule(config, door, pool.recheck if pool is not None else None)

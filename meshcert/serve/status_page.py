@@ -31,7 +31,7 @@ def status_data(service: Service) -> dict[str, Any]:
         "pending": queue.tasks((PENDING,)),
         "failures": queue.tasks((FAILED,), limit=20),
         "done": queue.tasks((DONE,), limit=20),
-        "verdicts": [{k: v.get(k) for k in ("repo", "commit", "status", "sentence",
+        "verdicts": [{k: v.get(k) for k in ("repo", "commit", "status", "sentence", "hashing",
                                             "attestation_url", "finished_at")}
                      for v in queue.verdicts(limit=30)],
         "release_matrix": _matrix(service),

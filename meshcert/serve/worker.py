@@ -59,7 +59,7 @@ class Workers:
         self.hub = hub
         self.trust_digest = config.trust_digest()
         self._certify = certify or (lambda repo, commit: certify_commit(
-            repo, commit, key, config.signing.verifier_id))
+            repo, commit, key, config.signing.verifier_id, config.hf_jobs))
         self._stopping = threading.Event()
         self._work = threading.Condition()  # notified when a delivery queued a task
         self._threads: list[threading.Thread] = []
@@ -193,7 +193,7 @@ class Workers:
             ) -> dict[str, Any]:
         """The verdict of `repo`@`commit`: re-used when its key has one, else certified,
         signed and uploaded (each stage checkpointed)."""
-        key = job_key(repo, commit, self.trust_digest)
+        key = job_key(repo, commit, self.trust_digest, self.config.hf_jobs.mode())
         # a catalog's task and a package's task may want the same key at once: one certifies,
         # the other re-uses its verdict (striped locks: memory stays flat)
         with self._key_locks[int(key[:8], 16) % len(self._key_locks)]:

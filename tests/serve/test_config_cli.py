@@ -68,3 +68,18 @@ def test_serve_refuses_before_listening(tmp_path: Path, monkeypatch: pytest.Monk
     finally:
         held.close()
     assert busy.exit_code == 2 and "another meshcert serve" in busy.output
+
+
+def test_the_complete_file_in_docs_serve_md_loads_and_shows_the_defaults(tmp_path: Path) -> None:
+    import re
+
+    from meshcert.serve.config import ServeConfig
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "serve.md").read_text()
+    shown = re.search(r"```toml\n(.*?)```", doc, re.S)
+    assert shown is not None
+    config = load_config(write(tmp_path, shown.group(1)))
+    defaults = ServeConfig.model_validate({"signing": {"key": "k"},
+                                           "attestations": {"repo": "a/b"}})
+    for section in ("webhook", "state", "recheck", "hf_jobs", "budgets"):
+        assert getattr(config, section) == getattr(defaults, section), section
