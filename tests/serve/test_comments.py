@@ -59,3 +59,11 @@ def test_a_release_discussion_names_a_hostile_revision_as_plain_text() -> None:
     text = discussion_body(cell, Recheck("0.76.2", "0.1.53", [cell]))
     assert_inert(text)
     assert text.rstrip().endswith(MARKER)
+
+
+def test_the_comment_says_how_the_digests_were_had() -> None:
+    hashed = package_comment(passed_result(hashing="hashed on HF Jobs: 2 job(s) on cpu-basic "
+                                                   "hashing 1.5 GiB, at most $0.0067"))
+    assert ("- hashing: hashed on HF Jobs: 2 job(s) on cpu-basic hashing 1.5 GiB, at most "
+            "$0.0067") in hashed.splitlines()
+    assert "hashing:" not in package_comment(passed_result())  # header-only: the sentence says
