@@ -15,7 +15,8 @@ Each command is one function registered on `app`; output helpers sit below the c
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
@@ -23,7 +24,6 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 
 from meshcert.cli.deliver import undeliverable
-from meshcert.cli.errors import error_exit
 from meshcert.cli.evidence_exit import (
     FAIL_ON_CHOICES,
     FailOn,
@@ -207,6 +207,17 @@ def _refuse(lines: list[str]) -> typer.Exit:
     return typer.Exit(Exit.USAGE)
 
 
+@contextmanager
+def _refusing_unusable() -> Iterator[None]:
+    """Inside: inputs gate/report cannot read or recognise end the command as `_refuse`."""
+    from meshcert.evidence.service import UnusableInputError
+
+    try:
+        yield
+    except UnusableInputError as exc:
+        raise _refuse(exc.lines) from None
+
+
 def _fail(lines: list[str]) -> typer.Exit:
     for line in lines:
         typer.echo(line if line.startswith("error: ") else f"error: {line}", err=True)
@@ -214,13 +225,10 @@ def _fail(lines: list[str]) -> typer.Exit:
 
 
 def _settings(require_gates: bool, extra: tuple[EnvVar, ...] = ()) -> EvidenceSettings:
-    from meshcert.evidence.settings import SettingsError, load_settings
+    from meshcert.evidence.settings import load_settings
 
-    try:
-        return load_settings(overrides={REQUIRE_GATES: True} if require_gates else None,
-                             extra=extra)
-    except SettingsError as exc:
-        raise error_exit(exc) from None
+    return load_settings(overrides={REQUIRE_GATES: True} if require_gates else None,
+                         extra=extra)
 
 
 def _rules_and_settings(decisions_file: Path | None, require_gates: bool
@@ -228,23 +236,15 @@ def _rules_and_settings(decisions_file: Path | None, require_gates: bool
     """The built-in catalog, or the user's decisions from --decisions (a bad file is an
     `error:` line and exit 2), with the settings their env vars read and the file's
     `fail_on`."""
-    from meshcert.evidence.decision_rules import (
-        DecisionRulesError,
-        env_vars,
-        load_decision_rules,
-        to_rules,
-    )
+    from meshcert.evidence.decision_rules import env_vars, load_decision_rules, to_rules
     from meshcert.evidence.rules import RULES
 
     rules = RULES
     extra: tuple[EnvVar, ...] = ()
     fail_on: FailOn | None = None
     if decisions_file is not None:
-        try:
-            user = load_decision_rules(decisions_file)
-            rules, extra = to_rules(user), env_vars(user)
-        except DecisionRulesError as exc:
-            raise error_exit(exc) from None
+        user = load_decision_rules(decisions_file)
+        rules, extra = to_rules(user), env_vars(user)
         fail_on = user.fail_on
     return rules, _settings(require_gates, extra), fail_on
 
@@ -315,20 +315,15 @@ def gate(
     decode estimate and the hard gates. Advisory (exit 0) unless --require-gates or
     GLM52_PHASE_E_REQUIRE_GATES is non-zero: then any failure exits 2 with `error: ...` lines
     on stderr. GLM52_PHASE_E_* variables set the sweep, sanity probe and thresholds."""
-    from meshcert.evidence.matching import BackendError
     from meshcert.evidence.requests import GateRequest, Judging
-    from meshcert.evidence.service import UnusableInputError, gate_files
+    from meshcert.evidence.service import gate_files
 
     request = GateRequest(tuple(files), Judging(require_gates, phase_e, backend), label)
     judging = request.judging
     settings = _settings(judging.require_gates)
-    try:
+    with _refusing_unusable():
         run = gate_files(request.files, settings=settings, label=request.label,
                          backend=judging.backend, phase_e=judging.phase_e)
-    except UnusableInputError as exc:
-        raise _refuse(exc.lines) from None
-    except BackendError as exc:
-        raise error_exit(exc) from None
     _warn_problems(run.ingest)
     if json_out:
         typer.echo(run.gate.model_dump_json(indent=2))
@@ -493,10 +488,8 @@ def report(
     """Gate + decisions: write decisions.json (the EvidenceReport) and summary.md. Exit 2 when
     the gate is enforced and fails, or when --package breaks the q2_K routed-down rule."""
     from meshcert.evidence.decisions import DecisionOptions
-    from meshcert.evidence.matching import BackendError
-    from meshcert.evidence.package_rules import PackageLoadError
     from meshcert.evidence.requests import Judging, ReportRequest
-    from meshcert.evidence.service import UnusableInputError, report_files
+    from meshcert.evidence.service import report_files
     from meshcert.reports.outputs import write_decisions, write_reports
 
     request = ReportRequest(
@@ -510,14 +503,10 @@ def report(
     rules, settings, file_fail_on = _rules_and_settings(request.judging.decisions_file,
                                                         require_gates)
     fail_on = _fail_on(fail_on_opt, file_fail_on)
-    try:
+    with _refusing_unusable():
         run = report_files(request.files, settings=settings, label=label, backend=backend,
                            decisions=request.decisions, package=request.package,
                            source_gguf=request.source_gguf, rules=rules, phase_e=phase_e)
-    except UnusableInputError as exc:
-        raise _refuse(exc.lines) from None
-    except (BackendError, PackageLoadError) as exc:
-        raise error_exit(exc) from None
     _warn_problems(run.ingest)
     try:
         written = [*write_decisions(run.report, out_dir, md=md).values(),
@@ -592,14 +581,11 @@ def history(
 ) -> None:
     """The regression table per setup of a performance history."""
     from meshcert.core.atomic import write_atomic
-    from meshcert.evidence.history_report import HistoryError, history_files
+    from meshcert.evidence.history_report import history_files
     from meshcert.reports.evidence.history import render_history_markdown
     from meshcert.reports.html import render_history_html
 
-    try:
-        run = history_files(sources)
-    except HistoryError as exc:
-        raise error_exit(exc) from None
+    run = history_files(sources)
     rep = run.report
     for line in rep.problems[:MAX_WARNINGS_SHOWN]:
         typer.echo(f"warning: {line}", err=True)
@@ -741,7 +727,6 @@ def run(
     sarif: SarifOpt = None,
     fail_on_opt: FailOnOpt = None,
 ) -> None:
-    from meshcert.evidence.matching import BackendError
     from meshcert.evidence.requests import Judging, RunOptions, RunRequest, run_plan_of
     from meshcert.evidence.run import PlanError, evidence_from_runs, run_plan
     from meshcert.reports.outputs import write_decisions, write_reports
@@ -750,20 +735,15 @@ def run(
     rules, settings, file_fail_on = _rules_and_settings(judging.decisions_file,
                                                         judging.require_gates)
     fail_on = _fail_on(fail_on_opt, file_fail_on)
-    try:
+    with option_errors(also=(PlanError,)):
         plan = run_plan_of(RunOptions(command, variant or (), env or (), args or (),
                                       variant_command or (), check or (), repeats=repeat,
                                       timeout_s=timeout, stream=stream))
-    except PlanError as exc:
-        raise typer.BadParameter(str(exc)) from None
     request = RunRequest(plan, out_dir, judging)
     session = run_plan(request.plan, out_dir,
                        observer=None if quiet or json_out else _Progress())
-    try:
-        evidence = evidence_from_runs(session, settings=settings, backend=backend,
-                                      rules=rules, phase_e=phase_e)
-    except BackendError as exc:
-        raise error_exit(exc) from None
+    evidence = evidence_from_runs(session, settings=settings, backend=backend,
+                                  rules=rules, phase_e=phase_e)
     try:
         decisions = write_decisions(evidence.report, out_dir)
         rendered = write_reports(evidence.report, html=html, md=md, junit=junit, sarif=sarif)

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from meshcert.cli.exit_codes import Exit
+from meshcert.cli.exit_codes import Exit, ExitStatus
 
 FailOn = Literal["failed", "incomplete"]
 FAIL_ON_CHOICES: tuple[FailOn, ...] = ("failed", "incomplete")
-VERDICT_EXIT: dict[str, Exit] = {"failed": Exit.FAILED, "incomplete": Exit.INCOMPLETE}
+VERDICT_EXIT: dict[str, ExitStatus] = {"failed": Exit.FAILED, "incomplete": Exit.INCOMPLETE}
 
 
-def verdict_exit(status: str, fail_on: FailOn | None, *, required: bool = False) -> Exit:
+def verdict_exit(status: str, fail_on: FailOn | None, *, required: bool = False) -> ExitStatus:
     """The exit status a verdict asks for: a required gate fails on FAILED and INCOMPLETE,
     `failed` on FAILED only, `incomplete` on both (an incomplete verdict never passes where
     a failed one would not)."""

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
-from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import Exit
 from meshcert.cli.job_budget import end_dry_run, refuse_over_budget
 
@@ -122,16 +121,11 @@ def _preflight(given: CertifyInput, say: Callable[[str], None]) -> CertReport:
 def _plan(preflight: CertReport, jobs: HubJobs, options: CertifyJobsOptions, *, quiet: bool,
           json_out: bool, say: Callable[[str], None]) -> CertifyJobsPlan:
     """The jobs' plan, shown with its cost; a dry run or a plan above the budget ends here."""
-    from meshcert.core.errors import Refused
-    from meshcert.core.hub.errors import HubError
     from meshcert.hubjobs.certify_slices import plan_certify_jobs
     from meshcert.hubjobs.commands import default_install
 
-    try:
-        plan = plan_certify_jobs(preflight, jobs.hardware(), flavor_name=options.flavor,
-                                 install=options.install or default_install())
-    except (Refused, HubError) as exc:
-        raise error_exit(exc) from None
+    plan = plan_certify_jobs(preflight, jobs.hardware(), flavor_name=options.flavor,
+                             install=options.install or default_install())
     if not quiet:
         typer.echo(describe_plan(plan, dry_run=not options.confirm), err=True)
     refuse_over_budget(plan.max_cost_usd, options.max_cost_usd)

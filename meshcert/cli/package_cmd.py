@@ -168,21 +168,25 @@ def _fail(code: int, text: str) -> typer.Exit:
 
 
 @contextlib.contextmanager
-def _write_errors(after_abort: str, after_interrupt: str) -> Iterator[None]:
-    """The writer's refusals and aborts exit 2, an interrupt 130, each said in one line."""
+def _write_errors(after_abort: str | None = None, after_interrupt: str | None = None
+                  ) -> Iterator[None]:
+    """The writer's refusals (with their code) exit 2; with what is left after each given, its
+    aborts 2 and an interrupt 130: each said in one line (the others pass on unchanged)."""
     from meshcert.core.errors import Refused
     from meshcert.writer.errors import Aborted, Interrupted
 
     try:
         yield
-    except Refused as err:
-        raise _fail(err.exit_status, f"refused ({err.code}): {err.message}") from None
-    except Aborted as err:
-        raise _fail(err.exit_status, f"aborted ({err.code}): {err.message}; {after_abort}"
-                    ) from None
-    except (Interrupted, KeyboardInterrupt):
-        raise _fail(EXIT_INTERRUPTED, f"interrupted: {after_interrupt}; run again with "
-                    "--resume to continue") from None
+    except (Refused, Aborted, Interrupted, KeyboardInterrupt) as err:
+        if isinstance(err, Refused):
+            raise _fail(err.exit_status, f"refused ({err.code}): {err.message}") from None
+        if isinstance(err, Aborted) and after_abort is not None:
+            raise _fail(err.exit_status, f"aborted ({err.code}): {err.message}; {after_abort}"
+                        ) from None
+        if not isinstance(err, Aborted) and after_interrupt is not None:
+            raise _fail(EXIT_INTERRUPTED, f"interrupted: {after_interrupt}; run again with "
+                        "--resume to continue") from None
+        raise
 
 
 @app.command("write")
@@ -397,7 +401,6 @@ def plan(
     """From the header alone: the artifacts `package write` would write and what each of
     N nodes would fetch; exit 0, or 2 when the source is refused."""
     from meshcert.certify.stages import layer_range
-    from meshcert.core.errors import Refused
     from meshcert.writer.plan_report import plan_report
     from meshcert.writer.write import WriteRequest, open_source, plan_for
     from meshcert.writer.write_options import check_plan_options
@@ -411,14 +414,12 @@ def plan(
             publisher_metadata=list(publisher_metadata or []),
             pick_up_publisher_metadata=not no_publisher_metadata,
             generation_defaults=generation_defaults)
-    try:
+    with _write_errors():
         model = open_source(request)
         try:
             planned = plan_for(request, model)
         finally:
             model.close()
-    except Refused as err:
-        raise _fail(err.exit_status, f"refused ({err.code}): {err.message}") from None
     report = plan_report(planned, stages, source=source, max_artifact_bytes=max_artifact_bytes)
     if json_out:
         from meshcert.cli.pipe import write_or_drop

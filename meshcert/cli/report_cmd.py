@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from meshcert.cli.deliver import undeliverable
-from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import Exit
 from meshcert.cli.option_errors import option_errors
 from meshcert.cli.shared_options import (
@@ -44,17 +43,13 @@ def render(
 ) -> None:
     """Render a report JSON; exit 2 when it is unreadable or not a meshcert report, 3 when a
     file cannot be written."""
-    from meshcert.core.errors import Refused
-    from meshcert.reports.loader import ReportLoadError, load_report
+    from meshcert.reports.loader import load_report
     from meshcert.reports.outputs import write_reports
     from meshcert.reports.requests import check_render_outputs
 
     with option_errors():
         check_render_outputs(html, md, junit, sarif)
-    try:
-        loaded = load_report(report)
-    except (ReportLoadError, Refused) as exc:  # unreadable, or a verdict it contradicts
-        raise error_exit(exc) from None
+    loaded = load_report(report)  # unreadable, or a verdict it contradicts: the error's ending
     try:
         written = write_reports(loaded, html=html, md=md, junit=junit, sarif=sarif)
     except OSError as exc:
@@ -127,23 +122,19 @@ def _load_slices(paths: list[str]) -> list[Slice]:
     (exit 2) naming it."""
     from meshcert.certify.merge import Slice
     from meshcert.certify.report import CertReport
-    from meshcert.core.errors import Refused
     from meshcert.reports.consistency import ContradictoryReport, duplicate_slices
-    from meshcert.reports.loader import ReportLoadError, load_report
+    from meshcert.reports.loader import load_report
 
     loaded: list[Slice] = []
     for path in paths:
-        try:
-            report = load_report(path, what="merged")
-        except (ReportLoadError, Refused) as exc:
-            raise error_exit(exc) from None
+        report = load_report(path, what="merged")
         if not isinstance(report, CertReport):
             typer.echo(f"error: {path}: not a cert.json (an evidence report?)", err=True)
             raise typer.Exit(Exit.USAGE)
         loaded.append(Slice(path, report))
     repeated = duplicate_slices([(s.name, s.report) for s in loaded])
     if repeated:
-        raise error_exit(ContradictoryReport("nothing merged: " + "; ".join(repeated)))
+        raise ContradictoryReport("nothing merged: " + "; ".join(repeated))
     return loaded
 
 
