@@ -67,7 +67,8 @@ def _inputs(t: Path) -> None:
 def _environment(t: Path) -> dict[str, str]:
     keep = {k: v for k, v in os.environ.items()
             if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT", "TMPDIR")}
-    return {**keep, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", "COLUMNS": "100",
+    # 1000 columns: no line is wrapped, so the length of the directory's path changes nothing
+    return {**keep, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", "COLUMNS": "1000",
             "HOME": str(t / "home"), "XDG_CACHE_HOME": str(t / "cache"),
             "HF_HOME": str(t / "hf"), "HF_ENDPOINT": NO_HUB, "HF_HUB_DISABLE_TELEMETRY": "1"}
 

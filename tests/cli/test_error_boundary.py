@@ -179,8 +179,9 @@ def _caught(function: ast.AST, handler: ast.ExceptHandler) -> set[str]:
     names = _names_in(handler.type)
     for node in ast.walk(function):
         if isinstance(node, ast.AnnAssign | ast.Assign) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if _names_in(ast.Tuple(elts=targets)) & names:
+            targets: list[ast.expr] = (node.targets if isinstance(node, ast.Assign)
+                                       else [node.target])
+            if set().union(*map(_names_in, targets)) & names:
                 names |= _names_in(node.value)
     return names
 
