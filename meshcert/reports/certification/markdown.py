@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from meshcert.certify.report import CertReport
-from meshcert.reports.certification.view import build_cert_view
+from meshcert.reports.certification.view import CertView, build_cert_view
 from meshcert.reports.common import Fact
 from meshcert.reports.mdutil import STATUS_ICONS, code, status, table, text
 
@@ -15,6 +15,40 @@ def _fact_rows(facts: list[Fact]) -> list[list[str]]:
 
 def render_cert_markdown(report: CertReport) -> str:
     view = build_cert_view(report)
+    out = _summary(report, view)
+    out += _findings(view)
+    if view.checks:
+        out += ["", "### Checks", ""]
+        out += table(["check", "status", "findings", "time", "details"],
+                     [[code(c.name), status(c.status), str(c.findings), text(c.duration),
+                       text(c.details)] for c in view.checks], ["l", "l", "r", "r", "l"])
+    out += _coverage(view)
+    for fig in view.stage_figures:
+        out += ["", f"### {text(fig.title)}", ""]
+        out += table(["stage", "layers", "shared parts fetched", "parts", "verified", "bytes"],
+                     [[code(s.stage_id), text(s.layers),
+                       ", ".join(code(p) for p in s.shared_parts) or "none",
+                       str(s.parts), text(s.verified), text(s.size)] for s in fig.rows],
+                     ["l", "l", "l", "r", "r", "r"])
+    out += ["", "### Runtime gates", ""]
+    out += table(["gate", "status", "HTTP", "latency", "TTFT", "tokens/s", "details"],
+                 [[code(g.name), status(g.status), text(g.http_status), text(g.latency),
+                   text(g.ttft), text(g.tokens_per_s), text(g.details)] for g in view.gates],
+                 ["l", "l", "r", "r", "r", "r", "l"])
+    out += _node(view)
+    out += ["", "### What was verified", ""]
+    out += table(["field", "value"], _fact_rows(view.coverage_facts))
+    out += ["", "<details><summary>Provenance</summary>", ""]
+    out += table(["field", "value"], [[text(f.label), (code(f.value) if f.mono else text(f.value))
+                             + (f" ({text(f.note)})" if f.note else "")]
+                            for f in view.provenance])
+    out += ["", "</details>", ""]
+    return "\n".join(out)
+
+
+def _summary(report: CertReport, view: CertView) -> list[str]:
+    """The headline, the ref, the package, the gates' and findings' counts, the verdict and
+    the attestation."""
     b = view.banner
     out = [f"## {STATUS_ICONS[b.status]} {text(b.headline)}: {code(b.subject)}", ""]
     out.append(f"**Ref:** {code(b.ref_text)} ({text(b.pin_text)})  ")
@@ -38,8 +72,12 @@ def render_cert_markdown(report: CertReport) -> str:
         a = report.attestation
         out += ["", f"**Attestation:** {text(a.result)}, signed by {code(a.signer)}, "
                 f"{a.subjects} subject(s)" + (f" in {code(a.file)}" if a.file else "")]
+    return out
 
-    out += ["", "### Findings", ""]
+
+def _findings(view: CertView) -> list[str]:
+    """The findings by severity, then by check."""
+    out = ["", "### Findings", ""]
     if not view.severity_groups:
         out.append("No findings.")
     for group in view.severity_groups:
@@ -52,47 +90,34 @@ def render_cert_markdown(report: CertReport) -> str:
                     f"layer {text(f.layer)}" if f.layer else ""])),
                  text(f.message), text(f.remediation)] for f in check.findings])
             out.append("")
-    if view.checks:
-        out += ["", "### Checks", ""]
-        out += table(["check", "status", "findings", "time", "details"],
-                     [[code(c.name), status(c.status), str(c.findings), text(c.duration),
-                       text(c.details)] for c in view.checks], ["l", "l", "r", "r", "l"])
-    if view.coverage is not None:
-        out += ["", "### Slice coverage", "", text(view.coverage.summary), ""]
-        out += table(["slice report", "stage", "layers", "artifacts", "status"],
-                     [[code(s.report), text(s.stage), text(s.layers), str(s.artifacts),
-                       status(s.status)] for s in view.coverage.rows], ["l", "l", "l", "r", "l"])
-        if view.coverage.unverified:
-            out += ["", "Verified by no slice: "
-                    + ", ".join(code(p) for p in view.coverage.unverified)]
-    for fig in view.stage_figures:
-        out += ["", f"### {text(fig.title)}", ""]
-        out += table(["stage", "layers", "shared parts fetched", "parts", "verified", "bytes"],
-                     [[code(s.stage_id), text(s.layers),
-                       ", ".join(code(p) for p in s.shared_parts) or "none",
-                       str(s.parts), text(s.verified), text(s.size)] for s in fig.rows],
-                     ["l", "l", "l", "r", "r", "r"])
-    out += ["", "### Runtime gates", ""]
-    out += table(["gate", "status", "HTTP", "latency", "TTFT", "tokens/s", "details"],
-                 [[code(g.name), status(g.status), text(g.http_status), text(g.latency),
-                   text(g.ttft), text(g.tokens_per_s), text(g.details)] for g in view.gates],
-                 ["l", "l", "r", "r", "r", "r", "l"])
-    if view.node is not None:
-        out += ["", "### What a node will apply", ""]
-        out += table(["field", "value"], _fact_rows(view.node.applies + view.node.mesh_llm))
-        if view.node.profiles:
-            out += ["", "Request profiles:", ""]
-            out += table(["profile", "selected as", "fields", "source"],
-                         [[code(p.name), text(p.selection or "\u2014"),
-                           "; ".join(f"{text(k)} {code(v)}" for k, v in p.fields),
-                           code(p.source) if p.source else "\u2014"]
-                          for p in view.node.profiles])
-    out += ["", "### What was verified", ""]
-    out += table(["field", "value"], _fact_rows(view.coverage_facts))
-    out += ["", "<details><summary>Provenance</summary>", ""]
-    out += table(["field", "value"], [[text(f.label), (code(f.value) if f.mono else text(f.value))
-                             + (f" ({text(f.note)})" if f.note else "")]
-                            for f in view.provenance])
-    out += ["", "</details>", ""]
-    return "\n".join(out)
+    return out
 
+
+def _coverage(view: CertView) -> list[str]:
+    """Which slice report verified which layers (a merged certification), if any."""
+    if view.coverage is None:
+        return []
+    out = ["", "### Slice coverage", "", text(view.coverage.summary), ""]
+    out += table(["slice report", "stage", "layers", "artifacts", "status"],
+                 [[code(s.report), text(s.stage), text(s.layers), str(s.artifacts),
+                   status(s.status)] for s in view.coverage.rows], ["l", "l", "l", "r", "l"])
+    if view.coverage.unverified:
+        out += ["", "Verified by no slice: "
+                + ", ".join(code(p) for p in view.coverage.unverified)]
+    return out
+
+
+def _node(view: CertView) -> list[str]:
+    """What a node will apply (typed defaults, mesh-llm's fields, request profiles), if any."""
+    if view.node is None:
+        return []
+    out = ["", "### What a node will apply", ""]
+    out += table(["field", "value"], _fact_rows(view.node.applies + view.node.mesh_llm))
+    if view.node.profiles:
+        out += ["", "Request profiles:", ""]
+        out += table(["profile", "selected as", "fields", "source"],
+                     [[code(p.name), text(p.selection or "\u2014"),
+                       "; ".join(f"{text(k)} {code(v)}" for k, v in p.fields),
+                       code(p.source) if p.source else "\u2014"]
+                      for p in view.node.profiles])
+    return out
