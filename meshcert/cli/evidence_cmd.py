@@ -582,8 +582,8 @@ def history(
     """The regression table per setup of a performance history."""
     from meshcert.core.atomic import write_atomic
     from meshcert.evidence.history_report import history_files
-    from meshcert.reports.evidence.history import render_history_markdown
-    from meshcert.reports.html import render_history_html
+    from meshcert.reports.evidence.html import render_history_html
+    from meshcert.reports.evidence.markdown import render_history_markdown
 
     run = history_files(sources)
     rep = run.report

@@ -5,9 +5,16 @@ which report. A report's kind comes from its model class (`kind_of`). Renderers 
 "module:function" and imported when their format is first asked for, so a `models certify`
 without --html never imports jinja2 and a certification never imports the evidence models.
 
-Adding a format: one module per kind it renders (beside that kind's other renderers, e.g.
-`meshcert/reports/evidence/<format>.py`), each a `render_...(report) -> str`, and its row in
-FORMATS below; the commands take its file through an option in meshcert/cli/shared_options.py.
+The layout, without exception: the renderer of kind K in format F is a function of
+`meshcert/reports/<K>/<F>.py` (K a value of KINDS; F the format's name, but `markdown.py` for
+`md` and for `summary`), beside that kind's format-neutral view (`reports/<K>/view.py`). The
+one row that is not a renderer module is `json`: the report model's own JSON (`render_json`).
+tests/reports/test_layout.py walks FORMATS and every `render_` function under meshcert/reports/
+and holds them to it.
+
+Adding a format: one module per kind it renders, each a `render_...(report) -> str`, and its
+row in FORMATS below; the commands take its file through an option in
+meshcert/cli/shared_options.py.
 """
 
 from __future__ import annotations
@@ -57,12 +64,12 @@ _JSON = Renderer("meshcert.reports.registry:render_json")
 FORMATS: dict[str, dict[str, Renderer]] = {
     "json": {"certification": _JSON, "evidence": _JSON, "catalog": _JSON},
     "html": {
-        "certification": Renderer("meshcert.reports.html:render_cert_html"),
-        "evidence": Renderer("meshcert.reports.html:render_evidence_html"),
+        "certification": Renderer("meshcert.reports.certification.html:render_cert_html"),
+        "evidence": Renderer("meshcert.reports.evidence.html:render_evidence_html"),
         "catalog": Renderer("meshcert.reports.catalog.html:render_catalog_html", links=True),
     },
     "md": {
-        "certification": Renderer("meshcert.reports.markdown:render_cert_markdown"),
+        "certification": Renderer("meshcert.reports.certification.markdown:render_cert_markdown"),
         # one Markdown document per evidence report: --md is summary.md
         "evidence": Renderer("meshcert.reports.evidence.markdown:render_evidence_summary"),
         "catalog": Renderer("meshcert.reports.catalog.markdown:render_catalog_markdown",
