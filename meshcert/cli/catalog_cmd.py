@@ -12,14 +12,8 @@ import typer
 
 from meshcert.cli.exit_codes import EXIT_CODES, Exit
 from meshcert.cli.option_errors import option_errors
-from meshcert.cli.shared_options import (
-    HtmlOpt,
-    JunitOpt,
-    MdOpt,
-    SarifOpt,
-    StrictOpt,
-    json_option,
-)
+from meshcert.cli.report_options import NO_OUTPUTS, ReportOutputs, report_outputs
+from meshcert.cli.shared_options import StrictOpt, json_option
 
 if TYPE_CHECKING:
     from meshcert.attest.catalog_trust import CatalogTrust
@@ -109,6 +103,7 @@ AttestationRepoOpt = Annotated[str | None, typer.Option(
 
 
 @app.command("certify")
+@report_outputs
 def certify(
     catalog: CatalogArg,
     concurrency: ConcurrencyOpt = 4,
@@ -124,10 +119,7 @@ def certify(
     trust: TrustOpt = None,
     trust_attested: TrustAttestedOpt = False,
     attestation_repo: AttestationRepoOpt = None,
-    html: HtmlOpt = None,
-    md: MdOpt = None,
-    junit: JunitOpt = None,
-    sarif: SarifOpt = None,
+    outputs: ReportOutputs = NO_OUTPUTS,
 ) -> None:
     """Certify every layer-package reference of a catalog; exit 0 all passed, 1 any failed,
     2 usage error, 3 any incomplete (the Hub unreachable for some)."""
@@ -160,8 +152,7 @@ def certify(
         raise _fail(f"cannot write {exc.filename or 'a report'}: {exc.strerror or exc}",
                     Exit.INCOMPLETE) from None
     _deliver(run, out_dir=out_dir, since=since, write_pins=write_pins, root=root,
-             report_out=report_out, json_out=json_out, quiet=quiet, html=html, md=md,
-             junit=junit, sarif=sarif)
+             report_out=report_out, json_out=json_out, quiet=quiet, outputs=outputs)
 
 
 def _open(catalog: str, since: str | None, options: CatalogOptions, write_pins: str | None
@@ -197,8 +188,7 @@ def _catalog_trust(trust: str | None, trust_attested: bool,
 
 def _deliver(run: CatalogRun, *, out_dir: str | None, since: str | None, write_pins: str | None,
              root: str | None, report_out: str | None, json_out: bool, quiet: bool,
-             html: str | None, md: str | None, junit: str | None,
-             sarif: str | None = None) -> None:
+             outputs: ReportOutputs) -> None:
     from meshcert.catalog.pins import PinError, plan_pins
     from meshcert.catalog.pins import write_pins as write_pin_files
     from meshcert.reports.catalog.outputs import carry_reused, write_catalog_reports
@@ -208,7 +198,7 @@ def _deliver(run: CatalogRun, *, out_dir: str | None, since: str | None, write_p
         if since is not None:
             carry_reused(report, since, out_dir)
         written = write_catalog_reports(report, out_dir=out_dir, report_out=report_out,
-                                        html=html, md=md, junit=junit, sarif=sarif)
+                                        **outputs)
         plan = None
         pin_files: list[object] = []
         if write_pins is not None:

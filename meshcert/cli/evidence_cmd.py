@@ -78,15 +78,8 @@ from meshcert.cli.evidence_options import (
 )
 from meshcert.cli.exit_codes import Exit
 from meshcert.cli.option_errors import option_errors
-from meshcert.cli.shared_options import (
-    HtmlOpt,
-    JunitOpt,
-    MdOpt,
-    QuietOpt,
-    SarifOpt,
-    json_option,
-    quiet_option,
-)
+from meshcert.cli.report_options import NO_OUTPUTS, ReportOutputs, report_outputs
+from meshcert.cli.shared_options import QuietOpt, json_option, quiet_option
 from meshcert.evidence.defaults import DEFAULT_REPEATS, DEFAULT_REPLICATES, DEFAULT_SEED
 
 app = typer.Typer(help="Benchmark evidence: ingest llama.cpp logs, gate, report.",
@@ -200,6 +193,7 @@ def gate(
     "an input cannot be read or recognised (FILE:LINE named); 1 when no input gave a row; "
     "with --fail-on (or a required gate) 1 on a FAILED and 3 on an INCOMPLETE verdict "
     "(docs/evidence.md, Exit statuses)."))
+@report_outputs
 def report(
     files: FilesArg,
     out_dir: ReportOutDirOpt,
@@ -215,10 +209,7 @@ def report(
     quality_candidate: QualityCandidateOpt = None,
     seed: SeedOpt = DEFAULT_SEED,
     replicates: ReplicatesOpt = DEFAULT_REPLICATES,
-    html: HtmlOpt = None,
-    md: MdOpt = None,
-    junit: JunitOpt = None,
-    sarif: SarifOpt = None,
+    outputs: ReportOutputs = NO_OUTPUTS,
     decisions_file: DecisionsOpt = None,
     catalog_alias: DeprecatedCatalogOpt = None,
     json_out: ReportJsonOpt = False,
@@ -249,9 +240,8 @@ def report(
                            source_gguf=request.source_gguf, rules=rules, phase_e=phase_e)
     _warn_problems(run.ingest)
     try:
-        written = [*write_decisions(run.report, out_dir, md=md).values(),
-                   *write_reports(run.report, html=html, md=md, junit=junit,
-                                  sarif=sarif).values()]
+        written = [*write_decisions(run.report, out_dir, md=outputs.get("md")).values(),
+                   *write_reports(run.report, **outputs).values()]
     except OSError as exc:
         raise undeliverable(exc) from None
     if json_out:
@@ -341,6 +331,7 @@ def history(
     "once per variant first, for parity evidence. Put the command last, after `--`. Exits 1 "
     "when no timed run produced a row (each run and the end of its output are printed); "
     "--fail-on as `evidence report`."))
+@report_outputs
 def run(
     command: RunCommandArg,
     out_dir: RunOutDirOpt,
@@ -359,10 +350,7 @@ def run(
     quiet: QuietOpt = False,
     decisions_file: RunDecisionsOpt = None,
     catalog_alias: DeprecatedCatalogOpt = None,
-    html: HtmlOpt = None,
-    md: MdOpt = None,
-    junit: JunitOpt = None,
-    sarif: SarifOpt = None,
+    outputs: ReportOutputs = NO_OUTPUTS,
     fail_on_opt: FailOnOpt = None,
 ) -> None:
     from meshcert.evidence.requests import Judging, RunOptions, RunRequest, run_plan_of
@@ -384,7 +372,7 @@ def run(
                                   rules=rules, phase_e=phase_e)
     try:
         decisions = write_decisions(evidence.report, out_dir)
-        rendered = write_reports(evidence.report, html=html, md=md, junit=junit, sarif=sarif)
+        rendered = write_reports(evidence.report, **outputs)
     except OSError as exc:
         raise undeliverable(exc) from None
     if json_out:

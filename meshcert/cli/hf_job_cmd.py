@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from meshcert.hubjobs.certify_options import CertifyJobsOptions
     from meshcert.hubjobs.certify_slices import CertifyJobsPlan
     from meshcert.hubjobs.jobs_api import HubJobs
+    from meshcert.reports.registry import ReportOutputs
 
 
 def _minutes(seconds: int) -> str:
@@ -59,8 +60,8 @@ def describe_plan(plan: CertifyJobsPlan, *, dry_run: bool) -> str:
 
 
 def certify_on_hf_jobs(given: CertifyInput, options: CertifyJobsOptions, *,
-                       report_out: str | None, json_out: bool, quiet: bool, html: str | None,
-                       md: str | None, junit: str | None, sarif: str | None,
+                       report_out: str | None, json_out: bool, quiet: bool,
+                       outputs: ReportOutputs,
                        signing: tuple[Ed25519PrivateKey, str] | None = None) -> NoReturn:
     """Options that passed `meshcert.hubjobs.certify_options.check_on_jobs`: the pre-flight,
     the plan and its cost, then (with --confirm) the jobs and their merged report.
@@ -77,8 +78,8 @@ def certify_on_hf_jobs(given: CertifyInput, options: CertifyJobsOptions, *,
     preflight = _preflight(given, say)
     if preflight.status != "passed":
         typer.echo(f"pre-flight {preflight.status}: nothing was submitted", err=True)
-        deliver(preflight, report_out=report_out, json_out=json_out, quiet=quiet, html=html,
-                md=md, junit=junit, sarif=sarif)
+        deliver(preflight, report_out=report_out, json_out=json_out, quiet=quiet,
+                outputs=outputs)
     from huggingface_hub import get_token
 
     token = get_token()
@@ -106,8 +107,7 @@ def certify_on_hf_jobs(given: CertifyInput, options: CertifyJobsOptions, *,
         from meshcert.cli.attest_sign import sign_certification
 
         report = sign_certification(report, signing[0], signing[1], quiet=quiet)
-    deliver(report, report_out=report_out, json_out=json_out, quiet=quiet, html=html, md=md,
-            junit=junit, sarif=sarif)
+    deliver(report, report_out=report_out, json_out=json_out, quiet=quiet, outputs=outputs)
 
 
 def _preflight(given: CertifyInput, say: Callable[[str], None]) -> CertReport:

@@ -23,13 +23,10 @@ from meshcert.cli.deliver import undeliverable
 from meshcert.cli.exit_codes import EXIT_CODES, Exit
 from meshcert.cli.option_errors import option_errors
 from meshcert.cli.package_console import LineProgress, publisher_lines
+from meshcert.cli.report_options import NO_OUTPUTS, ReportOutputs, report_outputs
 from meshcert.cli.shared_options import (
     CatalogTargetOpt,
-    HtmlOpt,
-    JunitOpt,
-    MdOpt,
     PackageFormatOpt,
-    SarifOpt,
     catalog_target,
     json_option,
     quiet_option,
@@ -134,6 +131,7 @@ def _write_errors(after_abort: str | None = None, after_interrupt: str | None = 
 
 
 @app.command("write")
+@report_outputs
 def write(
     source: SourceArg,
     out_dir: OutDirOpt,
@@ -152,10 +150,7 @@ def write(
     report_out: WriteReportOutOpt = None,
     json_out: WriteJsonOpt = False,
     quiet: WriteQuietOpt = False,
-    html: HtmlOpt = None,
-    md: MdOpt = None,
-    junit: JunitOpt = None,
-    sarif: SarifOpt = None,
+    outputs: ReportOutputs = NO_OUTPUTS,
     publish: PublishOpt = None,
     delete_after_upload: DeleteAfterUploadOpt = False,
     private: PrivateOpt = False,
@@ -180,21 +175,21 @@ def write(
             publisher_metadata=list(publisher_metadata or []),
             pick_up_publisher_metadata=not no_publisher_metadata,
             generation_defaults=generation_defaults,
-            report_files=[p for p in (report_out, html, md, junit, sarif) if p])
+            report_files=[p for p in (report_out, *outputs.values()) if p])
         publishing = PublishWhileWriting(
             publish, delete_after_upload=delete_after_upload, private=private,
             catalog=catalog_target(catalog), experimental=experimental, attest_key=attest_key)
     from meshcert.cli.console import hub_retry_lines
 
     progress = None if (quiet or json_out) else LineProgress()
-    outputs = ReportFiles(report_out, html, md, junit, sarif)
+    files = ReportFiles(report_out, outputs)
     with hub_retry_lines(progress is not None):
         if publish is not None:
             _write_and_publish(request, publish, publishing, progress=progress,
-                               outputs=outputs, json_out=json_out, quiet=quiet)
+                               outputs=files, json_out=json_out, quiet=quiet)
         with option_errors():
             publishing.check()
-        _write_and_certify(request, progress, outputs, json_out=json_out, quiet=quiet)
+        _write_and_certify(request, progress, files, json_out=json_out, quiet=quiet)
 
 
 def _write_and_certify(request: WriteRequest, progress: LineProgress | None,
@@ -308,10 +303,7 @@ class ReportFiles:
     """Where the written package's certification goes: cert.json and the other formats."""
 
     report_out: str | None
-    html: str | None
-    md: str | None
-    junit: str | None
-    sarif: str | None
+    outputs: ReportOutputs  # format -> path
 
     def write(self, report: CertReport) -> None:
         from meshcert.core.atomic import write_atomic
@@ -320,8 +312,7 @@ class ReportFiles:
         try:
             if self.report_out:
                 write_atomic(self.report_out, report.to_json())
-            write_reports(report, html=self.html, md=self.md, junit=self.junit,
-                          sarif=self.sarif)
+            write_reports(report, **self.outputs)
         except OSError as exc:  # the verdict cannot be delivered: never claim success
             raise undeliverable(exc) from None
 

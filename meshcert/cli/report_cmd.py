@@ -10,14 +10,8 @@ import typer
 from meshcert.cli.deliver import undeliverable
 from meshcert.cli.exit_codes import Exit
 from meshcert.cli.option_errors import option_errors
-from meshcert.cli.shared_options import (
-    HtmlOpt,
-    JunitOpt,
-    MdOpt,
-    QuietOpt,
-    SarifOpt,
-    json_option,
-)
+from meshcert.cli.report_options import NO_OUTPUTS, ReportOutputs, report_outputs
+from meshcert.cli.shared_options import QuietOpt, json_option
 
 if TYPE_CHECKING:
     from meshcert.certify.merge import Slice
@@ -29,14 +23,12 @@ app = typer.Typer(help="Render reports for reviewers (HTML, Markdown, JUnit XML,
 
 
 @app.command("render")
+@report_outputs
 def render(
     report: Annotated[str, typer.Argument(
         metavar="REPORT.json",
         help="cert.json from `models certify`, or an evidence report (decisions.json).")],
-    html: HtmlOpt = None,
-    md: MdOpt = None,
-    junit: JunitOpt = None,
-    sarif: SarifOpt = None,
+    outputs: ReportOutputs = NO_OUTPUTS,
     json_out: Annotated[bool, json_option(
         "Print the report JSON (validated) on stdout, and nothing else.")] = False,
     quiet: QuietOpt = False,
@@ -48,10 +40,10 @@ def render(
     from meshcert.reports.requests import check_render_outputs
 
     with option_errors():
-        check_render_outputs(html, md, junit, sarif)
+        check_render_outputs(outputs)
     loaded = load_report(report)  # unreadable, or a verdict it contradicts: the error's ending
     try:
-        written = write_reports(loaded, html=html, md=md, junit=junit, sarif=sarif)
+        written = write_reports(loaded, **outputs)
     except OSError as exc:
         raise undeliverable(exc) from None
     if json_out:
@@ -62,6 +54,7 @@ def render(
 
 
 @app.command("merge")
+@report_outputs
 def merge(
     slices: Annotated[list[str], typer.Argument(
         metavar="SLICE.json...",
@@ -70,10 +63,7 @@ def merge(
         "--report-out", help="Write the merged cert.json here.")] = None,
     json_out: Annotated[bool, json_option("Print the merged JSON.")] = False,
     quiet: QuietOpt = False,
-    html: HtmlOpt = None,
-    md: MdOpt = None,
-    junit: JunitOpt = None,
-    sarif: SarifOpt = None,
+    outputs: ReportOutputs = NO_OUTPUTS,
     attest_key: Annotated[str | None, typer.Option(
         "--attest-key", metavar="NAME.key", help="Sign the merged result when the slices "
         "cover every layer and artifact (docs/attestation.md).")] = None,
@@ -106,7 +96,7 @@ def merge(
     try:
         if report_out:
             write_atomic(report_out, merged.to_json())
-        written = write_reports(merged, html=html, md=md, junit=junit, sarif=sarif)
+        written = write_reports(merged, **outputs)
     except OSError as exc:
         raise undeliverable(exc) from None
     if json_out:

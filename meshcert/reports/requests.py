@@ -4,13 +4,15 @@ fault, tested without the CLI."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from meshcert.core.usage import OptionError
+from meshcert.reports.registry import report_options
 
-FORMAT_OPTIONS = "--html / --md / --junit / --sarif"
 
-
-def check_render_outputs(html: str | None, md: str | None, junit: str | None,
-                         sarif: str | None) -> None:
-    """`report render` writes something: at least one format's path."""
-    if html is None and md is None and junit is None and sarif is None:
-        raise OptionError("give at least one of --html, --md, --junit, --sarif", FORMAT_OPTIONS)
+def check_render_outputs(outputs: Mapping[str, str]) -> None:
+    """`report render` writes something: at least one format's path (`outputs`: format ->
+    path, the options given)."""
+    if not outputs:
+        flags = [option.flag for option in report_options().values()]
+        raise OptionError(f"give at least one of {', '.join(flags)}", " / ".join(flags))
