@@ -12,6 +12,7 @@ from meshcert.cli.deliver import deliver
 from meshcert.cli.exit_codes import Exit
 from meshcert.cli.option_errors import option_errors
 from meshcert.cli.report_options import NO_OUTPUTS, ReportOutputs, report_outputs
+from meshcert.cli.request_of import request_of
 from meshcert.cli.shared_options import (
     ReportJsonOpt,
     StrictOpt,
@@ -178,21 +179,12 @@ def certify(
     outputs: ReportOutputs = NO_OUTPUTS,
 ) -> None:
     """Certify a layer package; exit 0 passed, 1 failed, 2 usage error, 3 incomplete."""
+    params = dict(locals())  # the options, by name: the requests' fields
     from meshcert.certify.request_options import CertifyInput, cert_request, check_values
     from meshcert.hubjobs import certify_options as on_jobs
 
-    given = CertifyInput(
-        model=model, package_only=package_only, api_base=api_base, prompt=prompt,
-        max_tokens=max_tokens, served_model=served_model, api_key=api_key, timeout=timeout,
-        concurrency=concurrency, strict=strict, deadline=deadline, runtime_abi=runtime_abi,
-        min_mesh_llm=min_mesh_llm, allow_unpinned=allow_unpinned, verify_sha256=verify_sha256,
-        verify_cache=verify_cache, stages=stages, layers=layers, stage=stage, source=source,
-        hash_once=hash_once, evidence=evidence, materialize=materialize, trust=trust,
-        materialize_dir=materialize_dir, parity=parity, parity_prompts=parity_prompts,
-        parity_tokens=parity_tokens, parity_max_bytes=parity_max_bytes, attestation=attestation,
-        mounted_from=mounted_from, llama_timeout=llama_timeout)
-    jobs = on_jobs.CertifyJobsOptions(flavor=flavor, install=install, confirm=confirm,
-                                      follow=follow, max_cost_usd=max_cost_usd)
+    given = request_of(CertifyInput, params)
+    jobs = request_of(on_jobs.CertifyJobsOptions, params)
     with option_errors():
         check_values(given)
         signing = _signing(attest_key, attestation_out, report_out)
