@@ -21,8 +21,9 @@ SUMMARY_LABEL = "evidence summary (Markdown)"
 
 
 def write_reports(report: Report, **targets: str | os.PathLike[str] | None) -> dict[str, Path]:
-    """Render and write each format given a path (html=..., md=..., junit=..., sarif=..., any
-    format of the registry); returns format -> written path, in the registry's order.
+    """Render and write each format given a path (html=..., md=..., any format of the
+    registry; a command passes its ReportOutputs as `**outputs`); returns format -> written
+    path, in the registry's order.
     SARIF: findings of a certification or inspect report, or an evidence report's gate
     failures, blocking decisions and warnings (meshcert/reports/evidence/sarif.py)."""
     unknown = sorted(set(targets) - set(FORMATS))
