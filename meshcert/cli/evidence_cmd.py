@@ -177,20 +177,20 @@ LabelOpt = Annotated[str | None, typer.Option(
     "--label", help="Variant label for every row (default: from sweep file names).")]
 BackendOpt = Annotated[str | None, typer.Option(
     "--backend", help="Backend to evaluate (default: the non-CPU backend with the most "
-    "catalog rows).")]
+    "rows the rules name).")]
 
 
-DeprecatedCatalogOpt = Annotated[Path | None, typer.Option(
+DeprecatedDecisionsOpt = Annotated[Path | None, typer.Option(
     "--catalog", help="Deprecated alias of --decisions (kept for one release; prints a "
     "warning).", dir_okay=False)]
 
 
-def _decisions(decisions: Path | None, catalog_alias: Path | None) -> Path | None:
+def _decisions(decisions: Path | None, deprecated_alias: Path | None) -> Path | None:
     """--decisions, or the deprecated --catalog with a warning on stderr."""
     from meshcert.evidence.requests import decisions_input
 
     with option_errors():
-        given = decisions_input(decisions, catalog_alias)
+        given = decisions_input(decisions, deprecated_alias)
     if given.via_deprecated_alias:
         typer.echo("warning: --catalog is deprecated on the evidence commands; use --decisions "
                    "FILE", err=True)
@@ -225,7 +225,7 @@ def _settings(require_gates: bool, extra: tuple[EnvVar, ...] = ()) -> EvidenceSe
 
 def _rules_and_settings(decisions_file: Path | None, require_gates: bool
                           ) -> tuple[Rules, EvidenceSettings, FailOn | None]:
-    """The built-in catalog, or the user's decisions from --decisions (a bad file is an
+    """The built-in rules, or the user's decisions from --decisions (a bad file is an
     `error:` line and exit 2), with the settings their env vars read and the file's
     `fail_on`."""
     from meshcert.evidence.decision_rules import (
@@ -376,7 +376,7 @@ def _shortened(reason: str) -> str:
 def print_report(report: EvidenceReport, written: list[Path],
                  echo: Callable[[str], None] = typer.echo) -> None:
     """Headline first, then the Phase E gate (a table when it applies, one line when not),
-    the catalog decisions, the mesh-llm details, the package rule, the files written."""
+    the rules' decisions, the mesh-llm details, the package rule, the files written."""
     from meshcert.evidence.headline import supported_decisions
     from meshcert.reports.fmt import ungated_sweep_note
 
@@ -485,7 +485,7 @@ def report(
     junit: JunitOpt = None,
     sarif: SarifOpt = None,
     decisions_file: DecisionsOpt = None,
-    catalog_alias: DeprecatedCatalogOpt = None,
+    deprecated_alias: DeprecatedDecisionsOpt = None,
     json_out: ReportJsonOpt = False,
     quiet: QuietOpt = False,
     fail_on_opt: FailOnOpt = None,
@@ -501,7 +501,7 @@ def report(
 
     request = ReportRequest(
         tuple(files), out_dir,
-        Judging(require_gates, phase_e, backend, _decisions(decisions_file, catalog_alias)),
+        Judging(require_gates, phase_e, backend, _decisions(decisions_file, deprecated_alias)),
         label=label, package=package, source_gguf=str(source_gguf) if source_gguf else None,
         decisions=DecisionOptions(quality_baseline=quality_baseline,
                                   quality_candidate=quality_candidate,
@@ -734,7 +734,7 @@ def run(
     json_out: Annotated[bool, json_option("Print runs and decisions as JSON.")] = False,
     quiet: QuietOpt = False,
     decisions_file: RunDecisionsOpt = None,
-    catalog_alias: DeprecatedCatalogOpt = None,
+    deprecated_alias: DeprecatedDecisionsOpt = None,
     html: HtmlOpt = None,
     md: MdOpt = None,
     junit: JunitOpt = None,
@@ -746,7 +746,7 @@ def run(
     from meshcert.evidence.run import PlanError, evidence_from_runs, run_plan
     from meshcert.reports.outputs import write_decisions, write_reports
 
-    judging = Judging(require_gates, phase_e, backend, _decisions(decisions_file, catalog_alias))
+    judging = Judging(require_gates, phase_e, backend, _decisions(decisions_file, deprecated_alias))
     rules, settings, file_fail_on = _rules_and_settings(judging.decisions_file,
                                                         judging.require_gates)
     fail_on = _fail_on(fail_on_opt, file_fail_on)

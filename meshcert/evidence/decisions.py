@@ -1,4 +1,4 @@
-"""Verdicts per policy, phase default and quant recipe, from the catalog's decision table.
+"""Verdicts per policy, phase default and quant recipe, from the decision table of the rules.
 
 Order of the rules (first that applies wins), with `min_samples` the rules' sample policy
 (`Rules.min_samples`, 3 unless a decision rules file's `[sample_policy]` says otherwise; the A/B
@@ -13,8 +13,8 @@ rules read the same setting):
    interval lying above the threshold). A decision with several comparisons clears only if all
    do: its p is the largest of theirs (intersection-union test);
 5. review tripwires (`moe_merged_shared_gate_up`, `moe_weighted_down`): the *gate* treats them
-   as tripwires (exit 2, "revisit ..."), the *decision* follows the catalog rule: cleared with
-   parity -> `promote`, and the reason carries the catalog's "revisit ... policy" message; the
+   as tripwires (exit 2, "revisit ..."), the *decision* follows its rule: cleared with
+   parity -> `promote`, and the reason carries the rule's "revisit ... policy" message; the
    message is also given when the point estimate alone is above the threshold (as the gate
    does), whatever the verdict;
 6. otherwise `promote` when cleared, parity passed for every row involved and (quant recipes)
@@ -63,7 +63,7 @@ from meshcert.evidence.stats import (
 
 @dataclass(frozen=True)
 class DecisionOptions:
-    """CLI-overridable knobs (None: the catalog default)."""
+    """CLI-overridable knobs (None: the rules' default)."""
 
     quality_baseline: str | None = None
     quality_candidate: str | None = None
@@ -313,7 +313,7 @@ def _verdict(d: _Draft, cleared: bool, step_down_stopped: bool, options: Decisio
         return "keep-evidence-gated", why, missing, messages, review
     if spec.kind == "review-tripwire" and d.parity.status == "passed":
         # the gate's tripwire fired and the evidence is strong: the decision follows the
-        # catalog rule (promote) and keeps the gate's "revisit ..." message in its reason
+        # decision rule (promote) and keeps the gate's "revisit ..." message in its reason
         review = True
         if spec.review_message and not point_over:
             messages.append(spec.review_message)

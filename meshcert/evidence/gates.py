@@ -1,4 +1,4 @@
-"""The Phase E MoE gate, as `glm52-phase-e-moe-report.sh` specifies it, from catalog tables.
+"""The Phase E MoE gate, as `glm52-phase-e-moe-report.sh` specifies it, from the rules' tables.
 
 `evaluate_gate` is pure: it returns a GateResult (every gate with value, threshold, status and
 message; the missing rows; the estimate or why there is none). The CLI decides the exit code.
@@ -7,13 +7,14 @@ Values are computed from row medians (the script had one mean per row; with repe
 median of the samples stands in for it). Unlike the script, which stopped at the first failure,
 every gate whose rows are present is evaluated, so one run lists every problem: the
 `error: missing Phase E MoE gate rows: ...` line comes first, then one `error: ...` line per
-failed gate in catalog order. The exit code is the same (2 on any failure when enforced).
+failed gate in the order of the rules. The exit code is the same (2 on any failure when enforced).
 
 The gate applies when the evidence holds a row it reads (a required row, a row of a hard gate or
 of the estimate, a dispatch check's run) or when it is asked for (GLM52_PHASE_E_REQUIRE_GATES
 non-zero, or `force`, the CLI's --phase-e). Otherwise it is "not applicable": every check is
 skipped with that reason, no row counts as missing, and it is out of the report's headline
-(mesh-llm evidence, a Phase D run, a user catalog's rows are not judged by the GLM MoE gate).
+(mesh-llm evidence, a Phase D run, the rows of a user's decision rules are not judged by the
+GLM MoE gate).
 """
 
 from __future__ import annotations

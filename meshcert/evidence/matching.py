@@ -2,7 +2,8 @@
 
 `Evidence.build(table)` is called once per evaluation; the gate and the decisions read it.
 Only one backend is evaluated (rows of different backends are different measurements): the one
-asked for, else the non-CPU backend with the most catalog rows, else the one with most perf rows.
+asked for, else the non-CPU backend with the most rows the rules name, else the one with most
+perf rows.
 Rows without a backend name (e.g. lines of a file without a section header) count for every
 backend.
 """
@@ -220,5 +221,5 @@ def _choose_backend(rules: Rules, samples: Mapping[RowKey, SampleSet],
             matched[key.backend] += 1
     chosen = max(named, key=lambda b: (matched[b], b.upper() != "CPU", counts[b]))
     others = ", ".join(b for b in named if b != chosen)
-    return chosen, [f"evaluated backend {chosen} ({matched[chosen]} catalog rows); "
+    return chosen, [f"evaluated backend {chosen} ({matched[chosen]} rows the rules name); "
                     f"ignored rows of {others} (pass --backend to choose)"]

@@ -146,7 +146,7 @@ def test_quality_from_separate_perplexity_runs_and_custom_labels() -> None:
                                  "ppl-q3 logits"]
 
 
-# -- review tripwires: the gate trips, the decision follows the catalog rule --------------------
+# -- review tripwires: the gate trips, the decision follows its rule --------------------
 
 
 MERGED_PARITY = {"parity-merged.console.log": parity_console(

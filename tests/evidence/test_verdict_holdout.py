@@ -1,4 +1,4 @@
-"""Holdout-style verdict tests: every verdict of every catalog decision, from repeated runs.
+"""Holdout-style verdict tests: every verdict of every decision of the rules, from repeated runs.
 
 Each case builds fresh repeated perf logs (seeds 101+, never used while writing the rules),
 adds or leaves out parity / quality evidence, and checks that the decision gets the verdict
