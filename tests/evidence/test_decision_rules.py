@@ -19,7 +19,7 @@ from meshcert.evidence.decision_rules import (
     schema_json,
 )
 from meshcert.evidence.decisions import DecisionOptions, decide_all
-from meshcert.evidence.matching import Evidence
+from meshcert.evidence.matching import resolve_rules
 from meshcert.evidence.report import EvidenceReport
 from meshcert.evidence.settings import load_settings
 from tests.evidence.gate_logs import table
@@ -128,14 +128,14 @@ def test_json_decision_rules_and_parity_requirements(tmp_path: Path) -> None:
     data = tomllib.loads(RULES_TOML)
     (tmp_path / "cat.json").write_text(json.dumps(data))
     rules, extra = load_user_rules(tmp_path / "cat.json")
-    ev = Evidence.build(table(perf_logs(1000.0, 800.0)), rules)
+    ev = resolve_rules(table(perf_logs(1000.0, 800.0)), rules)
     s = load_settings({}, extra=extra)
     decisions, _ = decide_all(ev, s, DecisionOptions(replicates=2000))
     assert next(d for d in decisions if d.policy == "fused_rms_norm").verdict == "needs-parity"
     data["decisions"][0]["parity"] = False
     (tmp_path / "lax.json").write_text(json.dumps(data))
     rules, extra = load_user_rules(tmp_path / "lax.json")
-    ev = Evidence.build(table(perf_logs(1000.0, 800.0)), rules)
+    ev = resolve_rules(table(perf_logs(1000.0, 800.0)), rules)
     decisions, _ = decide_all(ev, load_settings({}, extra=extra),
                               DecisionOptions(replicates=2000))
     lax = next(d for d in decisions if d.policy == "fused_rms_norm")
