@@ -13,8 +13,11 @@ from meshcert.evidence.decision_rules import DecisionRulesError, load_decision_r
 
 REPO = Path(__file__).resolve().parents[2]
 SCANNED = (REPO / "meshcert" / "evidence", REPO / "meshcert" / "cli" / "evidence_cmd.py",
-           REPO / "meshcert" / "reports" / "evidence", REPO / "docs" / "evidence.md",
-           REPO / "docs" / "evidence.schema.json", REPO / "docs" / "evidence-rules.schema.json")
+           REPO / "meshcert" / "reports" / "evidence",
+           REPO / "meshcert" / "templates" / "evidence.html.j2",
+           REPO / "meshcert" / "templates" / "history.html.j2",
+           REPO / "docs" / "evidence.md", REPO / "docs" / "evidence.schema.json",
+           REPO / "docs" / "evidence-rules.schema.json")
 
 # Every "catalog" still allowed there, and why. Anything else meaning the rules is a defect.
 ALLOWED: dict[str, str] = {
