@@ -641,7 +641,7 @@ CODES |= _rows("engine", E, {
 
 
 def entry(code: str) -> CodeEntry:
-    """Return the catalog row for `code`; unknown codes are a programming error."""
+    """Return the code table's row for `code`; unknown codes are a programming error."""
     try:
         return CODES[code]
     except KeyError:

@@ -126,14 +126,14 @@ _REGISTRY: dict[str, Check] = {}
 def register(name: str, codes: Iterable[str], order: int = 100,
              formats: Iterable[str] = ("v1", "v2"), runs_when: Iterable[SkipRule] = ()
              ) -> Callable[[CheckFunc], CheckFunc]:
-    """Register a check group. `codes` are every code it may emit (all must be catalogued);
+    """Register a check group. `codes` are every code it may emit (all must be in the code table);
     lower `order` runs first (only affects the order findings are listed); `formats` are the
     package formats it applies to (schema checks are format-specific, the rest are not);
     `runs_when` are the rules that tell, before it runs, that it has nothing to do."""
     code_set = frozenset(codes)
     unknown = sorted(code_set - CODES.keys())
     if unknown:
-        raise KeyError(f"check {name!r} declares codes missing from the catalog: {unknown}")
+        raise KeyError(f"check {name!r} declares codes missing from the code table: {unknown}")
 
     def decorate(func: CheckFunc) -> CheckFunc:
         if name in _REGISTRY and _REGISTRY[name].func is not func:
