@@ -103,7 +103,7 @@ class PackageView:
     # time spent for a check outside it (a worker's load, the source's hashing), by check
     # name: the engine adds it to the check's duration_ms
     work_ms: dict[str, float] = field(default_factory=dict)
-    _catalog: list[TensorCatalog | None] = field(default_factory=list, repr=False)  # memo
+    _tensor_catalog: list[TensorCatalog | None] = field(default_factory=list, repr=False)  # memo
     standalone: bool = False  # `models inspect`: the headers are bare GGUF files, no package
     _selection: list[Selection] = field(default_factory=list, repr=False)  # memo
     # v2 publisher artifacts read whole by the source (path -> bytes); a path missing here was
@@ -140,8 +140,8 @@ class PackageView:
         return self.selection().includes(path)
 
     def publisher_artifact_paths(self) -> list[str]:
-        """v2: the paths of the artifacts publisher_metadata names (catalog order), the ones a
-        source reads whole into `publisher_files`."""
+        """v2: the paths of the artifacts publisher_metadata names (artifact_catalog order), the
+        ones a source reads whole into `publisher_files`."""
         if self.package_format != "v2":
             return []
         from meshcert.certify.formats.publisher import publisher_artifact_ids
@@ -177,14 +177,14 @@ class PackageView:
     def tensor_catalog(self) -> TensorCatalog | None:
         """v2: the tensor catalog rebuilt from the carrier's header (None when v1, or when the
         carrier's header could not be read: the structure checks report that)."""
-        if self._catalog:
-            return self._catalog[0]
+        if self._tensor_catalog:
+            return self._tensor_catalog[0]
         from meshcert.certify.formats.v2_carrier import rebuild_catalog
         from meshcert.certify.formats.v2_layout import payload_entries
 
         carrier = self.carrier_entry()
         header = self.headers.get(carrier.path) if carrier is not None else None
-        catalog = (rebuild_catalog(header, payload_entries(self.artifacts()))
+        tensor_catalog = (rebuild_catalog(header, payload_entries(self.artifacts()))
                    if isinstance(header, GGUFHeader) else None)
-        self._catalog.append(catalog)
-        return catalog
+        self._tensor_catalog.append(tensor_catalog)
+        return tensor_catalog

@@ -180,12 +180,12 @@ def _package_architecture(view: PackageView) -> str | None:
 
 
 def _v2_package_tensors(view: PackageView) -> dict[str, tuple[Fragment, TensorInfo]]:
-    """v2: every catalog tensor where its locator puts it, then any tensor a payload artifact's
-    own directory adds (a foreign one is not in the source: reported below)."""
+    """v2: every tensor of the tensor catalog where its locator puts it, then any tensor a
+    payload artifact's own directory adds (a foreign one is not in the source: reported below)."""
     out: dict[str, tuple[Fragment, TensorInfo]] = {}
-    catalog = view.tensor_catalog()
+    tensor_catalog = view.tensor_catalog()
     frags = {f.path: f for f in fragments(view)}
-    for t in catalog.tensors if catalog is not None else []:
+    for t in tensor_catalog.tensors if tensor_catalog is not None else []:
         frag = frags.get(t.artifact.path) if t.artifact is not None else None
         if frag is not None:
             out.setdefault(t.name, (frag, TensorInfo(t.name, t.shape, t.ggml_type,
