@@ -16,7 +16,7 @@ from pathlib import Path
 from meshcert.catalog.report import CatalogReport
 from meshcert.certify.report import CertReport
 from meshcert.core.atomic import write_atomic
-from meshcert.reports.registry import FORMATS, render
+from meshcert.reports.registry import REPORT_FORMATS, render
 
 CATALOG_JSON = "catalog.json"
 CATALOG_HTML = "catalog.html"
@@ -72,13 +72,13 @@ def write_catalog_reports(report: CatalogReport, *, out_dir: str | os.PathLike[s
     """Write the JSON to report_out and each format given a path (html=..., md=..., junit=...,
     sarif=...); with --out-dir also catalog.json and catalog.html there. Returns (format, path)
     for each file written, in the registry's order."""
-    unknown = sorted(set(targets) - set(FORMATS) | ({"json"} & set(targets)))
+    unknown = sorted(set(targets) - set(REPORT_FORMATS) | ({"json"} & set(targets)))
     if unknown:
         raise ValueError(f"not a catalog report target: {', '.join(unknown)}")
     base = Path(out_dir) if out_dir is not None else None
     given = {**targets, "json": report_out}
     written: list[tuple[str, Path]] = []
-    for fmt in FORMATS:
+    for fmt in REPORT_FORMATS:
         paths = [Path(p) for p in (given.get(fmt),) if p is not None]
         if base is not None and fmt in OUT_DIR_FILES:
             paths.append(base / OUT_DIR_FILES[fmt])
