@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # names of the fields' types only: a source imports what it f
     from meshcert.certify.scope import ScopeRequest
     from meshcert.core.file_facts import FileFact
     from meshcert.core.findings import Finding
-    from meshcert.core.gguf.model import HeaderError
+    from meshcert.core.gguf.model import HeaderProblem
     from meshcert.core.gguf.tensor_digests import FragmentDigests
     from meshcert.core.hub.provenance import SourceCheck
 
@@ -83,7 +83,7 @@ class PackageView:
     parsed: ParsedManifest
     files: dict[str, FileFact] = field(default_factory=dict)  # declared safe paths
     listing: list[str] | None = None  # every file path in the package, when known
-    headers: dict[str, GGUFHeader | HeaderError] = field(default_factory=dict)
+    headers: dict[str, GGUFHeader | HeaderProblem] = field(default_factory=dict)
     # v1: the SHA-256 of each fragment's metadata-role tensors (path -> digests), hashed by
     # the source while it read the headers; a fragment missing here was not hashed at all
     tensor_digests: dict[str, FragmentDigests] = field(default_factory=dict)
@@ -93,7 +93,7 @@ class PackageView:
     options: CertOptions = field(default_factory=CertOptions)
     source_findings: list[Finding] = field(default_factory=list)  # ref/hub problems
     source_incomplete: bool = False  # the source could not gather everything it should
-    source_header: GGUFHeader | HeaderError | None = None  # --source GGUF, when given
+    source_header: GGUFHeader | HeaderProblem | None = None  # --source GGUF, when given
     source_facts: dict[str, Any] = field(default_factory=dict)
     transfer: dict[str, int] = field(default_factory=dict)
     stage_builds: dict[str, StageBuild] | None = None  # --materialize: stage_id -> build

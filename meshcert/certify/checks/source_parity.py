@@ -20,7 +20,7 @@ from meshcert.certify.package_gguf.source_facts import SourceFacts, SourceTensor
 from meshcert.certify.view import PackageView
 from meshcert.core.findings import Finding, finding
 from meshcert.core.gguf.constants import GGML_TYPE_NAMES
-from meshcert.core.gguf.model import GGUFHeader, HeaderError, TensorInfo
+from meshcert.core.gguf.model import GGUFHeader, HeaderProblem, TensorInfo
 from meshcert.core.gguf.names import layer_of
 
 
@@ -158,7 +158,7 @@ def _tensor_set_summary(view: PackageView, facts: SourceFacts,
                              f"{compared}; {why}", False)
 
 
-def _carrier_differences(view: PackageView, source: GGUFHeader | HeaderError | None
+def _carrier_differences(view: PackageView, source: GGUFHeader | HeaderProblem | None
                          ) -> list[str]:
     carrier = view.carrier_entry() if view.package_format == "v2" else None
     header = view.headers.get(carrier.path) if carrier is not None else None

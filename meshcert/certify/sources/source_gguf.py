@@ -21,7 +21,7 @@ from meshcert.certify.package_gguf.source_facts import (
     SourceTensor,
 )
 from meshcert.certify.view import PackageView
-from meshcert.core.gguf.model import GGUFHeader, HeaderError
+from meshcert.core.gguf.model import GGUFHeader, HeaderProblem
 from meshcert.core.gguf.reader import read_header_file
 from meshcert.core.hashing import CHUNK
 
@@ -39,7 +39,7 @@ def attach_source(view: PackageView, path: str, known: SourceFacts | None = None
     if facts.shards:
         view.source_header = facts.shards[0].header
     else:
-        view.source_header = HeaderError("check_not_run", facts.error or "no source file", None)
+        view.source_header = HeaderProblem("check_not_run", facts.error or "no source file", None)
 
 
 def shard_paths(path: str) -> tuple[list[str], str | None]:
