@@ -34,7 +34,7 @@ from meshcert.core.gguf.tensor_digests import (
     digest_metadata_tensors,
     metadata_role_tensors,
 )
-from meshcert.core.hashing import Interrupted, VerifyCache, hash_files
+from meshcert.core.hashing import HashingInterrupted, VerifyCache, hash_files
 from meshcert.core.progress import NullProgress, ProgressObserver
 
 README_NAME = "README.md"
@@ -233,7 +233,7 @@ def _hashed(view: PackageView, root: str, progress: ProgressObserver,
     try:
         results = hash_files(regular.values(), progress=progress, cache=cache)
         interrupted = False
-    except Interrupted as stop:
+    except HashingInterrupted as stop:
         results, interrupted = stop.results, True
     unverified = 0
     for rel, full in regular.items():
