@@ -1,4 +1,4 @@
-"""The finding-code registry: every code meshcert can emit, its default severity and remediation.
+"""The code table: every finding code meshcert can emit, its default severity and remediation.
 
 Codes are a public contract (tests and downstream scripts assert them). Where mesh-llm's package
 tool already names a problem, the same code is used. Checks refer to codes; reports render the
