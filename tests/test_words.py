@@ -40,6 +40,7 @@ AREAS: dict[str, str] = {
     "docs/serve.md": "the service certifies catalog pull requests and rechecks catalogs",
     "docs/publishing.md": "publishing lists the package in a catalog dataset",
     "docs/finding-codes.md": "generated from core/codes.py: the `catalog` group (catalog certify)",
+    "docs/glossary.md": "defines the catalog, and tells mesh-llm's artifact/tensor catalogs apart",
 }
 
 # The other developer's slice of #44 renames "catalog" where it means the evidence decision
