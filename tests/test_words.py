@@ -1,6 +1,6 @@
 """One word, one meaning (#44; spec architecture.md: "catalog" is mesh-llm's package catalog and
-nothing else). Every "catalog" in meshcert's code, docstrings and messages, docs/*.md and
-docs/*.json is in one of these allowed contexts:
+nothing else). Every "catalog" in meshcert's code, docstrings and messages (its .py files and
+HTML templates), docs/*.md and docs/*.json is in one of these allowed contexts:
 
 - a part whose subject is mesh-llm's catalog (AREAS, each with its reason);
 - a phrase that names mesh-llm's catalog or mesh-llm's own words (MESH_LLM_WORDS: `catalog
@@ -11,6 +11,11 @@ docs/*.json is in one of these allowed contexts:
 The words meshcert used for other things (the finding-code table, the evidence decision rules)
 are refused everywhere: FORBIDDEN. A new use of "catalog" for something else fails here, and so
 does an exception or an area that no longer matches anything (a stale entry hides nothing).
+
+An output line a script greps keeps its words (the spec's names are contracts). None of the
+lines that called the code table a catalog was one (docs/ and the spec quote none of them), so
+they all changed; the spec's own "catalog" words (`artifact_catalog`, `tensor_catalog`, the
+`catalog_*` codes, `meshllm/catalog`) are MESH_LLM_WORDS.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ AREAS: dict[str, str] = {
     "meshcert/publish/": "the catalog entry a publish pins in the catalog dataset",
     "meshcert/hubjobs/": "a package job's --catalog dataset",
     "meshcert/attest/catalog_trust.py": "the trust policy of a catalog run",
+    "meshcert/templates/catalog.html.j2": "the catalog report's HTML page",
     "meshcert/cli/job_cmd.py": "--catalog NS/NAME: the catalog dataset the job adds its entry to",
     "meshcert/cli/package_cmd.py": "--catalog NS/NAME of `package write --publish`",
     "meshcert/cli/publish_cmd.py": "--catalog NS/NAME of `package publish`, its catalog outcome",
@@ -50,6 +56,7 @@ ELSEWHERE: dict[str, str] = {
     "meshcert/reports/evidence/": "renamed on branch e44-evidence",
     "meshcert/cli/evidence_cmd.py": "renamed on branch e44-evidence",
     "docs/evidence": "renamed on branch e44-evidence (evidence.md, evidence*.schema.json)",
+    "meshcert/templates/evidence.html.j2": "renamed on branch e44-evidence",
 }
 
 # Phrases that mean mesh-llm's catalog, or are mesh-llm's own words (package-v2.md's
@@ -106,8 +113,8 @@ EXCEPTIONS: list[tuple[str, str, str]] = [
 
 
 def _judged_files() -> list[Path]:
-    files = [*REPO.joinpath("meshcert").rglob("*.py"), *REPO.joinpath("docs").glob("*.md"),
-             *REPO.joinpath("docs").glob("*.json")]
+    files = [*REPO.joinpath("meshcert").rglob("*.py"), *REPO.joinpath("meshcert").rglob("*.j2"),
+             *REPO.joinpath("docs").glob("*.md"), *REPO.joinpath("docs").glob("*.json")]
     return sorted(p for p in files
                   if not p.relative_to(REPO).as_posix().startswith(tuple(ELSEWHERE)))
 
