@@ -99,7 +99,8 @@ def verify(
     """Verify a signed certification against the package as it is now; exit 0 valid and
     trusted, 1 not, 2 usage error."""
     from meshcert.attest.requests import VerifyRequest
-    from meshcert.attest.verify import UsageError, verify_ref
+    from meshcert.attest.verify import verify_ref
+    from meshcert.core.usage import OptionError
 
     with option_errors():
         request = VerifyRequest(package, attestation, trust,
@@ -108,7 +109,7 @@ def verify(
     try:
         verdict = verify_ref(request.package, request.attestation, policy,
                              request.attestation_repo)
-    except UsageError as exc:
+    except OptionError as exc:
         raise error_exit(exc) from None
     if json_out:
         from meshcert.cli.pipe import write_or_drop

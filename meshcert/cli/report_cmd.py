@@ -47,7 +47,7 @@ def render(
     from meshcert.core.errors import Refused
     from meshcert.reports.loader import ReportLoadError, load_report
     from meshcert.reports.outputs import write_reports
-    from meshcert.reports.requests import check_render_outputs
+    from meshcert.reports.report_options import check_render_outputs
 
     with option_errors():
         check_render_outputs(html, md, junit, sarif)

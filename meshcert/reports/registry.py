@@ -9,11 +9,11 @@ The layout, without exception: the renderer of kind K in format F is a function 
 `meshcert/reports/<K>/<F>.py` (K a value of KINDS; F the format's name, but `markdown.py` for
 `md` and for `summary`), beside that kind's format-neutral view (`reports/<K>/view.py`). The
 one row that is not a renderer module is `json`: the report model's own JSON (`render_json`).
-tests/reports/test_layout.py walks FORMATS and every `render_` function under meshcert/reports/
-and holds them to it.
+tests/reports/test_layout.py walks REPORT_FORMATS and every `render_` function under
+meshcert/reports/ and holds them to it.
 
 Adding a format: one module per kind it renders, each a `render_...(report) -> str`, and its
-row in FORMATS below; the commands take its file through an option in
+row in REPORT_FORMATS below; the commands take its file through an option in
 meshcert/cli/shared_options.py.
 """
 
@@ -61,7 +61,7 @@ def render_json(report: Report) -> str:
 _JSON = Renderer("meshcert.reports.registry:render_json")
 
 # format -> kind -> renderer; a writer writes the formats asked for in this order.
-FORMATS: dict[str, dict[str, Renderer]] = {
+REPORT_FORMATS: dict[str, dict[str, Renderer]] = {
     "json": {"certification": _JSON, "evidence": _JSON, "catalog": _JSON},
     "html": {
         "certification": Renderer("meshcert.reports.certification.html:render_cert_html"),
@@ -104,9 +104,9 @@ def kind_of(report: object) -> str:
 
 def renderer(fmt: str, kind: str) -> Renderer:
     """The renderer of `kind` in `fmt`; ValueError when that format does not render it."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown report format {fmt!r} (known: {', '.join(FORMATS)})")
-    found = FORMATS[fmt].get(kind)
+    if fmt not in REPORT_FORMATS:
+        raise ValueError(f"unknown report format {fmt!r} (known: {', '.join(REPORT_FORMATS)})")
+    found = REPORT_FORMATS[fmt].get(kind)
     if found is None:
         raise ValueError(f"the {fmt} format does not render a {kind} report")
     return found
