@@ -46,7 +46,7 @@ from meshcert.cli.evidence_options import (
     BackendOpt,
     CheckOpt,
     DecisionsOpt,
-    DeprecatedCatalogOpt,
+    DeprecatedDecisionsOpt,
     EnvOpt,
     FailOnOpt,
     FilesArg,
@@ -211,7 +211,7 @@ def report(
     replicates: ReplicatesOpt = DEFAULT_REPLICATES,
     outputs: ReportOutputs = NO_OUTPUTS,
     decisions_file: DecisionsOpt = None,
-    catalog_alias: DeprecatedCatalogOpt = None,
+    deprecated_alias: DeprecatedDecisionsOpt = None,
     json_out: ReportJsonOpt = False,
     quiet: QuietOpt = False,
     fail_on_opt: FailOnOpt = None,
@@ -225,7 +225,7 @@ def report(
 
     request = ReportRequest(
         tuple(files), out_dir,
-        Judging(require_gates, phase_e, backend, _decisions(decisions_file, catalog_alias)),
+        Judging(require_gates, phase_e, backend, _decisions(decisions_file, deprecated_alias)),
         label=label, package=package, source_gguf=str(source_gguf) if source_gguf else None,
         decisions=DecisionOptions(quality_baseline=quality_baseline,
                                   quality_candidate=quality_candidate,
@@ -349,7 +349,7 @@ def run(
     json_out: Annotated[bool, json_option("Print runs and decisions as JSON.")] = False,
     quiet: QuietOpt = False,
     decisions_file: RunDecisionsOpt = None,
-    catalog_alias: DeprecatedCatalogOpt = None,
+    deprecated_alias: DeprecatedDecisionsOpt = None,
     outputs: ReportOutputs = NO_OUTPUTS,
     fail_on_opt: FailOnOpt = None,
 ) -> None:
@@ -357,7 +357,7 @@ def run(
     from meshcert.evidence.run import PlanError, evidence_from_runs, run_plan
     from meshcert.reports.outputs import write_decisions, write_reports
 
-    judging = Judging(require_gates, phase_e, backend, _decisions(decisions_file, catalog_alias))
+    judging = Judging(require_gates, phase_e, backend, _decisions(decisions_file, deprecated_alias))
     rules, settings, file_fail_on = _rules_and_settings(judging.decisions_file,
                                                         judging.require_gates)
     fail_on = _fail_on(fail_on_opt, file_fail_on)

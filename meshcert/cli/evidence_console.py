@@ -133,7 +133,7 @@ def _shortened(reason: str) -> str:
 def print_report(report: EvidenceReport, written: list[Path],
                  echo: Callable[[str], None] = typer.echo) -> None:
     """Headline first, then the Phase E gate (a table when it applies, one line when not),
-    the catalog decisions, the mesh-llm details, the package rule, the files written."""
+    the rules' decisions, the mesh-llm details, the package rule, the files written."""
     from meshcert.evidence.headline import supported_decisions
     from meshcert.reports.fmt import ungated_sweep_note
 

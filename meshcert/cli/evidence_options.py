@@ -40,20 +40,20 @@ LabelOpt = Annotated[str | None, typer.Option(
 
 BackendOpt = Annotated[str | None, typer.Option(
     "--backend", help="Backend to evaluate (default: the non-CPU backend with the most "
-    "catalog rows).")]
+    "rows the rules name).")]
 
 
-DeprecatedCatalogOpt = Annotated[Path | None, typer.Option(
+DeprecatedDecisionsOpt = Annotated[Path | None, typer.Option(
     "--catalog", help="Deprecated alias of --decisions (kept for one release; prints a "
     "warning).", dir_okay=False)]
 
 
-def _decisions(decisions: Path | None, catalog_alias: Path | None) -> Path | None:
+def _decisions(decisions: Path | None, deprecated_alias: Path | None) -> Path | None:
     """--decisions, or the deprecated --catalog with a warning on stderr."""
     from meshcert.evidence.requests import decisions_input
 
     with option_errors():
-        given = decisions_input(decisions, catalog_alias)
+        given = decisions_input(decisions, deprecated_alias)
     if given.via_deprecated_alias:
         typer.echo("warning: --catalog is deprecated on the evidence commands; use --decisions "
                    "FILE", err=True)
@@ -69,7 +69,7 @@ def _settings(require_gates: bool, extra: tuple[EnvVar, ...] = ()) -> EvidenceSe
 
 def _rules_and_settings(decisions_file: Path | None, require_gates: bool
                           ) -> tuple[Rules, EvidenceSettings, FailOn | None]:
-    """The built-in catalog, or the user's decisions from --decisions (a bad file is an
+    """The built-in rules, or the user's decisions from --decisions (a bad file is an
     `error:` line and exit 2), with the settings their env vars read and the file's
     `fail_on`."""
     from meshcert.evidence.decision_rules import env_vars, load_decision_rules, to_rules

@@ -34,7 +34,7 @@ from meshcert.cli.shared_options import (
 
 if TYPE_CHECKING:
     from meshcert.certify.report import CertReport
-    from meshcert.publish.request import PublishWhileWriting
+    from meshcert.publish.requests import PublishWhileWriting
     from meshcert.writer.write import WriteRequest, WriteResult
 
 app = typer.Typer(help="Write, plan and publish layer packages.", no_args_is_help=True,
@@ -161,7 +161,7 @@ def write(
     """Split SOURCE into a layer package, verify it, certify it; exit 0 passed, 1 failed,
     2 refused, 3 incomplete, 130 interrupted. With --publish, the same statuses for the
     published package."""
-    from meshcert.publish.request import PublishWhileWriting
+    from meshcert.publish.requests import PublishWhileWriting
     from meshcert.writer.write import WriteRequest
     from meshcert.writer.write_options import check_write_options
 
@@ -221,7 +221,7 @@ def _write_and_publish(request: WriteRequest, target: str, publishing: PublishWh
         print_result,
         quiet_hub_logs,
     )
-    from meshcert.publish.request import PublishRequest
+    from meshcert.publish.requests import PublishRequest
     from meshcert.publish.write_and_publish import write_and_publish
     publish = PublishRequest(package_dir=request.out_dir, target=target,
                              private=publishing.private, experimental=publishing.experimental,

@@ -37,7 +37,7 @@ def render(
     file cannot be written."""
     from meshcert.reports.loader import load_report
     from meshcert.reports.outputs import write_reports
-    from meshcert.reports.requests import check_render_outputs
+    from meshcert.reports.report_options import check_render_outputs
 
     with option_errors():
         check_render_outputs(outputs)

@@ -29,7 +29,7 @@ from meshcert.core.hub.errors import HubError
 from meshcert.core.hub.settings import HubSettings
 from meshcert.publish.attestation import commit_attestation
 from meshcert.publish.hub_writer import HubWriter
-from meshcert.publish.request import Progress, PublishRequest, PublishResult
+from meshcert.publish.requests import Progress, PublishRequest, PublishResult
 from meshcert.publish.service import (
     Failed,
     PublishRefused,

@@ -9,11 +9,11 @@ The layout, without exception: the renderer of kind K in format F is a function 
 `meshcert/reports/<K>/<F>.py` (K a value of KINDS; F the format's name, but `markdown.py` for
 `md` and for `summary`), beside that kind's format-neutral view (`reports/<K>/view.py`). The
 one row that is not a renderer module is `json`: the report model's own JSON (`render_json`).
-tests/reports/test_layout.py walks FORMATS and every `render_` function under meshcert/reports/
-and holds them to it.
+tests/reports/test_layout.py walks REPORT_FORMATS and every `render_` function under
+meshcert/reports/ and holds them to it.
 
 Adding a format: one module per kind it renders, each a `render_...(report) -> str`, and its
-row in FORMATS below. A row with a `ReportOption` (its flag and help) is an option of every
+row in REPORT_FORMATS below. A row with a `ReportOption` (its flag and help) is an option of every
 command that writes reports: meshcert/cli/report_options.py adds one option per such row and
 hands the command the paths given as one `ReportOutputs` (format -> path) for
 `meshcert.reports.outputs.write_reports`; no file under meshcert/cli/ names a format.
@@ -71,7 +71,7 @@ class ReportOption:
 
 @dataclass(frozen=True, eq=False)
 class ReportFormat(Mapping[str, Renderer]):
-    """A row of FORMATS: kind -> renderer, and the option that asks for the format (None: a
+    """A row of REPORT_FORMATS: kind -> renderer, and the option that asks for the format (None: a
     file the commands name themselves, such as cert.json or summary.md)."""
 
     renderers: dict[str, Renderer]
@@ -91,7 +91,7 @@ _JSON = Renderer("meshcert.reports.registry:render_json")
 
 # format -> kind -> renderer (and the commands' option); a writer writes the formats asked for
 # in this order, and the commands list the options in it.
-FORMATS: dict[str, ReportFormat] = {
+REPORT_FORMATS: dict[str, ReportFormat] = {
     "json": ReportFormat({"certification": _JSON, "evidence": _JSON, "catalog": _JSON}),
     "html": ReportFormat({
         "certification": Renderer("meshcert.reports.certification.html:render_cert_html"),
@@ -131,9 +131,9 @@ NO_OUTPUTS: ReportOutputs = MappingProxyType({})
 
 
 def report_options() -> dict[str, ReportOption]:
-    """format -> its option, for the formats the commands take as options, in FORMATS' order
+    """format -> its option, for the formats the commands take as options, in REPORT_FORMATS' order
     (read when a command is built, so a row added at run time is an option too)."""
-    return {fmt: row.option for fmt, row in FORMATS.items() if row.option is not None}
+    return {fmt: row.option for fmt, row in REPORT_FORMATS.items() if row.option is not None}
 
 
 def kind_of(report: object) -> str:
@@ -147,9 +147,9 @@ def kind_of(report: object) -> str:
 
 def renderer(fmt: str, kind: str) -> Renderer:
     """The renderer of `kind` in `fmt`; ValueError when that format does not render it."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown report format {fmt!r} (known: {', '.join(FORMATS)})")
-    found = FORMATS[fmt].get(kind)
+    if fmt not in REPORT_FORMATS:
+        raise ValueError(f"unknown report format {fmt!r} (known: {', '.join(REPORT_FORMATS)})")
+    found = REPORT_FORMATS[fmt].get(kind)
     if found is None:
         raise ValueError(f"the {fmt} format does not render a {kind} report")
     return found

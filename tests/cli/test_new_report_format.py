@@ -57,7 +57,7 @@ def toy_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.syspath_prepend(str(folder))
     monkeypatch.delitem(sys.modules, "toy_renderers", raising=False)  # imported afresh, and
     # forgotten after the test (monkeypatch puts back the absence)
-    monkeypatch.setitem(registry.FORMATS, "toy", ReportFormat({
+    monkeypatch.setitem(registry.REPORT_FORMATS, "toy", ReportFormat({
         "certification": Renderer("toy_renderers:render_toy"),
         "evidence": Renderer("toy_renderers:render_toy"),
         "catalog": Renderer("toy_renderers:render_toy_catalog", links=True),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.reports.registry import FORMATS, KINDS, Renderer
+from meshcert.reports.registry import KINDS, REPORT_FORMATS, Renderer
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / "meshcert" / "reports"
@@ -20,7 +20,8 @@ FILE_OF_FORMAT = {"md": "markdown", "summary": "markdown"}
 # the model's own JSON, and the HTML page every kind's html.py fills
 NOT_RENDERERS = {"registry.py": {"render_json"}, "htmlpage.py": {"render_page"}}
 
-ROWS = [(fmt, kind, found) for fmt, kinds in FORMATS.items() for kind, found in kinds.items()]
+ROWS = [(fmt, kind, found) for fmt, kinds in REPORT_FORMATS.items()
+        for kind, found in kinds.items()]
 
 
 def _path_of(module: str) -> Path:
@@ -51,7 +52,7 @@ def test_every_kind_has_its_folder_and_every_folder_is_a_kind() -> None:
 
 def test_every_render_function_under_reports_is_in_its_kind_and_format_file() -> None:
     kinds = set(KINDS.values())
-    files = {FILE_OF_FORMAT.get(fmt, fmt) for fmt in FORMATS if fmt != "json"}
+    files = {FILE_OF_FORMAT.get(fmt, fmt) for fmt in REPORT_FORMATS if fmt != "json"}
     misplaced = []
     seen = set()
     for path in sorted(REPORTS.rglob("*.py")):

@@ -15,15 +15,19 @@ from pathlib import Path
 
 import pytest
 
+from meshcert.attest.keys import load_public
+from meshcert.attest.trust import TrustPolicy
+from meshcert.attest.verify import verify_ref
 from meshcert.serve.config import ConfigError, load_config
 from meshcert.serve.queue import Queue
 from tests.support.catalog_packages import PackageShelf
 from tests.support.hub_jobs import jobs_supported
 from tests.support.hub_server import FakeHub
-from tests.support.serve_rig import BOT_TOKEN, ServeRig
+from tests.support.serve_rig import ATTESTATIONS, BOT_TOKEN, ServeRig
 
 REPO = "meshllm/tiny-layers"
 ROOT = Path(__file__).resolve().parents[2]
+ON_JOBS = 'stages = 2\nconfirm = true\nmax_cost_usd = 1.0\ninstall = "meshcert"\npoll_s = 0.2'
 needs_jobs = pytest.mark.skipif(not jobs_supported(), reason="jobs need root and unshare(1)")
 
 
@@ -53,16 +57,15 @@ def push(rig: ServeRig, hub: FakeHub, package: Path, *, tamper: str | None = Non
 def test_full_hashing_on_jobs_catches_what_the_hubs_digests_cannot(
         rig: ServeRig, hub: FakeHub, shelf: PackageShelf,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    served(rig, hub, monkeypatch, 'stages = 2\nconfirm = true\nmax_cost_usd = 1.0\n'
-           'install = "meshcert"\npoll_s = 0.2')
+    served(rig, hub, monkeypatch, ON_JOBS)
     commit, last = push(rig, hub, shelf.v2(), tamper="layers/layer-00001.gguf")
     assert last["commit"] == commit and last["status"] == "failed", last
     findings: list[dict[str, str]] = last["findings"]  # type: ignore[assignment]
     (mismatch,) = [f for f in findings if f["code"] == "artifact_sha256_mismatch"]
     assert mismatch["path"] == "layers/layer-00001.gguf"
     assert str(last["hashing"]).startswith("hashed on HF Jobs: 2 job(s) on cpu-basic")
-    # the jobs ran as planned: one per stage, each with the package mounted at the commit
-    # the slice holding the changed bytes ends with its certification's failure status
+    # one job per stage, at the commit; the slice holding the changed bytes ends with its
+    # certification's failure status
     assert sorted((j.spec["labels"]["slice"], j.stage) for j in hub.jobs.jobs.values()) == [
         ("0-of-2", "ERROR"), ("1-of-2", "COMPLETED")]
     assert {j.spec["labels"]["commit"] for j in hub.jobs.jobs.values()} == {commit[:12]}
@@ -72,21 +75,22 @@ def test_full_hashing_on_jobs_catches_what_the_hubs_digests_cannot(
 def test_a_good_package_hashed_on_jobs_is_signed_with_its_digests_hashed(
         rig: ServeRig, hub: FakeHub, shelf: PackageShelf,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    served(rig, hub, monkeypatch, 'stages = 2\nconfirm = true\nmax_cost_usd = 1.0\n'
-           'install = "meshcert"\npoll_s = 0.2')
+    served(rig, hub, monkeypatch, ON_JOBS)
     commit, last = push(rig, hub, shelf.v2())
     assert last["status"] == "passed", last
-    assert "Hub-attested" not in str(last["sentence"])  # every byte was hashed
+    # every byte was hashed: the sentence carries no coverage qualifier
+    assert str(last["sentence"]).startswith("certification passed: 0 errors")
     assert last["attestation_url"] and not last["unsigned"]
-    assert len(rig.attestation_files()) == 1
+    policy = TrustPolicy.of_keys([load_public(str(rig.key.public_path))])
+    verdict = verify_ref(f"hf://{REPO}@{commit}", None, policy, ATTESTATIONS)
+    assert verdict.valid and verdict.result == "PASSED", verdict.findings
 
 
 @needs_jobs
 def test_stopping_the_service_cancels_the_jobs_it_submitted(
         rig: ServeRig, hub: FakeHub, shelf: PackageShelf, monkeypatch: pytest.MonkeyPatch,
         tmp_path: Path) -> None:
-    served(rig, hub, monkeypatch, 'stages = 2\nconfirm = true\nmax_cost_usd = 1.0\n'
-           'install = "meshcert"\npoll_s = 0.2')
+    served(rig, hub, monkeypatch, ON_JOBS)
     slow = tmp_path / "slow-start"  # every Python in a job starts 60 s late: jobs in flight
     slow.mkdir()
     (slow / "sitecustomize.py").write_text("import time\ntime.sleep(60)\n")

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from meshcert.evidence.headline import headline_of, supported_decisions
 from meshcert.evidence.history import history_status, metric_class
 from meshcert.evidence.mesh_tables import mesh_sections
-from meshcert.evidence.method_text import ab_method, catalog_method_applies
+from meshcert.evidence.method_text import ab_method, bootstrap_method_applies
 from meshcert.evidence.report import (
     ComponentRow,
     Decision,
@@ -260,7 +260,7 @@ def render_evidence_summary(report: EvidenceReport) -> str:
         lines += _decisions(report)
     lines += _phase_d(report) + _mesh(report) + _package(report.package_check)
     lines += ["## Method", ""]
-    if catalog_method_applies(report) or not report.ab_decisions:
+    if bootstrap_method_applies(report) or not report.ab_decisions:
         lines += [f"- samples: {m.sample_rule}", f"- statistics: {m.description}",
                   f"- multiple comparisons: {m.multiple_comparisons}",
                   f"- bootstrap: {m.replicates} replicates, seed {m.seed}; at least "

@@ -1,6 +1,7 @@
 """The rules of the report commands' options (`report render`, `report merge`): pure functions
 of the option values that raise `OptionError` (meshcert.core.usage) naming the option at
-fault, tested without the CLI."""
+fault, tested without the CLI. Option rules, not request objects (those live in a part's
+`requests.py`): hence `report_options`, as `writer.write_options` and `certify.request_options`."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from meshcert.core.usage import OptionError
-from meshcert.reports.requests import check_render_outputs
+from meshcert.reports.report_options import check_render_outputs
 
 
 def test_render_needs_some_format_to_write() -> None:
