@@ -12,7 +12,9 @@ import pytest
 from meshcert.evidence.decision_rules import DecisionRulesError, load_decision_rules
 
 REPO = Path(__file__).resolve().parents[2]
-SCANNED = (REPO / "meshcert" / "evidence", REPO / "meshcert" / "cli" / "evidence_cmd.py",
+EVIDENCE_CLI = sorted((REPO / "meshcert" / "cli").glob("evidence_*.py"))  # commands, options,
+# console, exits
+SCANNED = (REPO / "meshcert" / "evidence", *EVIDENCE_CLI,
            REPO / "meshcert" / "reports" / "evidence",
            REPO / "meshcert" / "templates" / "evidence.html.j2",
            REPO / "meshcert" / "templates" / "history.html.j2",
@@ -61,7 +63,7 @@ def test_catalog_in_the_evidence_part_means_only_the_listed_exceptions() -> None
 def test_each_kept_output_line_is_documented_and_still_printed(line: str) -> None:
     doc = " ".join((REPO / "docs" / "evidence.md").read_text(encoding="utf-8").split())
     assert f"`{line}`" in doc
-    source = (REPO / "meshcert" / "cli" / "evidence_cmd.py").read_text(encoding="utf-8")
+    source = "".join(p.read_text(encoding="utf-8") for p in EVIDENCE_CLI)
     assert line.split(";")[0] in source
 
 
