@@ -7,6 +7,9 @@ exception a command, or a group's callback, lets through.
   status of the error's kind (meshcert.core.exit_status: 2 usage error or refusal, 1 failure,
   3 incomplete, 130 interrupted), never by the error's class. Commands catch an error only to
   add something to its ending (a refusal's code, the jobs a failure cancelled, a report kept).
+- An operating-system error (a file that exists, a full disk, a permission) is not a bug: one
+  line, `error: <what the system said>: <file> (the command did not finish)`, and exit 3
+  (`INCOMPLETE`: what the command was to write may be missing).
 - Anything else is a bug: one line, `internal error: <type> ...`, and exit 3 (`INCOMPLETE`,
   as docs/RELIABILITY.md says of a crash: no verdict), never a traceback. Only the type is
   named: an exception's text may quote a secret (a token in a URL or a header).
@@ -43,6 +46,14 @@ def internal_error(exc: BaseException) -> typer.Exit:
     return typer.Exit(Exit.INCOMPLETE)
 
 
+def os_error(exc: OSError) -> typer.Exit:
+    """Print what the system said about which file; exit 3, the command did not finish."""
+    what = exc.strerror or type(exc).__name__
+    where = f": {exc.filename}" if exc.filename is not None else ""
+    typer.echo(f"error: {what}{where} (the command did not finish)", err=True)
+    return typer.Exit(Exit.INCOMPLETE)
+
+
 def _passes_through(exc: Exception) -> bool:
     """typer's own endings, an end of input and a closed pipe: typer ends them as it does."""
     return isinstance(exc, typer.Exit | typer.Abort | typer.TyperException | EOFError) or (
@@ -60,4 +71,6 @@ class Boundary(TyperGroup):
         except Exception as exc:
             if _passes_through(exc):
                 raise
+            if isinstance(exc, OSError):
+                raise os_error(exc) from None
             raise internal_error(exc) from None

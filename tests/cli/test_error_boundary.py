@@ -1,8 +1,9 @@
 """Every command of the app, with a fault injected where it calls the library (the first
 service function it reaches, replaced by one that raises), ends as the CLI's one error boundary
 says (meshcert.cli.boundary): never a traceback, the exit status of the error's kind and its one
-line on stderr (`refused: ...` for a refusal, `error: ...` otherwise); any other exception is a
-bug, `internal error: <type> ...` and exit 3.
+line on stderr (`refused: ...` for a refusal, `error: ...` otherwise); an operating-system
+error is `error: <what the system said>: <file> ...` and exit 3; any other exception is a bug,
+`internal error: <type> ...` and exit 3.
 
 The commands are found by walking the app, so a new command without a case here fails
 `test_every_command_has_a_case`.
@@ -11,6 +12,7 @@ The commands are found by walking the app, so a new command without a case here 
 from __future__ import annotations
 
 import ast
+import errno
 import importlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -94,7 +96,8 @@ def _faults() -> list[tuple[str, BaseException]]:
             error = MeshcertError(MESSAGE)
             error.kind = kind  # an instance narrows its kind (meshcert.core.errors)
         faults.append((kind.name.lower(), error))
-    return [*faults, ("bug", RuntimeError(f"{MESSAGE}: hf_secret_token_text"))]
+    return [*faults, ("os", OSError(errno.ENOSPC, "No space left on device", "/out/x.html")),
+            ("bug", RuntimeError(f"{MESSAGE}: hf_secret_token_text"))]
 
 
 @pytest.fixture(scope="module")
@@ -143,6 +146,9 @@ def test_a_fault_ends_the_command_by_its_kind(
         refused = fault.kind is ErrorKind.REFUSAL
         line = case.refused_as.format(message=MESSAGE) if refused else f"error: {MESSAGE}"
         assert result.exit_code == fault.exit_status, output
+    elif isinstance(fault, OSError):  # the system's words and the file, not "a bug"
+        line = "error: No space left on device: /out/x.html (the command did not finish)"
+        assert result.exit_code == Exit.INCOMPLETE, output
     else:
         line = INTERNAL_ERROR.format(name="RuntimeError")
         assert result.exit_code == Exit.INCOMPLETE, output
