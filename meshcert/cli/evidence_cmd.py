@@ -25,21 +25,21 @@ import typer
 from meshcert.cli.deliver import undeliverable
 from meshcert.cli.evidence_console import (
     MAX_WARNINGS_SHOWN,
-    _Progress,
-    _warn_problems,
+    Progress,
     ingest_summary,
     print_gate,
     print_history,
     print_ingest_summary,
     print_report,
+    warn_problems,
 )
 from meshcert.cli.evidence_exit import (
     HISTORY_GATE_EXIT,
-    _end_report,
-    _end_run,
-    _fail,
-    _nothing_read,
-    _refusing_unusable,
+    end_nothing_read,
+    end_report,
+    end_run,
+    fail_gate,
+    refusing_unusable,
 )
 from meshcert.cli.evidence_options import (
     ArgsOpt,
@@ -71,10 +71,10 @@ from meshcert.cli.evidence_options import (
     TimeoutOpt,
     VariantCommandOpt,
     VariantOpt,
-    _decisions,
-    _fail_on,
-    _rules_and_settings,
-    _settings,
+    decisions_given,
+    evidence_settings,
+    fail_on_given,
+    rules_and_settings,
 )
 from meshcert.cli.exit_codes import Exit
 from meshcert.cli.option_errors import option_errors
@@ -171,19 +171,19 @@ def gate(
 
     request = GateRequest(tuple(files), Judging(require_gates, phase_e, backend), label)
     judging = request.judging
-    settings = _settings(judging.require_gates)
-    with _refusing_unusable():
+    settings = evidence_settings(judging.require_gates)
+    with refusing_unusable():
         run = gate_files(request.files, settings=settings, label=request.label,
                          backend=judging.backend, phase_e=judging.phase_e)
-    _warn_problems(run.ingest)
+    warn_problems(run.ingest)
     if json_out:
         typer.echo(run.gate.model_dump_json(indent=2))
     else:
         print_gate(run.gate)
     if run.gate.enforced and run.gate.errors:
-        raise _fail(run.gate.errors)
+        raise fail_gate(run.gate.errors)
     if run.ingest.row_count == 0:
-        raise _nothing_read(len(request.files))
+        raise end_nothing_read(len(request.files))
 
 
 @app.command("report", help=(
@@ -225,20 +225,20 @@ def report(
 
     request = ReportRequest(
         tuple(files), out_dir,
-        Judging(require_gates, phase_e, backend, _decisions(decisions_file, deprecated_alias)),
+        Judging(require_gates, phase_e, backend, decisions_given(decisions_file, deprecated_alias)),
         label=label, package=package, source_gguf=str(source_gguf) if source_gguf else None,
         decisions=DecisionOptions(quality_baseline=quality_baseline,
                                   quality_candidate=quality_candidate,
                                   max_ppl_increase=max_ppl_increase, max_kld_mean=max_kld,
                                   seed=seed, replicates=replicates))
-    rules, settings, file_fail_on = _rules_and_settings(request.judging.decisions_file,
+    rules, settings, file_fail_on = rules_and_settings(request.judging.decisions_file,
                                                         require_gates)
-    fail_on = _fail_on(fail_on_opt, file_fail_on)
-    with _refusing_unusable():
+    fail_on = fail_on_given(fail_on_opt, file_fail_on)
+    with refusing_unusable():
         run = report_files(request.files, settings=settings, label=label, backend=backend,
                            decisions=request.decisions, package=request.package,
                            source_gguf=request.source_gguf, rules=rules, phase_e=phase_e)
-    _warn_problems(run.ingest)
+    warn_problems(run.ingest)
     try:
         written = [*write_decisions(run.report, out_dir, md=outputs.get("md")).values(),
                    *write_reports(run.report, **outputs).values()]
@@ -248,7 +248,7 @@ def report(
         typer.echo(run.report.to_json(), nl=False)
     elif not quiet:
         print_report(run.report, written)
-    _end_report(run.report, fail_on=fail_on,
+    end_report(run.report, fail_on=fail_on,
                 nothing_read=len(request.files) if run.ingest.row_count == 0 else None)
 
 
@@ -357,17 +357,18 @@ def run(
     from meshcert.evidence.run import PlanError, evidence_from_runs, run_plan
     from meshcert.reports.outputs import write_decisions, write_reports
 
-    judging = Judging(require_gates, phase_e, backend, _decisions(decisions_file, deprecated_alias))
-    rules, settings, file_fail_on = _rules_and_settings(judging.decisions_file,
+    judging = Judging(require_gates, phase_e, backend,
+                      decisions_given(decisions_file, deprecated_alias))
+    rules, settings, file_fail_on = rules_and_settings(judging.decisions_file,
                                                         judging.require_gates)
-    fail_on = _fail_on(fail_on_opt, file_fail_on)
+    fail_on = fail_on_given(fail_on_opt, file_fail_on)
     with option_errors(also=(PlanError,)):
         plan = run_plan_of(RunOptions(command, variant or (), env or (), args or (),
                                       variant_command or (), check or (), repeats=repeat,
                                       timeout_s=timeout, stream=stream))
     request = RunRequest(plan, out_dir, judging)
     session = run_plan(request.plan, out_dir,
-                       observer=None if quiet or json_out else _Progress())
+                       observer=None if quiet or json_out else Progress())
     evidence = evidence_from_runs(session, settings=settings, backend=backend,
                                   rules=rules, phase_e=phase_e)
     try:
@@ -379,10 +380,10 @@ def run(
         typer.echo(json.dumps({"runs": session.manifest(),
                                "report": json.loads(evidence.report.to_json())}, indent=2))
     elif not quiet:
-        _warn_problems(evidence.ingest)
+        warn_problems(evidence.ingest)
         counts = ", ".join(f"{n} {s}" for s, n in session.counts().items())
         typer.echo(f"runs: {counts} ({len(plan.variants)} variant(s) x {repeat}, "
                    f"interleaved)")
         print_report(evidence.report, [out_dir / "runs.json", *evidence.written.values(),
                                        *decisions.values(), *rendered.values()])
-    _end_run(session, evidence, out_dir, fail_on)
+    end_run(session, evidence, out_dir, fail_on)

@@ -65,7 +65,7 @@ def print_ingest_summary(result: IngestResult, out: Path | None,
 MAX_WARNINGS_SHOWN = 20
 
 
-def _warn_problems(result: IngestResult) -> None:
+def warn_problems(result: IngestResult) -> None:
     for problem in result.problems[:MAX_WARNINGS_SHOWN]:
         typer.echo(f"warning: {problem.where()}: {problem.reason}", err=True)
     hidden = len(result.problems) - MAX_WARNINGS_SHOWN
@@ -201,7 +201,7 @@ def print_history(rep: HistoryReport, echo: Callable[[str], None] = typer.echo) 
                  f"{cur:>10} {med:>10} {change:>8} {h.baseline_n:>4}  {interval}")
 
 
-class _Progress:
+class Progress:
     """One stderr line per run: `[3/10] candidate #2 ... ok (1.23s)`."""
 
     def run_started(self, run: PlannedRun, total: int) -> None:

@@ -63,7 +63,7 @@ def _refuse(lines: list[str]) -> typer.Exit:
 
 
 @contextmanager
-def _refusing_unusable() -> Iterator[None]:
+def refusing_unusable() -> Iterator[None]:
     """Inside: inputs gate/report cannot read or recognise end the command as `_refuse`."""
     from meshcert.evidence.service import UnusableInputError
 
@@ -73,19 +73,19 @@ def _refusing_unusable() -> Iterator[None]:
         raise _refuse(exc.lines) from None
 
 
-def _fail(lines: list[str]) -> typer.Exit:
+def fail_gate(lines: list[str]) -> typer.Exit:
     for line in lines:
         typer.echo(line if line.startswith("error: ") else f"error: {line}", err=True)
     return typer.Exit(GATE_EXIT)
 
 
-def _nothing_read(files: int) -> typer.Exit:
+def end_nothing_read(files: int) -> typer.Exit:
     """No row from any input (an empty, crashed or foreign log): exit 1, as `ingest`."""
     typer.echo(nothing_read_message(files), err=True)
     return typer.Exit(Exit.FAILED)
 
 
-def _end_report(report: EvidenceReport, *, nothing_read: int | None = None,
+def end_report(report: EvidenceReport, *, nothing_read: int | None = None,
                 fail_on: FailOn | None = None) -> None:
     """Exit 2 when the enforced gate failed or --package broke its rule (each reason an
     `error:` line); a package rule that could not be checked is a warning. Then exit 1 when
@@ -98,9 +98,9 @@ def _end_report(report: EvidenceReport, *, nothing_read: int | None = None,
     elif pc is not None and pc.status == "unknown":
         typer.echo(f"warning: package rule not checked: {'; '.join(pc.messages)}", err=True)
     if errors:
-        raise _fail(errors)
+        raise fail_gate(errors)
     if nothing_read is not None:
-        raise _nothing_read(nothing_read)
+        raise end_nothing_read(nothing_read)
     _end_verdict(report, fail_on)
 
 
@@ -122,7 +122,7 @@ HISTORY_GATE_EXIT = Exit.HISTORY_REGRESSED
 INTERRUPTED_EXIT = Exit.INTERRUPTED
 
 
-def _end_run(session: RunSession, evidence: RunEvidence, out_dir: Path,
+def end_run(session: RunSession, evidence: RunEvidence, out_dir: Path,
              fail_on: FailOn | None = None) -> None:
     """Warn of the runs that measured nothing (when some did), then the exit status: 130
     interrupted, 2 no run started or the enforced gate failed, 1 nothing measured, then the
@@ -135,10 +135,10 @@ def _end_run(session: RunSession, evidence: RunEvidence, out_dir: Path,
                    f"{out_dir / 'runs.json'}", err=True)
         raise typer.Exit(INTERRUPTED_EXIT)
     if all(r.status == "error" for r in session.records):
-        raise _fail([f"no run started: {session.records[0].error}"])
+        raise fail_gate([f"no run started: {session.records[0].error}"])
     errors = list(evidence.report.gate.errors) if evidence.report.gate.enforced else []
     if errors:
-        raise _fail(errors)
+        raise fail_gate(errors)
     if evidence.nothing_measured:
         raise _nothing_measured(evidence)
     _end_verdict(evidence.report, fail_on)

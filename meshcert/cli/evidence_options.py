@@ -48,7 +48,7 @@ DeprecatedDecisionsOpt = Annotated[Path | None, typer.Option(
     "warning).", dir_okay=False)]
 
 
-def _decisions(decisions: Path | None, deprecated_alias: Path | None) -> Path | None:
+def decisions_given(decisions: Path | None, deprecated_alias: Path | None) -> Path | None:
     """--decisions, or the deprecated --catalog with a warning on stderr."""
     from meshcert.evidence.requests import decisions_input
 
@@ -60,14 +60,14 @@ def _decisions(decisions: Path | None, deprecated_alias: Path | None) -> Path | 
     return given.path
 
 
-def _settings(require_gates: bool, extra: tuple[EnvVar, ...] = ()) -> EvidenceSettings:
+def evidence_settings(require_gates: bool, extra: tuple[EnvVar, ...] = ()) -> EvidenceSettings:
     from meshcert.evidence.settings import load_settings
 
     return load_settings(overrides={REQUIRE_GATES: True} if require_gates else None,
                          extra=extra)
 
 
-def _rules_and_settings(decisions_file: Path | None, require_gates: bool
+def rules_and_settings(decisions_file: Path | None, require_gates: bool
                           ) -> tuple[Rules, EvidenceSettings, FailOn | None]:
     """The built-in rules, or the user's decisions from --decisions (a bad file is an
     `error:` line and exit 2), with the settings their env vars read and the file's
@@ -82,10 +82,10 @@ def _rules_and_settings(decisions_file: Path | None, require_gates: bool
         user = load_decision_rules(decisions_file)
         rules, extra = to_rules(user), env_vars(user)
         fail_on = user.fail_on
-    return rules, _settings(require_gates, extra), fail_on
+    return rules, evidence_settings(require_gates, extra), fail_on
 
 
-def _fail_on(option: str | None, from_file: FailOn | None) -> FailOn | None:
+def fail_on_given(option: str | None, from_file: FailOn | None) -> FailOn | None:
     """--fail-on (a usage error unless failed|incomplete), else the decision rules file's."""
     if option is None:
         return from_file

@@ -214,7 +214,7 @@ def test_commands_catch_a_meshcert_error_only_to_say_more() -> None:
         # the verdict is known but cannot be delivered: exit 3, never a success
         "catalog_cmd.py:_deliver: PinError",
         # each unusable input's line, then the refusal
-        "evidence_exit.py:_refusing_unusable: UnusableInputError",
+        "evidence_exit.py:refusing_unusable: UnusableInputError",
         # the slice jobs submitted were cancelled
         "hf_job_cmd.py:certify_on_hf_jobs: HubError",
         # a usage error for the option that named it (typer's usage line of the command)
