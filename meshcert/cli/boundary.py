@@ -6,7 +6,7 @@ exception a command, or a group's callback, lets through.
   <message>` for a refusal and `error: <message>` otherwise, and the command exits with the
   status of the error's kind (meshcert.core.exit_status: 2 usage error or refusal, 1 failure,
   3 incomplete, 130 interrupted), never by the error's class. Commands catch an error only to
-  add something to its ending (a refusal's code, the jobs a failure cancelled, a report kept).
+  add something to its ending (a refusal's code, the unreadable inputs, a report kept).
 - An operating-system error (a file that exists, a full disk, a permission) is not a bug: one
   line, `error: <what the system said>: <file> (the command did not finish)`, and exit 3
   (`INCOMPLETE`: what the command was to write may be missing).

@@ -68,7 +68,6 @@ def certify_on_hf_jobs(given: CertifyInput, options: CertifyJobsOptions, *,
     `signing` (--attest-key): the merged report is signed here, on the launching machine;
     the key never goes to a job."""
     from meshcert.cli.deliver import deliver
-    from meshcert.core.hub.errors import HubError
     from meshcert.core.hub.settings import HubSettings
     from meshcert.hubjobs.certify_slices import Launch, run_certify_jobs
     from meshcert.hubjobs.jobs_api import HubJobs
@@ -100,9 +99,6 @@ def certify_on_hf_jobs(given: CertifyInput, options: CertifyJobsOptions, *,
         typer.echo("interrupted: the submitted jobs were cancelled; no report written",
                    err=True)
         raise typer.Exit(Exit.INTERRUPTED) from None
-    except HubError as exc:
-        typer.echo(f"error: {exc.message} (submitted jobs were cancelled)", err=True)
-        raise typer.Exit(Exit.INCOMPLETE) from None
     if signing is not None:
         from meshcert.cli.attest_sign import sign_certification
 

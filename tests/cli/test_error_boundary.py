@@ -215,8 +215,6 @@ def test_commands_catch_a_meshcert_error_only_to_say_more() -> None:
         "catalog_cmd.py:_deliver: PinError",
         # each unusable input's line, then the refusal
         "evidence_exit.py:refusing_unusable: UnusableInputError",
-        # the slice jobs submitted were cancelled
-        "hf_job_cmd.py:certify_on_hf_jobs: HubError",
         # a usage error for the option that named it (typer's usage line of the command)
         "option_errors.py:option_errors: OptionError",
         # the writer's refusal and abort codes, and what --resume continues
