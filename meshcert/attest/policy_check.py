@@ -89,15 +89,15 @@ def trust_gate(policy: TrustPolicy, attestation: str | None = None
 def verify_view(view: PackageView, policy: TrustPolicy, attestation: str | None = None
                 ) -> Verification:
     from meshcert.attest.codes import MISSING
-    from meshcert.attest.verify import UsageError
     from meshcert.core.findings import finding
     from meshcert.core.hub.errors import HubError
+    from meshcert.core.usage import OptionError
 
     try:
         data, name = _attestation_of(view, attestation)
     except HubError as err:
         return Verification(attestation=ATTESTATION_PATH, findings=[err.to_finding()])
-    except UsageError as exc:
+    except OptionError as exc:
         return Verification(attestation=attestation or ATTESTATION_PATH,
                             findings=[finding(MISSING, str(exc))])
     return verify_file(data, name, state_from_view(view), policy)

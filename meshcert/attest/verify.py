@@ -24,8 +24,8 @@ from meshcert.attest.keys import key_id
 from meshcert.attest.package_state import PackageState
 from meshcert.attest.statement import MANIFEST_NAME, Statement, StatementError, parse_statement
 from meshcert.attest.trust import TrustPolicy
-from meshcert.core.errors import ErrorKind, MeshcertError
 from meshcert.core.findings import Finding, finding
+from meshcert.core.usage import OptionError
 
 # How far an envelope got: the one that got furthest explains a refusal.
 _STAGES = {codes.MALFORMED: 1, codes.SIGNATURE_INVALID: 2, codes.UNTRUSTED_SIGNER: 3,
@@ -250,12 +250,6 @@ def with_mode(findings: list[Finding], mode: str) -> list[Finding]:
             for f in findings]
 
 
-class UsageError(MeshcertError, ValueError):
-    """A PKG or attestation argument that names nothing usable (a usage error, exit 2)."""
-
-    kind = ErrorKind.USAGE
-
-
 def read_local_attestation(path: str) -> bytes | None:
     """The file's bytes (at most one byte over the size limit), None when it does not exist."""
     from meshcert.attest.dsse import MAX_FILE_BYTES
@@ -266,7 +260,7 @@ def read_local_attestation(path: str) -> bytes | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise OptionError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def verify_ref(package: str, attestation: str | None, policy: TrustPolicy,
@@ -283,11 +277,11 @@ def verify_ref(package: str, attestation: str | None, policy: TrustPolicy,
     try:
         ref = parse_ref(package)
     except RefError as exc:
-        raise UsageError(str(exc)) from None
+        raise OptionError(str(exc)) from None
     if ref.kind == "local":
         root = ref.local_path or package
         if not os.path.isdir(root):
-            raise UsageError(f"{package!r} is not a package directory")
+            raise OptionError(f"{package!r} is not a package directory")
         if attestation is not None:
             return verify_file(read_local_attestation(attestation), attestation,
                                local_state(root), policy)

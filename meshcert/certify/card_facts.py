@@ -73,7 +73,7 @@ def is_v2(manifest: dict[str, Any]) -> bool:
     return manifest.get("schema_version") == 2
 
 
-def _catalog(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+def _artifact_catalog(manifest: dict[str, Any]) -> list[dict[str, Any]]:
     return [e for e in _list(_dict(manifest.get("artifact_catalog")).get("entries"))
             if isinstance(e, dict)]
 
@@ -88,7 +88,7 @@ def artifacts(manifest: dict[str, Any]) -> list[Artifact]:
         return [Artifact("Projector" if e.get("id") in sidecars else
                          f"Publisher file ({publisher[e.get('id')]})" if e.get("id") in publisher
                          else str(e.get("id")), str(e.get("path")), e.get("byte_size"),
-                         e.get("sha256")) for e in _catalog(manifest)]
+                         e.get("sha256")) for e in _artifact_catalog(manifest)]
     out = [Artifact(name.capitalize(), str(e.get("path")), e.get("artifact_bytes"),
                     e.get("sha256"))
            for name, e in _dict(manifest.get("shared")).items() if isinstance(e, dict)]
@@ -125,8 +125,8 @@ def abi_version(manifest: dict[str, Any]) -> str | None:
 
 
 def publisher_files(manifest: dict[str, Any]) -> list[PublisherFile]:
-    """Every publisher_metadata entry with its catalogued artifact, in the manifest's order."""
-    by_id = {e.get("id"): e for e in _catalog(manifest)}
+    """Every publisher_metadata entry with its artifact_catalog entry, in the manifest's order."""
+    by_id = {e.get("id"): e for e in _artifact_catalog(manifest)}
     out: list[PublisherFile] = []
     for entry in map(_dict, _list(manifest.get("publisher_metadata"))):
         artifact = _dict(by_id.get(entry.get("artifact_id")))
@@ -140,7 +140,7 @@ def publisher_files(manifest: dict[str, Any]) -> list[PublisherFile]:
 
 def typed_defaults(manifest: dict[str, Any]) -> list[TypedDefault]:
     """publisher_defaults' declarations (compute dtype, KV cache dtype) and where each is read."""
-    by_id = {e.get("id"): e.get("path") for e in _catalog(manifest)}
+    by_id = {e.get("id"): e.get("path") for e in _artifact_catalog(manifest)}
     declared = _dict(manifest.get("publisher_defaults"))
     out: list[TypedDefault] = []
     for label, slot in DTYPE_SLOTS.items():

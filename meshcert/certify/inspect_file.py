@@ -1,6 +1,6 @@
 """`meshcert models inspect`: audit one GGUF file (or a split set from its first shard).
 
-The same report model and finding catalog as certification: the file's headers go into a
+The same report model and finding codes as certification: the file's headers go into a
 standalone PackageView (no manifest), llama.cpp's own parser gives its verdict, and every
 registered check runs except the ones that judge a layer package (its manifest, README, Hub
 metadata, per-layer ownership, source parity), which have nothing to look at here, and the ones

@@ -140,13 +140,14 @@ def _v1_tensors(view: PackageView, parts: list[ArtifactEntry]) -> list[TensorCop
 
 
 def _v2_tensors(view: PackageView, parts: list[ArtifactEntry]) -> list[TensorCopy]:
-    catalog = view.tensor_catalog()
-    if catalog is None or not catalog.usable:
-        problems = "; ".join(catalog.problems[:3]) if catalog else "carrier header unreadable"
+    tensor_catalog = view.tensor_catalog()
+    if tensor_catalog is None or not tensor_catalog.usable:
+        problems = ("; ".join(tensor_catalog.problems[:3]) if tensor_catalog
+                    else "carrier header unreadable")
         raise ComposeError(f"the carrier's tensor catalog is unusable: {problems}")
     selected = {p.artifact_id for p in parts}
     out: list[TensorCopy] = []
-    for t in catalog.tensors:
+    for t in tensor_catalog.tensors:
         if t.artifact is None:
             raise ComposeError(f"tensor {t.name}: tensor_part {t.part} names no artifact")
         if t.artifact.artifact_id in selected:

@@ -1,5 +1,5 @@
 """The publisher files of a v2 view as the checks read them: each publisher_metadata entry
-joined with its catalog path and the bytes the source read (pure, over the view)."""
+joined with its artifact_catalog path and the bytes the source read (pure, over the view)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ class PublisherDoc:
 
 
 def publisher_docs(view: PackageView) -> list[PublisherDoc]:
-    """Every well-formed publisher_metadata entry that names a catalog artifact, in order."""
+    """Every well-formed publisher_metadata entry that names an artifact_catalog entry, in order."""
     if view.package_format != "v2":
         return []
     manifest = view.manifest or {}

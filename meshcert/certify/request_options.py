@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 from meshcert.core.usage import OptionError, positive, release, within
 
 if TYPE_CHECKING:
-    from meshcert.certify.runtime.request import RuntimeRequest
+    from meshcert.certify.runtime.requests import RuntimeRequest
     from meshcert.certify.scope import ScopeRequest
     from meshcert.certify.service import CertRequest
     from meshcert.certify.split_parity import ParityRequest
@@ -154,7 +154,7 @@ def cert_request(given: CertifyInput) -> CertRequest:
 
 
 def runtime_request(given: CertifyInput) -> RuntimeRequest:
-    from meshcert.certify.runtime.request import RuntimeRequest
+    from meshcert.certify.runtime.requests import RuntimeRequest
 
     return RuntimeRequest(
         api_base=validate_api_base(given.api_base or ""),

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from meshcert.certify.manifest_parse import ParsedManifest
 from meshcert.certify.report_ref import RefInfo
-from meshcert.certify.runtime.request import RuntimeRequest
+from meshcert.certify.runtime.requests import RuntimeRequest
 from meshcert.certify.view import CertOptions, PackageView
 from meshcert.certify.worker_questions import WorkerQuestions
 from meshcert.certify.workers import prestart_workers

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # names of the fields' types only: a source imports what it f
     from meshcert.certify.scope import ScopeRequest
     from meshcert.core.file_facts import FileFact
     from meshcert.core.findings import Finding
-    from meshcert.core.gguf.model import HeaderError
+    from meshcert.core.gguf.model import HeaderProblem
     from meshcert.core.gguf.tensor_digests import FragmentDigests
     from meshcert.core.hub.provenance import SourceCheck
 
@@ -83,7 +83,7 @@ class PackageView:
     parsed: ParsedManifest
     files: dict[str, FileFact] = field(default_factory=dict)  # declared safe paths
     listing: list[str] | None = None  # every file path in the package, when known
-    headers: dict[str, GGUFHeader | HeaderError] = field(default_factory=dict)
+    headers: dict[str, GGUFHeader | HeaderProblem] = field(default_factory=dict)
     # v1: the SHA-256 of each fragment's metadata-role tensors (path -> digests), hashed by
     # the source while it read the headers; a fragment missing here was not hashed at all
     tensor_digests: dict[str, FragmentDigests] = field(default_factory=dict)
@@ -93,7 +93,7 @@ class PackageView:
     options: CertOptions = field(default_factory=CertOptions)
     source_findings: list[Finding] = field(default_factory=list)  # ref/hub problems
     source_incomplete: bool = False  # the source could not gather everything it should
-    source_header: GGUFHeader | HeaderError | None = None  # --source GGUF, when given
+    source_header: GGUFHeader | HeaderProblem | None = None  # --source GGUF, when given
     source_facts: dict[str, Any] = field(default_factory=dict)
     transfer: dict[str, int] = field(default_factory=dict)
     stage_builds: dict[str, StageBuild] | None = None  # --materialize: stage_id -> build
@@ -103,7 +103,7 @@ class PackageView:
     # time spent for a check outside it (a worker's load, the source's hashing), by check
     # name: the engine adds it to the check's duration_ms
     work_ms: dict[str, float] = field(default_factory=dict)
-    _catalog: list[TensorCatalog | None] = field(default_factory=list, repr=False)  # memo
+    _tensor_catalog: list[TensorCatalog | None] = field(default_factory=list, repr=False)  # memo
     standalone: bool = False  # `models inspect`: the headers are bare GGUF files, no package
     _selection: list[Selection] = field(default_factory=list, repr=False)  # memo
     # v2 publisher artifacts read whole by the source (path -> bytes); a path missing here was
@@ -140,8 +140,8 @@ class PackageView:
         return self.selection().includes(path)
 
     def publisher_artifact_paths(self) -> list[str]:
-        """v2: the paths of the artifacts publisher_metadata names (catalog order), the ones a
-        source reads whole into `publisher_files`."""
+        """v2: the paths of the artifacts publisher_metadata names (artifact_catalog order), the
+        ones a source reads whole into `publisher_files`."""
         if self.package_format != "v2":
             return []
         from meshcert.certify.formats.publisher import publisher_artifact_ids
@@ -177,14 +177,14 @@ class PackageView:
     def tensor_catalog(self) -> TensorCatalog | None:
         """v2: the tensor catalog rebuilt from the carrier's header (None when v1, or when the
         carrier's header could not be read: the structure checks report that)."""
-        if self._catalog:
-            return self._catalog[0]
+        if self._tensor_catalog:
+            return self._tensor_catalog[0]
         from meshcert.certify.formats.v2_carrier import rebuild_catalog
         from meshcert.certify.formats.v2_layout import payload_entries
 
         carrier = self.carrier_entry()
         header = self.headers.get(carrier.path) if carrier is not None else None
-        catalog = (rebuild_catalog(header, payload_entries(self.artifacts()))
+        tensor_catalog = (rebuild_catalog(header, payload_entries(self.artifacts()))
                    if isinstance(header, GGUFHeader) else None)
-        self._catalog.append(catalog)
-        return catalog
+        self._tensor_catalog.append(tensor_catalog)
+        return tensor_catalog

@@ -24,7 +24,7 @@ def app_for(argv: list[str]) -> typer.Typer:
     """The whole app, or, when argv starts with a command group's name, an app holding only
     that group (only its module imported).
 
-    typer builds every command's options from its signature on each run, for all 18 commands
+    typer builds every command's options from its signature on each run, for all 24 commands
     (about 15 ms, a twentieth of a `models certify`), though only one group's can be reached;
     the group, its commands, their help and errors are the same objects either way.
     """

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import Exit
 from meshcert.cli.option_errors import option_errors
 from meshcert.cli.shared_options import json_option
@@ -30,12 +29,9 @@ def keygen(
                                      "PEM, mode 0600) and NAME.pub (PEM).")],
 ) -> None:
     """Make an Ed25519 signing key; print its key id (never the key)."""
-    from meshcert.attest.keys import KeyFileError, generate
+    from meshcert.attest.keys import generate
 
-    try:
-        pair = generate(out)
-    except KeyFileError as exc:
-        raise error_exit(exc) from None
+    pair = generate(out)
     typer.echo(f"private key: {pair.private_path} (keep it secret; never share it)")
     typer.echo(f"public key: {pair.public_path}")
     typer.echo(pair.key_id)
@@ -45,10 +41,8 @@ def load_signing_key(path: str, flag: str = "--attest-key") -> Ed25519PrivateKey
     """The private key for --attest-key, or a usage error naming the file."""
     from meshcert.attest.keys import KeyFileError, load_private_spec
 
-    try:
+    with option_errors(flag, also=(KeyFileError,)):
         return load_private_spec(path)
-    except KeyFileError as exc:
-        raise typer.BadParameter(str(exc), param_hint=flag) from None
 
 
 def load_policy(trust: str | None, trusted_keys: list[str] | None) -> TrustPolicy:
@@ -60,14 +54,10 @@ def load_policy(trust: str | None, trusted_keys: list[str] | None) -> TrustPolic
     with option_errors():
         check_trust_options(trust, trusted_keys)
     if trust is not None:
-        try:
+        with option_errors("--trust", also=(TrustFileError,)):
             return load_trust(trust)
-        except TrustFileError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--trust") from None
-    try:
+    with option_errors("--trusted-key", also=(KeyFileError,)):
         return TrustPolicy.of_keys([load_public(k) for k in trusted_keys or []])
-    except KeyFileError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--trusted-key") from None
 
 
 def load_trust_option(trust: str | None) -> TrustPolicy | None:
@@ -99,17 +89,13 @@ def verify(
     """Verify a signed certification against the package as it is now; exit 0 valid and
     trusted, 1 not, 2 usage error."""
     from meshcert.attest.requests import VerifyRequest
-    from meshcert.attest.verify import UsageError, verify_ref
+    from meshcert.attest.verify import verify_ref
 
     with option_errors():
         request = VerifyRequest(package, attestation, trust,
                                 tuple(trusted_key or ()), attestation_repo)
     policy = load_policy(request.trust, list(request.trusted_keys))
-    try:
-        verdict = verify_ref(request.package, request.attestation, policy,
-                             request.attestation_repo)
-    except UsageError as exc:
-        raise error_exit(exc) from None
+    verdict = verify_ref(request.package, request.attestation, policy, request.attestation_repo)
     if json_out:
         from meshcert.cli.pipe import write_or_drop
 

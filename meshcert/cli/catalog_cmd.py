@@ -10,17 +10,10 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
-from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import EXIT_CODES, Exit
 from meshcert.cli.option_errors import option_errors
-from meshcert.cli.shared_options import (
-    HtmlOpt,
-    JunitOpt,
-    MdOpt,
-    SarifOpt,
-    StrictOpt,
-    json_option,
-)
+from meshcert.cli.report_options import NO_OUTPUTS, ReportOutputs, report_outputs
+from meshcert.cli.shared_options import StrictOpt, json_option
 
 if TYPE_CHECKING:
     from meshcert.attest.catalog_trust import CatalogTrust
@@ -110,6 +103,7 @@ AttestationRepoOpt = Annotated[str | None, typer.Option(
 
 
 @app.command("certify")
+@report_outputs
 def certify(
     catalog: CatalogArg,
     concurrency: ConcurrencyOpt = 4,
@@ -125,16 +119,12 @@ def certify(
     trust: TrustOpt = None,
     trust_attested: TrustAttestedOpt = False,
     attestation_repo: AttestationRepoOpt = None,
-    html: HtmlOpt = None,
-    md: MdOpt = None,
-    junit: JunitOpt = None,
-    sarif: SarifOpt = None,
+    outputs: ReportOutputs = NO_OUTPUTS,
 ) -> None:
     """Certify every layer-package reference of a catalog; exit 0 all passed, 1 any failed,
     2 usage error, 3 any incomplete (the Hub unreachable for some)."""
     from meshcert.catalog.report import CatalogOptions
     from meshcert.catalog.run import CatalogRequest, certify_catalog, check_catalog_options
-    from meshcert.catalog.sources import CatalogError
 
     with option_errors():
         check_catalog_options(concurrency, runtime_abi)
@@ -156,37 +146,28 @@ def certify(
         with hub_retry_lines(progress is not None):
             run = certify_catalog(source, request, progress=progress,
                                   on_certified=on_certified)
-    except CatalogError as exc:
-        raise error_exit(exc) from None
     except KeyboardInterrupt:
         raise _fail("interrupted: no catalog report written", Exit.INCOMPLETE) from None
     except OSError as exc:  # a cert file under --out-dir could not be written
         raise _fail(f"cannot write {exc.filename or 'a report'}: {exc.strerror or exc}",
                     Exit.INCOMPLETE) from None
     _deliver(run, out_dir=out_dir, since=since, write_pins=write_pins, root=root,
-             report_out=report_out, json_out=json_out, quiet=quiet, html=html, md=md,
-             junit=junit, sarif=sarif)
+             report_out=report_out, json_out=json_out, quiet=quiet, outputs=outputs)
 
 
 def _open(catalog: str, since: str | None, options: CatalogOptions, write_pins: str | None
           ) -> tuple[CatalogSource, Previous | None, str | None]:
     """The catalog, the previous report (--since) and the local checkout's root (None on the
     Hub), the --write-pins target checked against it; a usage error when one is unusable."""
-    from meshcert.catalog.pins import PinError, check_target
+    from meshcert.catalog.pins import check_target
     from meshcert.catalog.since import Previous, load_previous
-    from meshcert.catalog.sources import CatalogError, LocalCatalog, open_catalog
+    from meshcert.catalog.sources import LocalCatalog, open_catalog
 
-    try:
-        source = open_catalog(catalog)
-        previous = Previous.of(load_previous(since), since, options) if since else None
-    except CatalogError as exc:
-        raise error_exit(exc) from None
+    source = open_catalog(catalog)
+    previous = Previous.of(load_previous(since), since, options) if since else None
     root = str(source.root) if isinstance(source, LocalCatalog) else None
     if write_pins is not None:
-        try:
-            check_target(write_pins, root)
-        except PinError as exc:
-            raise error_exit(exc) from None
+        check_target(write_pins, root)
     return source, previous, root
 
 
@@ -207,8 +188,7 @@ def _catalog_trust(trust: str | None, trust_attested: bool,
 
 def _deliver(run: CatalogRun, *, out_dir: str | None, since: str | None, write_pins: str | None,
              root: str | None, report_out: str | None, json_out: bool, quiet: bool,
-             html: str | None, md: str | None, junit: str | None,
-             sarif: str | None = None) -> None:
+             outputs: ReportOutputs) -> None:
     from meshcert.catalog.pins import PinError, plan_pins
     from meshcert.catalog.pins import write_pins as write_pin_files
     from meshcert.reports.catalog.outputs import carry_reused, write_catalog_reports
@@ -218,7 +198,7 @@ def _deliver(run: CatalogRun, *, out_dir: str | None, since: str | None, write_p
         if since is not None:
             carry_reused(report, since, out_dir)
         written = write_catalog_reports(report, out_dir=out_dir, report_out=report_out,
-                                        html=html, md=md, junit=junit, sarif=sarif)
+                                        **outputs)
         plan = None
         pin_files: list[object] = []
         if write_pins is not None:
@@ -292,8 +272,6 @@ def recheck(
     matrix (package x release: loads, or refused with the codes); exit 0 all load, 1 any
     refused, 2 usage error, 3 any unknown (the Hub unreachable for some)."""
     from meshcert.catalog.run import check_catalog_options
-    from meshcert.catalog.sources import CatalogError
-    from meshcert.core.hub.errors import HubError
     from meshcert.core.usage import release
     from meshcert.serve import release_matrix as rm
 
@@ -304,14 +282,11 @@ def recheck(
         table = rm.load_matrix(matrix)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--matrix") from None
-    try:
-        result = rm.recheck_catalog(catalog, mesh_llm, runtime_abi, concurrency=concurrency)
-        if open_discussions:
-            from meshcert.serve.hub_side import ServeHub
+    result = rm.recheck_catalog(catalog, mesh_llm, runtime_abi, concurrency=concurrency)
+    if open_discussions:
+        from meshcert.serve.hub_side import ServeHub
 
-            rm.open_discussions(result, ServeHub())
-    except (CatalogError, HubError) as exc:
-        raise error_exit(exc) from None
+        rm.open_discussions(result, ServeHub())
     markdown = rm.write_matrix(matrix, rm.add_release(table, result, catalog))
     for cell in result.cells:
         codes = f" ({', '.join(cell.codes)})" if cell.codes else ""

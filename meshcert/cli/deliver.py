@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, NoReturn
 import typer
 
 from meshcert.cli.exit_codes import EXIT_CODES, Exit
+from meshcert.reports.registry import NO_OUTPUTS, ReportOutputs
 
 if TYPE_CHECKING:
     from meshcert.certify.report import CertReport
@@ -23,8 +24,7 @@ def undeliverable(exc: OSError) -> typer.Exit:
 
 
 def deliver(report: CertReport, *, report_out: str | None, json_out: bool, quiet: bool,
-            html: str | None = None, md: str | None = None, junit: str | None = None,
-            sarif: str | None = None, inspect: bool = False) -> NoReturn:
+            outputs: ReportOutputs = NO_OUTPUTS, inspect: bool = False) -> NoReturn:
     """Write the requested files, print, and exit with the report's status."""
     from meshcert.cli.cert_console import print_certification
     from meshcert.core.atomic import write_atomic
@@ -33,7 +33,7 @@ def deliver(report: CertReport, *, report_out: str | None, json_out: bool, quiet
     try:
         if report_out:
             write_atomic(report_out, report.to_json())
-        write_reports(report, html=html, md=md, junit=junit, sarif=sarif)
+        write_reports(report, **outputs)
     except OSError as exc:  # the verdict cannot be delivered: never claim success
         raise undeliverable(exc) from None
     if json_out:

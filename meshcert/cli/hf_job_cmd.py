@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
-from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import Exit
 from meshcert.cli.job_budget import end_dry_run, refuse_over_budget
 
@@ -23,6 +22,7 @@ if TYPE_CHECKING:
     from meshcert.hubjobs.certify_options import CertifyJobsOptions
     from meshcert.hubjobs.certify_slices import CertifyJobsPlan
     from meshcert.hubjobs.jobs_api import HubJobs
+    from meshcert.reports.registry import ReportOutputs
 
 
 def _minutes(seconds: int) -> str:
@@ -60,15 +60,14 @@ def describe_plan(plan: CertifyJobsPlan, *, dry_run: bool) -> str:
 
 
 def certify_on_hf_jobs(given: CertifyInput, options: CertifyJobsOptions, *,
-                       report_out: str | None, json_out: bool, quiet: bool, html: str | None,
-                       md: str | None, junit: str | None, sarif: str | None,
+                       report_out: str | None, json_out: bool, quiet: bool,
+                       outputs: ReportOutputs,
                        signing: tuple[Ed25519PrivateKey, str] | None = None) -> NoReturn:
     """Options that passed `meshcert.hubjobs.certify_options.check_on_jobs`: the pre-flight,
     the plan and its cost, then (with --confirm) the jobs and their merged report.
     `signing` (--attest-key): the merged report is signed here, on the launching machine;
     the key never goes to a job."""
     from meshcert.cli.deliver import deliver
-    from meshcert.core.hub.errors import HubError
     from meshcert.core.hub.settings import HubSettings
     from meshcert.hubjobs.certify_slices import Launch, run_certify_jobs
     from meshcert.hubjobs.jobs_api import HubJobs
@@ -78,8 +77,8 @@ def certify_on_hf_jobs(given: CertifyInput, options: CertifyJobsOptions, *,
     preflight = _preflight(given, say)
     if preflight.status != "passed":
         typer.echo(f"pre-flight {preflight.status}: nothing was submitted", err=True)
-        deliver(preflight, report_out=report_out, json_out=json_out, quiet=quiet, html=html,
-                md=md, junit=junit, sarif=sarif)
+        deliver(preflight, report_out=report_out, json_out=json_out, quiet=quiet,
+                outputs=outputs)
     from huggingface_hub import get_token
 
     token = get_token()
@@ -100,15 +99,11 @@ def certify_on_hf_jobs(given: CertifyInput, options: CertifyJobsOptions, *,
         typer.echo("interrupted: the submitted jobs were cancelled; no report written",
                    err=True)
         raise typer.Exit(Exit.INTERRUPTED) from None
-    except HubError as exc:
-        typer.echo(f"error: {exc.message} (submitted jobs were cancelled)", err=True)
-        raise typer.Exit(Exit.INCOMPLETE) from None
     if signing is not None:
         from meshcert.cli.attest_sign import sign_certification
 
         report = sign_certification(report, signing[0], signing[1], quiet=quiet)
-    deliver(report, report_out=report_out, json_out=json_out, quiet=quiet, html=html, md=md,
-            junit=junit, sarif=sarif)
+    deliver(report, report_out=report_out, json_out=json_out, quiet=quiet, outputs=outputs)
 
 
 def _preflight(given: CertifyInput, say: Callable[[str], None]) -> CertReport:
@@ -122,16 +117,11 @@ def _preflight(given: CertifyInput, say: Callable[[str], None]) -> CertReport:
 def _plan(preflight: CertReport, jobs: HubJobs, options: CertifyJobsOptions, *, quiet: bool,
           json_out: bool, say: Callable[[str], None]) -> CertifyJobsPlan:
     """The jobs' plan, shown with its cost; a dry run or a plan above the budget ends here."""
-    from meshcert.core.errors import Refused
-    from meshcert.core.hub.errors import HubError
     from meshcert.hubjobs.certify_slices import plan_certify_jobs
     from meshcert.hubjobs.commands import default_install
 
-    try:
-        plan = plan_certify_jobs(preflight, jobs.hardware(), flavor_name=options.flavor,
-                                 install=options.install or default_install())
-    except (Refused, HubError) as exc:
-        raise error_exit(exc) from None
+    plan = plan_certify_jobs(preflight, jobs.hardware(), flavor_name=options.flavor,
+                             install=options.install or default_install())
     if not quiet:
         typer.echo(describe_plan(plan, dry_run=not options.confirm), err=True)
     refuse_over_budget(plan.max_cost_usd, options.max_cost_usd)

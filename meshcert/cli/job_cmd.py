@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from meshcert.cli import job_group
-from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import Exit
 from meshcert.cli.job_budget import end_dry_run, refuse_over_budget
 from meshcert.cli.job_group import jobs_client
@@ -161,39 +160,31 @@ def job(
 
 
 def _plan_and_run(request: PackageJobRequest, *, json_out: bool) -> None:
-    from meshcert.core.errors import Refused
-    from meshcert.core.hub.errors import HubError
     from meshcert.hubjobs.commands import default_install
     from meshcert.hubjobs.package_job import REPO_ID, job_spec, plan_package_job
 
     key_pem = _attest_key_pem(request.attest_key)
     jobs, token = jobs_client()
     catalog, confirm = request.catalog, request.confirm
-    try:
-        plan = plan_package_job(request.source, target=request.target,
-                                model_id=request.model_id, fmt=request.fmt,
-                                flavors=jobs.hardware(), flavor_name=request.flavor,
-                                timeout_s=request.timeout_s,
-                                install=request.install or default_install(),
-                                catalog=catalog, experimental=request.experimental,
-                                whoami=jobs.whoami(),
-                                no_publisher_metadata=request.no_publisher_metadata,
-                                generation_defaults=request.generation_defaults,
-                                catalog_readable=None if catalog is None
-                                or not REPO_ID.match(catalog)
-                                else jobs.dataset_readable(catalog))
-    except (Refused, HubError) as exc:
-        raise error_exit(exc) from None
+    plan = plan_package_job(request.source, target=request.target,
+                            model_id=request.model_id, fmt=request.fmt,
+                            flavors=jobs.hardware(), flavor_name=request.flavor,
+                            timeout_s=request.timeout_s,
+                            install=request.install or default_install(),
+                            catalog=catalog, experimental=request.experimental,
+                            whoami=jobs.whoami(),
+                            no_publisher_metadata=request.no_publisher_metadata,
+                            generation_defaults=request.generation_defaults,
+                            catalog_readable=None if catalog is None
+                            or not REPO_ID.match(catalog)
+                            else jobs.dataset_readable(catalog))
     plan.attest = key_pem is not None
     typer.echo(describe(plan, dry_run=not confirm), err=True)
     refuse_over_budget(plan.max_cost_usd, request.max_cost_usd)
     if not confirm:
         end_dry_run(plan.as_json(), json_out=json_out, what="it",
                     say=lambda text: typer.echo(text, err=True))
-    try:
-        state = jobs.run(job_spec(plan, token, key_pem))
-    except HubError as exc:
-        raise error_exit(exc) from None
+    state = jobs.run(job_spec(plan, token, key_pem))
     plan.job_id = state.job_id
     if json_out:
         typer.echo(json.dumps(plan.as_json(), indent=2))
@@ -224,27 +215,23 @@ def _follow_to_the_end(jobs: HubJobs, job_id: str) -> None:
     package's certification."""
     import threading
 
-    from meshcert.core.hub.errors import HubError
     from meshcert.hubjobs.report_channel import is_channel_line
 
     channel: list[str] = []
-    try:
-        for line in jobs.logs(job_id, follow=True):
-            text = line.rstrip()
-            if is_channel_line(text):
-                if not channel:
-                    typer.echo("[job] (its certification report is coming back through "
-                               "the logs; decoded below)", err=True)
-                channel.append(text)
-            elif text.strip():
-                sys.stderr.write(f"[job] {text}\n")
-        sys.stderr.flush()
+    for line in jobs.logs(job_id, follow=True):
+        text = line.rstrip()
+        if is_channel_line(text):
+            if not channel:
+                typer.echo("[job] (its certification report is coming back through "
+                           "the logs; decoded below)", err=True)
+            channel.append(text)
+        elif text.strip():
+            sys.stderr.write(f"[job] {text}\n")
+    sys.stderr.flush()
+    state = jobs.inspect(job_id)
+    while not state.finished:
+        threading.Event().wait(2.0)
         state = jobs.inspect(job_id)
-        while not state.finished:
-            threading.Event().wait(2.0)
-            state = jobs.inspect(job_id)
-    except HubError as exc:
-        raise error_exit(exc) from None
     typer.echo(f"job {job_id}: {state.stage}" + (f" ({state.message})" if state.message
                                                  else ""))
     _report_from_the_logs(jobs, job_id, channel, state)
@@ -254,23 +241,12 @@ def _report_from_the_logs(jobs: HubJobs, job_id: str, channel: list[str], state:
                           ) -> None:
     """The job's certification, decoded from the report channel (the streamed lines, else
     the whole log read again), and the exit status it decides."""
-    from meshcert.certify.report import CertReport
-    from meshcert.core.hub.errors import HubError
-    from meshcert.hubjobs.package_job import REPORT_TAG
-    from meshcert.hubjobs.report_channel import ChannelError, decode
+    from meshcert.hubjobs.package_job import returned_report
 
-    try:
-        try:
-            raw = decode(channel, REPORT_TAG)
-        except ChannelError:  # a line lost while streaming: the stored log has them all
-            raw = decode(list(jobs.logs(job_id)), REPORT_TAG)
-        report = CertReport.model_validate_json(raw)
-    except HubError as exc:
-        raise error_exit(exc) from None
-    except (ChannelError, ValueError) as exc:
-        typer.echo(f"no certification came back from the job: {exc}", err=True)
-        raise typer.Exit(INCOMPLETE if state.stage in ("CANCELED", "COMPLETED") else FAILED
-                         ) from None
+    report = returned_report(channel, lambda: jobs.logs(job_id))
+    if isinstance(report, str):
+        typer.echo(f"no certification came back from the job: {report}", err=True)
+        raise typer.Exit(INCOMPLETE if state.stage in ("CANCELED", "COMPLETED") else FAILED)
     typer.echo(f"package: {report.resolved_package_ref}; certification: {report.status}")
     if report.status == "passed" and state.stage == "COMPLETED":
         typer.echo(f"run it: mesh-llm serve --model {report.resolved_package_ref} --split")

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from meshcert.cli.errors import error_exit
 from meshcert.cli.shared_options import json_option
 
 if TYPE_CHECKING:
@@ -55,22 +54,17 @@ def cancel(job_id: JobArg, json_out: JsonOpt = False) -> None:
 def manage(*, status: str | None = None, logs: str | None = None, cancel: str | None = None,
            list_jobs: bool = False, follow: bool = False, json_out: bool = False) -> None:
     """One of: a job's state, its logs, cancel it, or (list_jobs) meshcert's package jobs."""
-    from meshcert.core.hub.errors import HubError
-
     jobs, _token = jobs_client()
-    try:
-        if status is not None:
-            print_states([jobs.inspect(status)], json_out)
-        elif logs is not None:
-            for line in jobs.logs(logs, follow=follow):
-                typer.echo(line.rstrip())
-        elif cancel is not None:
-            jobs.cancel(cancel)
-            print_states([jobs.inspect(cancel)], json_out)
-        elif list_jobs:
-            print_states(jobs.list({"meshcert-task": "package-write"}), json_out)
-    except HubError as exc:
-        raise error_exit(exc) from None
+    if status is not None:
+        print_states([jobs.inspect(status)], json_out)
+    elif logs is not None:
+        for line in jobs.logs(logs, follow=follow):
+            typer.echo(line.rstrip())
+    elif cancel is not None:
+        jobs.cancel(cancel)
+        print_states([jobs.inspect(cancel)], json_out)
+    elif list_jobs:
+        print_states(jobs.list({"meshcert-task": "package-write"}), json_out)
 
 
 def print_states(states: list[JobState], json_out: bool) -> None:
@@ -88,17 +82,13 @@ def jobs_client() -> tuple[HubJobs, str]:
     """The Jobs client, once the token and the Hub answered (asked first, a few seconds at
     most): without a usable token, or with the Hub unreachable, exit 2 before any work."""
     from meshcert.cli.publish_cmd import quiet_hub_logs
-    from meshcert.core.errors import Refused
     from meshcert.core.hub.access import find_token
     from meshcert.core.hub.settings import HubSettings
     from meshcert.hubjobs.jobs_api import HubJobs
 
     quiet_hub_logs()
-    try:
-        token = find_token()
-        jobs = HubJobs(HubSettings.from_env(), token=token)
-        jobs.identify()
-    except Refused as exc:
-        raise error_exit(exc) from None
+    token = find_token()
+    jobs = HubJobs(HubSettings.from_env(), token=token)
+    jobs.identify()
     return jobs, token
 

@@ -11,12 +11,10 @@ import typer
 from meshcert.cli.deliver import deliver
 from meshcert.cli.exit_codes import Exit
 from meshcert.cli.option_errors import option_errors
+from meshcert.cli.report_options import NO_OUTPUTS, ReportOutputs, report_outputs
+from meshcert.cli.request_of import request_of
 from meshcert.cli.shared_options import (
-    HtmlOpt,
-    JunitOpt,
-    MdOpt,
     ReportJsonOpt,
-    SarifOpt,
     StrictOpt,
     quiet_option,
 )
@@ -133,6 +131,7 @@ AttestationOpt = Annotated[str | None, typer.Option(
 
 
 @app.command("certify")
+@report_outputs
 def certify(
     model: ModelArg,
     package_only: PackageOnlyOpt = False,
@@ -177,27 +176,15 @@ def certify(
     attestation_out: AttestationOutOpt = None,
     trust: TrustOpt = None,
     attestation: AttestationOpt = None,
-    html: HtmlOpt = None,
-    md: MdOpt = None,
-    junit: JunitOpt = None,
-    sarif: SarifOpt = None,
+    outputs: ReportOutputs = NO_OUTPUTS,
 ) -> None:
     """Certify a layer package; exit 0 passed, 1 failed, 2 usage error, 3 incomplete."""
+    params = dict(locals())  # the options, by name: the requests' fields
     from meshcert.certify.request_options import CertifyInput, cert_request, check_values
     from meshcert.hubjobs import certify_options as on_jobs
 
-    given = CertifyInput(
-        model=model, package_only=package_only, api_base=api_base, prompt=prompt,
-        max_tokens=max_tokens, served_model=served_model, api_key=api_key, timeout=timeout,
-        concurrency=concurrency, strict=strict, deadline=deadline, runtime_abi=runtime_abi,
-        min_mesh_llm=min_mesh_llm, allow_unpinned=allow_unpinned, verify_sha256=verify_sha256,
-        verify_cache=verify_cache, stages=stages, layers=layers, stage=stage, source=source,
-        hash_once=hash_once, evidence=evidence, materialize=materialize, trust=trust,
-        materialize_dir=materialize_dir, parity=parity, parity_prompts=parity_prompts,
-        parity_tokens=parity_tokens, parity_max_bytes=parity_max_bytes, attestation=attestation,
-        mounted_from=mounted_from, llama_timeout=llama_timeout)
-    jobs = on_jobs.CertifyJobsOptions(flavor=flavor, install=install, confirm=confirm,
-                                      follow=follow, max_cost_usd=max_cost_usd)
+    given = request_of(CertifyInput, params)
+    jobs = request_of(on_jobs.CertifyJobsOptions, params)
     with option_errors():
         check_values(given)
         signing = _signing(attest_key, attestation_out, report_out)
@@ -207,18 +194,17 @@ def certify(
         from meshcert.cli.hf_job_cmd import certify_on_hf_jobs
 
         certify_on_hf_jobs(given, jobs, report_out=report_out, json_out=json_out, quiet=quiet,
-                           html=html, md=md, junit=junit, sarif=sarif, signing=signing)
+                           outputs=outputs, signing=signing)
     with option_errors():
         on_jobs.check_without_jobs(jobs)
         request = replace(cert_request(given), extra_findings=_trust_gate(trust, attestation))
     _certify_and_deliver(request, signing, report_out=report_out, json_out=json_out,
-                         quiet=quiet, html=html, md=md, junit=junit, sarif=sarif)
+                         quiet=quiet, outputs=outputs)
 
 
 def _certify_and_deliver(request: CertRequest, signing: tuple[Ed25519PrivateKey, str] | None,
                          *, report_out: str | None, json_out: bool, quiet: bool,
-                         html: str | None, md: str | None, junit: str | None,
-                         sarif: str | None) -> NoReturn:
+                         outputs: ReportOutputs) -> NoReturn:
     from meshcert.certify.service import certify_package
     from meshcert.cli.console import RichProgress, hub_retry_lines
     from meshcert.core.progress import NullProgress, ProgressObserver
@@ -245,8 +231,7 @@ def _certify_and_deliver(request: CertRequest, signing: tuple[Ed25519PrivateKey,
                                  materialize=request.materialize)
         report = sign_certification(report, signing[0], signing[1], options=verdict,
                                     quiet=quiet)
-    deliver(report, report_out=report_out, json_out=json_out, quiet=quiet, html=html, md=md,
-            junit=junit, sarif=sarif)
+    deliver(report, report_out=report_out, json_out=json_out, quiet=quiet, outputs=outputs)
 
 
 def _signing(attest_key: str | None, attestation_out: str | None, report_out: str | None
@@ -278,6 +263,7 @@ def _trust_gate(trust: str | None, attestation: str | None
 
 # --- `models inspect`: one GGUF file, not a package -------------------------------------------
 @app.command("inspect")
+@report_outputs
 def inspect(
     path: Annotated[str, typer.Argument(
         metavar="PATH.gguf", help="A GGUF file, or the first shard of a split set "
@@ -286,10 +272,7 @@ def inspect(
                                                    help="Write the report JSON here.")] = None,
     json_out: ReportJsonOpt = False,
     quiet: Annotated[bool, quiet_option("No summary.")] = False,
-    html: HtmlOpt = None,
-    md: MdOpt = None,
-    junit: JunitOpt = None,
-    sarif: SarifOpt = None,
+    outputs: ReportOutputs = NO_OUTPUTS,
 ) -> None:
     """Audit one GGUF with the checks that apply to a single file, and llama.cpp's own
     parser; exit 0 no error findings, 1 error findings, 2 usage error, 3 incomplete."""
@@ -298,4 +281,4 @@ def inspect(
     if not os.path.isfile(path):
         raise typer.BadParameter(f"{path!r} is not a file", param_hint="PATH.gguf")
     deliver(inspect_gguf(path), report_out=report_out, json_out=json_out, quiet=quiet,
-            html=html, md=md, junit=junit, sarif=sarif, inspect=True)
+            outputs=outputs, inspect=True)

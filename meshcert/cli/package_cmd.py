@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,13 +22,11 @@ from meshcert.cli.cert_console import counts_line
 from meshcert.cli.deliver import undeliverable
 from meshcert.cli.exit_codes import EXIT_CODES, Exit
 from meshcert.cli.option_errors import option_errors
+from meshcert.cli.package_console import LineProgress, publisher_lines
+from meshcert.cli.report_options import NO_OUTPUTS, ReportOutputs, report_outputs
 from meshcert.cli.shared_options import (
     CatalogTargetOpt,
-    HtmlOpt,
-    JunitOpt,
-    MdOpt,
     PackageFormatOpt,
-    SarifOpt,
     catalog_target,
     json_option,
     quiet_option,
@@ -37,8 +34,7 @@ from meshcert.cli.shared_options import (
 
 if TYPE_CHECKING:
     from meshcert.certify.report import CertReport
-    from meshcert.publish.request import PublishWhileWriting
-    from meshcert.writer.plan_report import PackagePlanReport
+    from meshcert.publish.requests import PublishWhileWriting
     from meshcert.writer.write import WriteRequest, WriteResult
 
 app = typer.Typer(help="Write, plan and publish layer packages.", no_args_is_help=True,
@@ -107,85 +103,35 @@ WriteAttestKeyOpt = Annotated[str | None, typer.Option(
     "passed certification and commit it as attestations/meshcert.intoto.jsonl.")]
 
 
-class LineProgress:
-    """Bytes, artifacts, rate and ETA on stderr: rewritten in place on a terminal, a line
-    every few seconds otherwise. Also a certification ProgressObserver."""
-
-    def __init__(self, every_s: float | None = None) -> None:
-        self._tty = sys.stderr.isatty()
-        self._every = every_s if every_s is not None else (0.2 if self._tty else 5.0)
-        self._lock = threading.Lock()
-        self._label, self._total, self._done = "", 0, 0
-        self._artifacts, self._artifacts_total = 0, 0
-        self._started = self._shown = 0.0
-
-    def begin(self, label: str, total: int | None) -> None:
-        with self._lock:
-            self._label, self._total, self._done = label, total or 0, 0
-            self._artifacts = self._artifacts_total = 0
-            self._started = self._shown = time.monotonic()
-
-    def advance(self, amount: int) -> None:
-        with self._lock:
-            self._done += amount
-            self._maybe_show()
-
-    def artifact_done(self, path: str, done: int, total: int) -> None:
-        with self._lock:
-            self._artifacts, self._artifacts_total = done, total
-            self._maybe_show()
-
-    def end(self) -> None:
-        with self._lock:
-            if not self._total:
-                return  # nothing was to be done (e.g. every digest already known)
-            self._show()
-            if self._tty:
-                sys.stderr.write("\n")
-                sys.stderr.flush()
-
-    def _maybe_show(self) -> None:
-        if time.monotonic() - self._shown >= self._every:
-            self._show()
-
-    def _show(self) -> None:
-        self._shown = now = time.monotonic()
-        elapsed = max(now - self._started, 1e-9)
-        rate = self._done / elapsed
-        line = f"{self._label}: {self._done / 1e9:.2f}/{self._total / 1e9:.2f} GB"
-        if self._artifacts_total:
-            line += f", {self._artifacts}/{self._artifacts_total} artifacts"
-        line += f", {rate / 1e9:.2f} GB/s"
-        if rate > 0 and self._total > self._done:
-            line += f", ETA {(self._total - self._done) / rate:.0f} s"
-        sys.stderr.write(("\r" + line + "\x1b[K") if self._tty else line + "\n")
-        sys.stderr.flush()
-
-
 def _fail(code: int, text: str) -> typer.Exit:
     typer.echo(text, err=True)
     return typer.Exit(code)
 
 
 @contextlib.contextmanager
-def _write_errors(after_abort: str, after_interrupt: str) -> Iterator[None]:
-    """The writer's refusals and aborts exit 2, an interrupt 130, each said in one line."""
+def _write_errors(after_abort: str | None = None, after_interrupt: str | None = None
+                  ) -> Iterator[None]:
+    """The writer's refusals (with their code) exit 2; with what is left after each given, its
+    aborts 2 and an interrupt 130: each said in one line (the others pass on unchanged)."""
     from meshcert.core.errors import Refused
     from meshcert.writer.errors import Aborted, Interrupted
 
     try:
         yield
-    except Refused as err:
-        raise _fail(err.exit_status, f"refused ({err.code}): {err.message}") from None
-    except Aborted as err:
-        raise _fail(err.exit_status, f"aborted ({err.code}): {err.message}; {after_abort}"
-                    ) from None
-    except (Interrupted, KeyboardInterrupt):
-        raise _fail(EXIT_INTERRUPTED, f"interrupted: {after_interrupt}; run again with "
-                    "--resume to continue") from None
+    except (Refused, Aborted, Interrupted, KeyboardInterrupt) as err:
+        if isinstance(err, Refused):
+            raise _fail(err.exit_status, f"refused ({err.code}): {err.message}") from None
+        if isinstance(err, Aborted) and after_abort is not None:
+            raise _fail(err.exit_status, f"aborted ({err.code}): {err.message}; {after_abort}"
+                        ) from None
+        if not isinstance(err, Aborted) and after_interrupt is not None:
+            raise _fail(EXIT_INTERRUPTED, f"interrupted: {after_interrupt}; run again with "
+                        "--resume to continue") from None
+        raise
 
 
 @app.command("write")
+@report_outputs
 def write(
     source: SourceArg,
     out_dir: OutDirOpt,
@@ -204,10 +150,7 @@ def write(
     report_out: WriteReportOutOpt = None,
     json_out: WriteJsonOpt = False,
     quiet: WriteQuietOpt = False,
-    html: HtmlOpt = None,
-    md: MdOpt = None,
-    junit: JunitOpt = None,
-    sarif: SarifOpt = None,
+    outputs: ReportOutputs = NO_OUTPUTS,
     publish: PublishOpt = None,
     delete_after_upload: DeleteAfterUploadOpt = False,
     private: PrivateOpt = False,
@@ -218,7 +161,7 @@ def write(
     """Split SOURCE into a layer package, verify it, certify it; exit 0 passed, 1 failed,
     2 refused, 3 incomplete, 130 interrupted. With --publish, the same statuses for the
     published package."""
-    from meshcert.publish.request import PublishWhileWriting
+    from meshcert.publish.requests import PublishWhileWriting
     from meshcert.writer.write import WriteRequest
     from meshcert.writer.write_options import check_write_options
 
@@ -232,21 +175,21 @@ def write(
             publisher_metadata=list(publisher_metadata or []),
             pick_up_publisher_metadata=not no_publisher_metadata,
             generation_defaults=generation_defaults,
-            report_files=[p for p in (report_out, html, md, junit, sarif) if p])
+            report_files=[p for p in (report_out, *outputs.values()) if p])
         publishing = PublishWhileWriting(
             publish, delete_after_upload=delete_after_upload, private=private,
             catalog=catalog_target(catalog), experimental=experimental, attest_key=attest_key)
     from meshcert.cli.console import hub_retry_lines
 
     progress = None if (quiet or json_out) else LineProgress()
-    outputs = ReportFiles(report_out, html, md, junit, sarif)
+    files = ReportFiles(report_out, outputs)
     with hub_retry_lines(progress is not None):
         if publish is not None:
             _write_and_publish(request, publish, publishing, progress=progress,
-                               outputs=outputs, json_out=json_out, quiet=quiet)
+                               outputs=files, json_out=json_out, quiet=quiet)
         with option_errors():
             publishing.check()
-        _write_and_certify(request, progress, outputs, json_out=json_out, quiet=quiet)
+        _write_and_certify(request, progress, files, json_out=json_out, quiet=quiet)
 
 
 def _write_and_certify(request: WriteRequest, progress: LineProgress | None,
@@ -278,7 +221,7 @@ def _write_and_publish(request: WriteRequest, target: str, publishing: PublishWh
         print_result,
         quiet_hub_logs,
     )
-    from meshcert.publish.request import PublishRequest
+    from meshcert.publish.requests import PublishRequest
     from meshcert.publish.write_and_publish import write_and_publish
     publish = PublishRequest(package_dir=request.out_dir, target=target,
                              private=publishing.private, experimental=publishing.experimental,
@@ -360,10 +303,7 @@ class ReportFiles:
     """Where the written package's certification goes: cert.json and the other formats."""
 
     report_out: str | None
-    html: str | None
-    md: str | None
-    junit: str | None
-    sarif: str | None
+    outputs: ReportOutputs  # format -> path
 
     def write(self, report: CertReport) -> None:
         from meshcert.core.atomic import write_atomic
@@ -372,8 +312,7 @@ class ReportFiles:
         try:
             if self.report_out:
                 write_atomic(self.report_out, report.to_json())
-            write_reports(report, html=self.html, md=self.md, junit=self.junit,
-                          sarif=self.sarif)
+            write_reports(report, **self.outputs)
         except OSError as exc:  # the verdict cannot be delivered: never claim success
             raise undeliverable(exc) from None
 
@@ -397,7 +336,6 @@ def plan(
     """From the header alone: the artifacts `package write` would write and what each of
     N nodes would fetch; exit 0, or 2 when the source is refused."""
     from meshcert.certify.stages import layer_range
-    from meshcert.core.errors import Refused
     from meshcert.writer.plan_report import plan_report
     from meshcert.writer.write import WriteRequest, open_source, plan_for
     from meshcert.writer.write_options import check_plan_options
@@ -411,14 +349,12 @@ def plan(
             publisher_metadata=list(publisher_metadata or []),
             pick_up_publisher_metadata=not no_publisher_metadata,
             generation_defaults=generation_defaults)
-    try:
+    with _write_errors():
         model = open_source(request)
         try:
             planned = plan_for(request, model)
         finally:
             model.close()
-    except Refused as err:
-        raise _fail(err.exit_status, f"refused ({err.code}): {err.message}") from None
     report = plan_report(planned, stages, source=source, max_artifact_bytes=max_artifact_bytes)
     if json_out:
         from meshcert.cli.pipe import write_or_drop
@@ -438,32 +374,6 @@ def plan(
                      f"--stage {i}/{len(report.stages)}  {len(s.artifacts)} artifacts, "
                      f"{s.byte_size:,} bytes")
     typer.echo("\n".join(lines))
-
-
-def publisher_lines(report: PackagePlanReport) -> list[str]:
-    """The publisher files, typed defaults and request profiles of a plan, one line each."""
-    lines = [f"publisher metadata: {p.source_path} ({p.role}) -> {p.path}"
-             + (" [picked up from the source revision]" if p.picked_up else "")
-             for p in report.publisher_metadata]
-    if report.publisher_defaults is not None:
-        declared = [f"{slot} {d.dtype} ({d.artifact_id} {d.json_path})"
-                    for slot, d in (("compute_dtype", report.publisher_defaults.compute_dtype),
-                                    ("kv_cache_dtype", report.publisher_defaults.kv_cache_dtype))
-                    if d is not None]
-        lines.append("publisher defaults: " + (", ".join(declared) if declared
-                                               else "{} (none declared)"))
-    if report.request_defaults is not None:
-        rd = report.request_defaults
-        lines.append(f"request defaults: profiles {', '.join(rd.profiles)}; default "
-                     f"{rd.default}" + (f"; reasoning on {rd.reasoning_enabled}"
-                                        if rd.reasoning_enabled else "")
-                     + (f"; reasoning off {rd.reasoning_disabled}"
-                        if rd.reasoning_disabled else ""))
-    if report.speculative_decoding is not None:
-        lines.append(f"speculative decoding: {report.speculative_decoding}"
-                     + (" (kept beside request_defaults)" if report.request_defaults
-                        else ""))
-    return lines
 
 
 from meshcert.cli import job_cmd, publish_cmd  # noqa: E402  (their commands join this group)

@@ -17,7 +17,7 @@ from meshcert.cli.shared_options import (
 )
 
 if TYPE_CHECKING:
-    from meshcert.publish.request import PublishResult, SignPublished
+    from meshcert.publish.requests import PublishResult, SignPublished
 
 EXIT_CODES = {"published": Exit.PASSED, "failed": Exit.FAILED, "refused": Exit.REFUSED,
               "incomplete": Exit.INCOMPLETE}
@@ -72,7 +72,7 @@ def publish(
         "(docs/attestation.md).")] = None,
 ) -> None:
     """Publish DIR to the Hub over LFS, pinned and certified."""
-    from meshcert.publish.request import PublishRequest
+    from meshcert.publish.requests import PublishRequest
     from meshcert.publish.service import publish_package, refusal
 
     request = PublishRequest(

@@ -8,17 +8,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from meshcert.cli.deliver import undeliverable
-from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import Exit
 from meshcert.cli.option_errors import option_errors
-from meshcert.cli.shared_options import (
-    HtmlOpt,
-    JunitOpt,
-    MdOpt,
-    QuietOpt,
-    SarifOpt,
-    json_option,
-)
+from meshcert.cli.report_options import NO_OUTPUTS, ReportOutputs, report_outputs
+from meshcert.cli.shared_options import QuietOpt, json_option
 
 if TYPE_CHECKING:
     from meshcert.certify.merge import Slice
@@ -30,33 +23,27 @@ app = typer.Typer(help="Render reports for reviewers (HTML, Markdown, JUnit XML,
 
 
 @app.command("render")
+@report_outputs
 def render(
     report: Annotated[str, typer.Argument(
         metavar="REPORT.json",
         help="cert.json from `models certify`, or an evidence report (decisions.json).")],
-    html: HtmlOpt = None,
-    md: MdOpt = None,
-    junit: JunitOpt = None,
-    sarif: SarifOpt = None,
+    outputs: ReportOutputs = NO_OUTPUTS,
     json_out: Annotated[bool, json_option(
         "Print the report JSON (validated) on stdout, and nothing else.")] = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Render a report JSON; exit 2 when it is unreadable or not a meshcert report, 3 when a
     file cannot be written."""
-    from meshcert.core.errors import Refused
-    from meshcert.reports.loader import ReportLoadError, load_report
+    from meshcert.reports.loader import load_report
     from meshcert.reports.outputs import write_reports
-    from meshcert.reports.requests import check_render_outputs
+    from meshcert.reports.report_options import check_render_outputs
 
     with option_errors():
-        check_render_outputs(html, md, junit, sarif)
+        check_render_outputs(outputs)
+    loaded = load_report(report)  # unreadable, or a verdict it contradicts: the error's ending
     try:
-        loaded = load_report(report)
-    except (ReportLoadError, Refused) as exc:  # unreadable, or a verdict it contradicts
-        raise error_exit(exc) from None
-    try:
-        written = write_reports(loaded, html=html, md=md, junit=junit, sarif=sarif)
+        written = write_reports(loaded, **outputs)
     except OSError as exc:
         raise undeliverable(exc) from None
     if json_out:
@@ -67,6 +54,7 @@ def render(
 
 
 @app.command("merge")
+@report_outputs
 def merge(
     slices: Annotated[list[str], typer.Argument(
         metavar="SLICE.json...",
@@ -75,10 +63,7 @@ def merge(
         "--report-out", help="Write the merged cert.json here.")] = None,
     json_out: Annotated[bool, json_option("Print the merged JSON.")] = False,
     quiet: QuietOpt = False,
-    html: HtmlOpt = None,
-    md: MdOpt = None,
-    junit: JunitOpt = None,
-    sarif: SarifOpt = None,
+    outputs: ReportOutputs = NO_OUTPUTS,
     attest_key: Annotated[str | None, typer.Option(
         "--attest-key", metavar="NAME.key", help="Sign the merged result when the slices "
         "cover every layer and artifact (docs/attestation.md).")] = None,
@@ -111,7 +96,7 @@ def merge(
     try:
         if report_out:
             write_atomic(report_out, merged.to_json())
-        written = write_reports(merged, html=html, md=md, junit=junit, sarif=sarif)
+        written = write_reports(merged, **outputs)
     except OSError as exc:
         raise undeliverable(exc) from None
     if json_out:
@@ -127,23 +112,19 @@ def _load_slices(paths: list[str]) -> list[Slice]:
     (exit 2) naming it."""
     from meshcert.certify.merge import Slice
     from meshcert.certify.report import CertReport
-    from meshcert.core.errors import Refused
     from meshcert.reports.consistency import ContradictoryReport, duplicate_slices
-    from meshcert.reports.loader import ReportLoadError, load_report
+    from meshcert.reports.loader import load_report
 
     loaded: list[Slice] = []
     for path in paths:
-        try:
-            report = load_report(path, what="merged")
-        except (ReportLoadError, Refused) as exc:
-            raise error_exit(exc) from None
+        report = load_report(path, what="merged")
         if not isinstance(report, CertReport):
             typer.echo(f"error: {path}: not a cert.json (an evidence report?)", err=True)
             raise typer.Exit(Exit.USAGE)
         loaded.append(Slice(path, report))
     repeated = duplicate_slices([(s.name, s.report) for s in loaded])
     if repeated:
-        raise error_exit(ContradictoryReport("nothing merged: " + "; ".join(repeated)))
+        raise ContradictoryReport("nothing merged: " + "; ".join(repeated))
     return loaded
 
 

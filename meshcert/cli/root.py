@@ -9,10 +9,13 @@ from typing import Annotated, Any
 
 import typer
 
+from meshcert.cli.boundary import Boundary
 from meshcert.cli.exit_codes import Exit
 
 SETTINGS: dict[str, Any] = dict(
     name="meshcert",
+    # the one error boundary: any exception a command lets through ends here, as one line
+    cls=Boundary,
     help="Certify mesh-llm layer packages and turn benchmark evidence into decisions.",
     no_args_is_help=True,
     add_completion=False,

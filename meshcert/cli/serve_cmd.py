@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from meshcert.cli.errors import error_exit
 from meshcert.cli.exit_codes import Exit
 
 
@@ -35,18 +34,14 @@ def serve(
         typer.echo(f"error: meshcert serve needs the `serve` extra ({exc.name} is missing): "
                    "pip install 'meshcert[serve]'", err=True)
         raise typer.Exit(Exit.USAGE) from None
-    from meshcert.core.errors import MeshcertError
     from meshcert.serve.config import load_config
     from meshcert.serve.service import open_service
 
     level = log_level.upper()
     if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
         raise typer.BadParameter(f"{log_level!r} is not a log level", param_hint="--log-level")
-    try:
-        settings = load_config(config)
-        service = open_service(settings)
-    except MeshcertError as exc:
-        raise error_exit(exc) from None
+    settings = load_config(config)
+    service = open_service(settings)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if level != "DEBUG":  # one line per Hub request is noise; the service logs what it did
         for name in ("httpx", "httpx2", "huggingface_hub"):

@@ -9,9 +9,9 @@
   all three: adding an entry to a shared dataset (mesh-llm's is `meshllm/catalog`) is a change
   to someone else's repo, made only when asked. `hf://datasets/NS/NAME` (the spelling `catalog
   certify` takes) and `none` are accepted too.
-- `--html`, `--md`, `--junit`, `--sarif` on every command that writes a report: where to write
-  it in that format (the renderers come from meshcert/reports/registry.py; a command hands the
-  paths to `write_reports(report, html=..., md=..., junit=..., sarif=...)`).
+- The report files (`--html`, `--md`, `--junit`, `--sarif`: one option per row of
+  meshcert/reports/registry.py that has a `ReportOption`) are not here: they come from the
+  registry through `@report_outputs` (meshcert/cli/report_options.py).
 """
 
 from __future__ import annotations
@@ -29,18 +29,6 @@ CATALOG_HELP = ("Add the pinned package to this catalog dataset, NS/NAME or "
                 "--experimental or the token cannot push. Default: none.")
 CatalogTargetOpt = Annotated[str | None, typer.Option(
     "--catalog", metavar="NS/NAME", help=CATALOG_HELP)]
-
-HTML_HELP = "Write a self-contained HTML report here."
-MD_HELP = "Write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)."
-JUNIT_HELP = "Write JUnit XML here (for CI test dashboards)."
-SARIF_HELP = "Write SARIF 2.1.0 here (for code-scanning dashboards)."
-HtmlOpt = Annotated[str | None, typer.Option("--html", help=HTML_HELP)]
-MdOpt = Annotated[str | None, typer.Option("--md", help=MD_HELP)]
-JunitOpt = Annotated[str | None, typer.Option("--junit", help=JUNIT_HELP)]
-SarifOpt = Annotated[str | None, typer.Option("--sarif", help=SARIF_HELP)]
-# each report format's option flag and help, in the order the commands declare them
-REPORT_OPTIONS = {"html": ("--html", HTML_HELP), "md": ("--md", MD_HELP),
-                  "junit": ("--junit", JUNIT_HELP), "sarif": ("--sarif", SARIF_HELP)}
 
 _DATASET_PREFIX = "hf://datasets/"
 

@@ -1,4 +1,4 @@
-"""The finding-code registry: every code meshcert can emit, its default severity and remediation.
+"""The code table: every finding code meshcert can emit, its default severity and remediation.
 
 Codes are a public contract (tests and downstream scripts assert them). Where mesh-llm's package
 tool already names a problem, the same code is used. Checks refer to codes; reports render the
@@ -641,7 +641,7 @@ CODES |= _rows("engine", E, {
 
 
 def entry(code: str) -> CodeEntry:
-    """Return the catalog row for `code`; unknown codes are a programming error."""
+    """Return the code table's row for `code`; unknown codes are a programming error."""
     try:
         return CODES[code]
     except KeyError:

@@ -1,23 +1,25 @@
 """The one error family: every exception meshcert raises on purpose is a `MeshcertError`.
 
 Each error says what kind it is, and the kind decides the exit status a command ends with
-when the error reaches the CLI (the statuses of `meshcert.cli.exit_codes.Exit`):
+when the error reaches the CLI (the statuses of meshcert.core.exit_status, defined there once):
 
-- `USAGE` (2): the arguments or an input file given cannot be used.
-- `REFUSAL` (2): the work is refused before it starts; nothing was spent, written or uploaded.
-  `Refused` is the one class of this kind.
-- `FAILURE` (1): the work ran and something it met is wrong.
-- `INCOMPLETE` (3): the work could not finish (the Hub, the network or a worker failed us), so
-  there is no verdict.
-- `INTERRUPTED` (130): cancelled (Ctrl-C); what was done so far is kept.
+- `USAGE` (`Exit.USAGE`, 2): the arguments or an input file given cannot be used.
+- `REFUSAL` (`Exit.REFUSED`, 2): the work is refused before it starts; nothing was spent,
+  written or uploaded. `Refused` is the one class of this kind.
+- `FAILURE` (`Exit.FAILED`, 1): the work ran and something it met is wrong.
+- `INCOMPLETE` (`Exit.INCOMPLETE`, 3): the work could not finish (the Hub, the network or a
+  worker failed us), so there is no verdict.
+- `INTERRUPTED` (`Exit.INTERRUPTED`, 130): cancelled (Ctrl-C); what was done so far is kept.
 
-The CLI turns any of them into its message and that status in one place
-(`meshcert.cli.errors.error_exit`), never by the class's name.
+The CLI turns any of them into its message and that status in one place, the error boundary
+at its root (`meshcert.cli.boundary`), never by the class's name.
 """
 
 from __future__ import annotations
 
 from enum import Enum
+
+from meshcert.core.exit_status import Exit, ExitStatus
 
 
 class ErrorKind(Enum):
@@ -28,12 +30,13 @@ class ErrorKind(Enum):
     INTERRUPTED = "interrupted"
 
     @property
-    def exit_status(self) -> int:
+    def exit_status(self) -> ExitStatus:
         return _EXIT_STATUS[self]
 
 
-_EXIT_STATUS = {ErrorKind.USAGE: 2, ErrorKind.REFUSAL: 2, ErrorKind.FAILURE: 1,
-                ErrorKind.INCOMPLETE: 3, ErrorKind.INTERRUPTED: 130}
+_EXIT_STATUS = {ErrorKind.USAGE: Exit.USAGE, ErrorKind.REFUSAL: Exit.REFUSED,
+                ErrorKind.FAILURE: Exit.FAILED, ErrorKind.INCOMPLETE: Exit.INCOMPLETE,
+                ErrorKind.INTERRUPTED: Exit.INTERRUPTED}
 
 
 class MeshcertError(Exception):
@@ -43,7 +46,7 @@ class MeshcertError(Exception):
     kind: ErrorKind = ErrorKind.FAILURE
 
     @property
-    def exit_status(self) -> int:
+    def exit_status(self) -> ExitStatus:
         """The status a command exits with when this error ends it."""
         return self.kind.exit_status
 

@@ -13,12 +13,12 @@ class Finding(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     code: str = Field(json_schema_extra={"enum": list(sorted(CODES))},
-                      description="A code of the finding catalog (docs/finding-codes.md).")
+                      description="A code of the finding-code table (docs/finding-codes.md).")
     severity: Severity
     message: str
     path: str | None = None
     layer_index: int | None = None
-    remediation: str = Field(description="What to do about it, from the finding catalog.")
+    remediation: str = Field(description="What to do about it, from the finding-code table.")
     check: str | None = Field(default=None, description="Name of the check group that found it.")
 
 
@@ -30,8 +30,8 @@ def finding(
     layer_index: int | None = None,
     severity: Severity | None = None,
 ) -> Finding:
-    """Build a finding whose severity and remediation come from the catalog (a `severity`
-    other than the code's default takes the remediation the catalog gives for it)."""
+    """Build a finding whose severity and remediation come from the code table (a `severity`
+    other than the code's default takes the remediation the code table gives for it)."""
     row = entry(code)
     emitted = severity or row.severity
     return Finding(

@@ -19,7 +19,7 @@ from meshcert.core.parallel import Cancelled, map_cancellable
 from meshcert.core.progress import NullProgress, ProgressObserver
 from meshcert.core.verify_cache import VerifyCache
 
-__all__ = ["HashResult", "Interrupted", "VerifyCache", "hash_files", "sha256_file"]
+__all__ = ["HashResult", "HashingInterrupted", "VerifyCache", "hash_files", "sha256_file"]
 
 CHUNK = 4 * 1024 * 1024
 
@@ -32,7 +32,7 @@ class HashResult:
     cached: bool = False
 
 
-class Interrupted(MeshcertError):
+class HashingInterrupted(MeshcertError):
     """Hashing was cancelled (Ctrl-C); results so far are attached."""
 
     kind = ErrorKind.INTERRUPTED
@@ -84,7 +84,7 @@ def hash_files(
 ) -> dict[str, HashResult]:
     """Hash every path in parallel. Read errors become results, never exceptions.
 
-    Raises Interrupted (with the results so far) on KeyboardInterrupt.
+    Raises HashingInterrupted (with the results so far) on KeyboardInterrupt.
     """
     todo = list(dict.fromkeys(paths))
     progress = progress or NullProgress()
@@ -118,7 +118,7 @@ def hash_files(
     try:
         results |= map_cancellable(pending, work, name="sha256", workers=workers)
     except Cancelled as stop:
-        raise Interrupted({**results, **stop.results}) from None
+        raise HashingInterrupted({**results, **stop.results}) from None
     finally:
         progress.end()
     if cache:

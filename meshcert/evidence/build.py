@@ -1,4 +1,5 @@
-"""Assemble the EvidenceReport: table -> Evidence -> gate, decisions, row statistics.
+"""Assemble the EvidenceReport: table -> RuleTable (the rules resolved once) -> gate, decisions,
+row statistics.
 
 Pure: the caller hands in the ingested table, its problems and sources (provenance: sha256,
 lines) and an optional package check result. No I/O, no printing, no exiting.
@@ -13,7 +14,7 @@ from typing import Any
 from meshcert.evidence.decisions import DecisionOptions, decide_all
 from meshcert.evidence.gates import evaluate_gate
 from meshcert.evidence.headline import build_headline
-from meshcert.evidence.matching import Evidence, RowMatch
+from meshcert.evidence.matching import resolve_rules
 from meshcert.evidence.mesh_decisions import mesh_evidence
 from meshcert.evidence.report import (
     BackendInfo,
@@ -24,12 +25,12 @@ from meshcert.evidence.report import (
     PackageCheck,
     QualityLimits,
     RowStats,
-    RowStatus,
     SettingValue,
     SourceRef,
     StatsMethod,
     ToolInfo,
 )
+from meshcert.evidence.rule_table import ResolvedRow, RuleTable
 from meshcert.evidence.rules import ALPHA_ONE_SIDED, ENV_VARS, Q2_QUALITY, RULES, Rules
 from meshcert.evidence.settings import EvidenceSettings
 from meshcert.evidence.stats import CONFIDENCE, SampleSet, summarize
@@ -77,12 +78,12 @@ def _sorted_unique(values: Iterable[Any]) -> list[str]:
     return sorted({str(v) for v in values if v is not None and v != ""})
 
 
-def _inputs(ev: Evidence, problems: Iterable[Any], sources: Iterable[Any],
+def _inputs(t: RuleTable, problems: Iterable[Any], sources: Iterable[Any],
             label: str | None) -> Inputs:
     """One InputFile per ingested source (IngestResult.sources: file, format, sha256, lines),
     then any file only the rows name (e.g. runs merged from an evidence JSON)."""
     by_file: dict[str, list[dict[str, Any]]] = {}
-    for r in ev.rows:
+    for r in t.rows:
         by_file.setdefault(str(r.get("source_file") or ""), []).append(r)
     known = {str(getattr(s, "file", "")): s for s in sources}
     files = []
@@ -103,38 +104,35 @@ def _inputs(ev: Evidence, problems: Iterable[Any], sources: Iterable[Any],
             devices=_sorted_unique(r.get("device") for r in rows),
             build_commits=_sorted_unique(r.get("build_commit") for r in rows),
             sha256=getattr(source, "sha256", None), lines=getattr(source, "lines", None)))
-    backends = [BackendInfo(name=name, perf_samples=count, evaluated=name == ev.backend)
-                for name, count in ev.backends.items()]
+    backends = [BackendInfo(name=name, perf_samples=count, evaluated=name == t.backend)
+                for name, count in t.backends.items()]
     return Inputs(files=files, problems=[problem_text(p) for p in problems], label=label,
-                  backend=ev.backend, backends=backends, notes=list(ev.notes))
+                  backend=t.backend, backends=backends, notes=list(t.notes))
 
 
 def _refs(s: SampleSet | None) -> list[SourceRef]:
     return [SourceRef(file=r.file, line=r.line) for r in s.refs] if s else []
 
 
-def _component(m: RowMatch, required: bool) -> ComponentRow:
+def _component(m: ResolvedRow, required: bool) -> ComponentRow:
     spec, s = m.spec, m.samples
     summary = summarize(s.values) if s is not None else None
-    status: RowStatus = ("present" if m.present else "not supported" if m.unsupported
-                         else "missing")
     return ComponentRow(
         label=spec.label, title=spec.title, phase=spec.phase, group=spec.group,
-        variant=spec.variant, pattern=spec.pattern, required=required, status=status,
+        variant=spec.variant, pattern=m.pattern, required=required, status=m.status,
         params=s.key.params if s else None, n=m.n,
         median_us=summary.median if summary else None, iqr_us=summary.iqr if summary else None,
         min_us=summary.min if summary else None, max_us=summary.max if summary else None,
         ambiguous=[k.params for k in m.alternatives], sources=_refs(s), note=spec.note)
 
 
-def _row_stats(ev: Evidence) -> list[RowStats]:
+def _row_stats(t: RuleTable) -> list[RowStats]:
     out = []
-    for key, s in sorted(ev.samples.items(), key=lambda kv: kv[1].order):
-        if key.backend is not None and ev.backend is not None and key.backend != ev.backend:
+    for key, s in sorted(t.samples.items(), key=lambda kv: kv[1].order):
+        if key.backend is not None and t.backend is not None and key.backend != t.backend:
             continue
         summary = summarize(s.values)
-        labels = [spec.label for spec in ev.rules.rows
-                  if spec.matches(key.op, key.variant, s.param_dict)]
+        labels = list(t.sample_labels[key])
         out.append(RowStats(
             labels=labels, backend=key.backend, op=key.op, params=key.params,
             variant=key.variant, n=s.n, median_us=summary.median if summary else None,
@@ -158,20 +156,20 @@ def build_report(table: Any, *, settings: EvidenceSettings, options: BuildOption
                  rules: Rules = RULES) -> EvidenceReport:
     """Everything a reviewer needs, from the ingested table (see `meshcert/evidence/table.py`)."""
     options = options or BuildOptions()
-    ev = Evidence.build(table, rules, options.backend)
-    gate = evaluate_gate(ev, settings, force=options.phase_e)
+    t = resolve_rules(table, rules, options.backend)
+    gate = evaluate_gate(t, settings, force=options.phase_e)
     d = options.decisions.for_rules(rules)
-    decisions, omitted = decide_all(ev, settings, d)
+    decisions, omitted = decide_all(t, settings, d)
     required = set(gate.required_rows)
-    components = [_component(ev.match_label(r.label), r.label in required) for r in rules.rows]
+    components = [_component(t.labels[r.label], r.label in required) for r in rules.rows]
     quality = d.quality_for(next((s.quality for s in rules.decisions if s.quality),
                                  Q2_QUALITY))
     notes = []
-    unused = sum(1 for r in ev.rows if r.get("kind") == "bench")
+    unused = sum(1 for r in t.rows if r.get("kind") == "bench")
     if unused:
         notes.append(f"{unused} llama-bench row(s) are recorded as inputs; no Phase E/D rule "
                      "reads them")
-    mesh = mesh_evidence(ev.rows, rules.mesh, min_samples=d.needed)
+    mesh = mesh_evidence(t.rows, rules.mesh, min_samples=d.needed)
     if package_check is not None and package_check.status == "failed":
         notes.append("the package breaks the q2_K routed-down rule: " +
                      "; ".join(package_check.messages))
@@ -185,8 +183,8 @@ def build_report(table: Any, *, settings: EvidenceSettings, options: BuildOption
                            replicates=d.replicates, seed=d.seed, min_samples=d.needed,
                            alpha_one_sided=d.alpha or ALPHA_ONE_SIDED,
                            multiple_comparisons=HOLM_DESCRIPTION, sample_rule=SAMPLE_RULE),
-        inputs=_inputs(ev, problems, sources, options.label),
-        rows=_row_stats(ev), components=components, estimate=gate.estimate,
+        inputs=_inputs(t, problems, sources, options.label),
+        rows=_row_stats(t), components=components, estimate=gate.estimate,
         estimate_message=gate.estimate_message, gate=gate, decisions=decisions,
         omitted_decisions=omitted, package_check=package_check, notes=notes, **mesh)
     report.headline = build_headline(report)

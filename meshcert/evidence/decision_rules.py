@@ -186,28 +186,29 @@ def load_decision_rules(path: str | os.PathLike[str]) -> DecisionRules:
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise DecisionRulesError(f"cannot read catalog {p}: {exc}") from None
+        raise DecisionRulesError(f"cannot read decision rules {p}: {exc}") from None
     try:
         data = _parse_text(p, text)
     except json.JSONDecodeError as exc:
-        raise DecisionRulesError(f"catalog {p}: not valid JSON: {exc.msg} (line {exc.lineno})") \
-            from None
+        raise DecisionRulesError(f"decision rules {p}: not valid JSON: {exc.msg} "
+                                 f"(line {exc.lineno})") from None
     except tomllib.TOMLDecodeError as exc:
-        raise DecisionRulesError(f"catalog {p}: not valid TOML: {exc}") from None
+        raise DecisionRulesError(f"decision rules {p}: not valid TOML: {exc}") from None
     try:
         parsed = DecisionRules.model_validate(data)
     except ValidationError as exc:
         from meshcert.core.validation import problems
 
-        raise DecisionRulesError(f"catalog {p}: {problems(exc)}") from None
+        raise DecisionRulesError(f"decision rules {p}: {problems(exc)}") from None
     builtin = {d.policy for d in RULES.decisions}
     seen: set[str] = set()
     for d in parsed.decisions:
         if d.policy in builtin:
-            raise DecisionRulesError(f"catalog {p}: decisions.{d.policy}: the policy name is a "
-                               "built-in decision; choose another")
+            raise DecisionRulesError(f"decision rules {p}: decisions.{d.policy}: the policy name "
+                                     "is a built-in decision; choose another")
         if d.policy in seen:
-            raise DecisionRulesError(f"catalog {p}: decisions.{d.policy}: policy given twice")
+            raise DecisionRulesError(f"decision rules {p}: decisions.{d.policy}: policy given "
+                                     "twice")
         seen.add(d.policy)
     return parsed
 
@@ -227,11 +228,11 @@ _USER_RULE = _RULE_COMMON + (
     "promote when <parity>the Holm-adjusted one-sided bootstrap test shows speedup "
     "above {threshold:g}{env_suffix} for every comparison{quality}; needs-parity / "
     "needs-quality when only that evidence is missing; otherwise keep-evidence-gated. "
-    "(user catalog)")
+    "(user decision rules)")
 
 
 def to_rules(user: DecisionRules, base: Rules = RULES) -> Rules:
-    """The built-in catalog plus the user's rows and decisions."""
+    """The built-in rules plus the user's rows and decisions."""
     rows: list[RowSpec] = []
     decisions: list[DecisionSpec] = []
     for d in user.decisions:

@@ -1,4 +1,4 @@
-"""Verdicts per policy, phase default and quant recipe, from the catalog's decision table.
+"""Verdicts per policy, phase default and quant recipe, from the decision table of the rules.
 
 Order of the rules (first that applies wins), with `min_samples` the rules' sample policy
 (`Rules.min_samples`, 3 unless a decision rules file's `[sample_policy]` says otherwise; the A/B
@@ -13,8 +13,8 @@ rules read the same setting):
    interval lying above the threshold). A decision with several comparisons clears only if all
    do: its p is the largest of theirs (intersection-union test);
 5. review tripwires (`moe_merged_shared_gate_up`, `moe_weighted_down`): the *gate* treats them
-   as tripwires (exit 2, "revisit ..."), the *decision* follows the catalog rule: cleared with
-   parity -> `promote`, and the reason carries the catalog's "revisit ... policy" message; the
+   as tripwires (exit 2, "revisit ..."), the *decision* follows its rule: cleared with
+   parity -> `promote`, and the reason carries the rule's "revisit ... policy" message; the
    message is also given when the point estimate alone is above the threshold (as the gate
    does), whatever the verdict;
 6. otherwise `promote` when cleared, parity passed for every row involved and (quant recipes)
@@ -29,7 +29,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from meshcert.evidence.matching import Evidence, RowMatch
 from meshcert.evidence.report import (
     Comparison,
     Decision,
@@ -39,11 +38,11 @@ from meshcert.evidence.report import (
     ParityEvidence,
     QualityEvidence,
     RowRef,
-    RowStatus,
     SourceRef,
     ThresholdSource,
     Verdict,
 )
+from meshcert.evidence.rule_table import ResolvedRow, RuleTable
 from meshcert.evidence.rules import (
     ALPHA_ONE_SIDED,
     MIN_SAMPLES,
@@ -63,7 +62,7 @@ from meshcert.evidence.stats import (
 
 @dataclass(frozen=True)
 class DecisionOptions:
-    """CLI-overridable knobs (None: the catalog default)."""
+    """CLI-overridable knobs (None: the rules' default)."""
 
     quality_baseline: str | None = None
     quality_candidate: str | None = None
@@ -101,7 +100,7 @@ class _Draft:
     threshold_source: ThresholdSource
     comparisons: list[Comparison]
     estimates: list[RatioEstimate | None]
-    matches: dict[str, RowMatch]
+    matches: dict[str, ResolvedRow]
     parity: ParityEvidence
     quality: QualityEvidence | None
     shortfalls: list[tuple[str, int]]  # (row label, samples it has)
@@ -122,25 +121,23 @@ def _src(rec: dict[str, Any]) -> SourceRef:
                      line=int(line) if line is not None else None)
 
 
-def _row_ref(m: RowMatch) -> RowRef:
+def _row_ref(m: ResolvedRow) -> RowRef:
     s = m.samples
-    status: RowStatus = ("present" if m.present else "not supported" if m.unsupported
-                         else "missing")
-    return RowRef(label=m.spec.label, title=m.spec.title, status=status,
+    return RowRef(label=m.spec.label, title=m.spec.title, status=m.status,
                   backend=s.key.backend if s else None, op=m.spec.op,
                   params=s.key.params if s else None, variant=m.spec.variant, n=m.n,
-                  median_us=m.median(),
+                  median_us=m.median,
                   sources=[SourceRef(file=r.file, line=r.line) for r in s.refs] if s else [])
 
 
-def _parity(ev: Evidence, labels: Sequence[str]) -> ParityEvidence:
+def _parity(t: RuleTable, labels: Sequence[str]) -> ParityEvidence:
     cases: list[ParityCase] = []
     without: list[str] = []
     for label in labels:
-        spec = ev.rules.row(label)
-        found = ev.parity(spec)
+        row = t.labels[label]
+        found = row.parity
         if not found:
-            without.append(spec.title)
+            without.append(row.spec.title)
         for r in found:
             cases.append(ParityCase(
                 label=label, backend=r.get("backend"), op=str(r.get("op")),
@@ -166,14 +163,15 @@ def _metric(rows: list[dict[str, Any]], metric: str
     return float(first["value"]), first.get("value_err"), first, len(found)
 
 
-def _quality(ev: Evidence, spec: QualitySpec) -> QualityEvidence:
+def _quality(t: RuleTable, spec: QualitySpec) -> QualityEvidence:
     """Perplexity change and mean KLD of the candidate vs the baseline.
 
     A `--kl-divergence` run of the candidate gives both (its paired `PPL(Q)/PPL(base)` is used
     for the perplexity change); otherwise `Final estimate: PPL` of a baseline run and of a
     candidate run are compared. Several values of one metric: the first is used (and said).
     """
-    base_rows, cand_rows = ev.quality(spec.baseline), ev.quality(spec.candidate)
+    base_rows = list(t.quality.get(spec.baseline, ()))
+    cand_rows = list(t.quality.get(spec.candidate, ()))
     kld, kld_err, kld_rec, n_kld = _metric(cand_rows, "kld_mean")
     same_top, _, _, _ = _metric(cand_rows, "same_top_p")
     ratio, _, ratio_rec, n_ratio = _metric(cand_rows, "ppl_ratio")
@@ -218,13 +216,13 @@ def _quality(ev: Evidence, spec: QualitySpec) -> QualityEvidence:
         problems=problems)
 
 
-def _draft(ev: Evidence, spec: DecisionSpec, settings: EvidenceSettings,
+def _draft(t: RuleTable, spec: DecisionSpec, settings: EvidenceSettings,
            options: DecisionOptions) -> _Draft:
     source: ThresholdSource = "fixed"
     threshold = spec.default_threshold()
     if spec.threshold_env is not None and settings.knows(spec.threshold_env):
         threshold, source = settings.get(spec.threshold_env), settings.source(spec.threshold_env)
-    matches = {label: ev.match_label(label) for label in spec.rows()}
+    matches = {label: t.labels[label] for label in spec.rows()}
     shortfalls = [(label, m.n) for label, m in matches.items() if m.n < options.needed]
     comparisons: list[Comparison] = []
     estimates: list[RatioEstimate | None] = []
@@ -233,8 +231,8 @@ def _draft(ev: Evidence, spec: DecisionSpec, settings: EvidenceSettings,
         cand = [matches[lbl] for lbl in c.candidate]
         n_base, n_cand = min(m.n for m in base), min(m.n for m in cand)
         est: RatioEstimate | None = None
-        base_us = sum(m.median() or 0.0 for m in base) if n_base else None
-        cand_us = sum(m.median() or 0.0 for m in cand) if n_cand else None
+        base_us = sum(m.median or 0.0 for m in base) if n_base else None
+        cand_us = sum(m.median or 0.0 for m in cand) if n_cand else None
         if min(n_base, n_cand) >= options.needed:
             est = ratio_interval([m.samples.values for m in base if m.samples],
                                  [m.samples.values for m in cand if m.samples],
@@ -249,9 +247,9 @@ def _draft(ev: Evidence, spec: DecisionSpec, settings: EvidenceSettings,
             p_value=est.p_value if est else None, seed=est.seed if est else None,
             significantly_slower=bool(est and est.ci_high < 1.0)))
         estimates.append(est)
-    quality = _quality(ev, options.quality_for(spec.quality)) if spec.quality else None
+    quality = _quality(t, options.quality_for(spec.quality)) if spec.quality else None
     return _Draft(spec, threshold, source, comparisons, estimates, matches,
-                  _parity(ev, spec.rows()), quality, shortfalls)
+                  _parity(t, spec.rows()), quality, shortfalls)
 
 
 def _rule_text(spec: DecisionSpec, d: _Draft, options: DecisionOptions) -> str:
@@ -313,7 +311,7 @@ def _verdict(d: _Draft, cleared: bool, step_down_stopped: bool, options: Decisio
         return "keep-evidence-gated", why, missing, messages, review
     if spec.kind == "review-tripwire" and d.parity.status == "passed":
         # the gate's tripwire fired and the evidence is strong: the decision follows the
-        # catalog rule (promote) and keeps the gate's "revisit ..." message in its reason
+        # decision rule (promote) and keeps the gate's "revisit ..." message in its reason
         review = True
         if spec.review_message and not point_over:
             messages.append(spec.review_message)
@@ -344,22 +342,22 @@ def _unique(sources: list[SourceRef]) -> list[SourceRef]:
     return list(seen.values())
 
 
-def _included(ev: Evidence, spec: DecisionSpec) -> bool:
+def _included(t: RuleTable, spec: DecisionSpec) -> bool:
     """Phase E and user decisions always appear; Phase D ones when one of their rows is
     present."""
     return spec.phase in ("E", "user") or any(
-        ev.match_label(lbl).samples is not None for lbl in spec.rows())
+        t.labels[lbl].samples is not None for lbl in spec.rows())
 
 
-def decide_all(ev: Evidence, settings: EvidenceSettings,
+def decide_all(t: RuleTable, settings: EvidenceSettings,
                options: DecisionOptions | None = None
                ) -> tuple[list[Decision], list[OmittedDecision]]:
-    options = (options or DecisionOptions()).for_rules(ev.rules)
+    options = (options or DecisionOptions()).for_rules(t.rules)
     drafts: list[_Draft] = []
     omitted: list[OmittedDecision] = []
-    for spec in ev.rules.decisions:
-        if _included(ev, spec):
-            drafts.append(_draft(ev, spec, settings, options))
+    for spec in t.rules.decisions:
+        if _included(t, spec):
+            drafts.append(_draft(t, spec, settings, options))
         else:
             omitted.append(OmittedDecision(policy=spec.policy,
                                            reason="none of its Phase D rows are present"))

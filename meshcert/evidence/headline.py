@@ -2,7 +2,7 @@
 
     headline = build_headline(report)   # Headline(status, summary, phase_e, items)
 
-Items, in this order: the Phase E MoE gate (only when it applies), the catalog decisions whose
+Items, in this order: the Phase E MoE gate (only when it applies), the rules' decisions whose
 rows the evidence holds (all of them when the gate applies), A/B comparisons, KV-cache dtypes,
 history setups, mesh-llm promotions, the package rule. Each keeps its own verdict and gets an
 outcome: `failed` when the evidence says no (a failed gate, `reject`, a performance regression
@@ -63,7 +63,7 @@ def _gate_item(report: EvidenceReport) -> list[HeadlineItem]:
 
 
 def supported_decisions(report: EvidenceReport) -> list[Decision]:
-    """The catalog decisions the evidence speaks to: all when the Phase E gate applies, else
+    """The rules' decisions the evidence speaks to: all when the Phase E gate applies, else
     those with a row present (mesh-llm evidence leaves the GLM decisions out)."""
     return [d for d in report.decisions if report.gate.applies or _has_rows(d)]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from meshcert.evidence.parsers.base import MESH_FORMATS
+from meshcert.evidence.parsers.base import MESH_FORMAT_NAMES
 from meshcert.evidence.report import MeshMetricRow
 
 MAX_SOURCES = 20
@@ -17,7 +17,7 @@ MAX_SOURCES = 20
 def mesh_rows(records: Iterable[Mapping[str, Any]]) -> list[MeshMetricRow]:
     groups: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = {}
     for r in records:
-        if r.get("format") in MESH_FORMATS and r.get("value") is not None:
+        if r.get("format") in MESH_FORMAT_NAMES and r.get("value") is not None:
             key = (str(r["format"]), str(r.get("op")), str(r.get("params") or ""),
                    str(r.get("metric")))
             groups.setdefault(key, []).append(r)

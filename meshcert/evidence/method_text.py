@@ -1,7 +1,7 @@
 """Which statistics a report's decisions were made by, for its Method section (Markdown) and
-provenance facts (HTML): the Phase E/D bootstrap only when a catalog decision is shown or the
-gate applies, the A/B test only when the report holds an A/B decision, so an A/B-only report
-never names a bootstrap it did not run."""
+provenance facts (HTML): the Phase E/D bootstrap only when a Phase E/D or user decision is
+shown or the gate applies, the A/B test only when the report holds an A/B decision, so an
+A/B-only report never names a bootstrap it did not run."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from meshcert.evidence.headline import supported_decisions
 from meshcert.evidence.report import EvidenceReport
 
 
-def catalog_method_applies(report: EvidenceReport) -> bool:
+def bootstrap_method_applies(report: EvidenceReport) -> bool:
     """The Phase E/D bootstrap decided something shown (or the gate applies)."""
     return bool(supported_decisions(report)) or report.gate.applies
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from gguf import GGMLQuantizationType
 
 from meshcert.certify.view import PackageView
-from meshcert.core.gguf.model import GGUFHeader, HeaderError
+from meshcert.core.gguf.model import GGUFHeader, HeaderProblem
 from meshcert.core.gguf.names import NEXTN_PREDICT_LAYERS_KEY, is_nextn, layer_component, layer_of
 from meshcert.evidence.errors import EvidenceError
 from meshcert.evidence.report import PackageCheck, PackageLayerCheck
@@ -67,10 +67,10 @@ def _nextn_layers(headers: Mapping[str, GGUFHeader], names: list[str]) -> list[i
 
 
 def check_nextn_down(view: PackageView, package: str,
-                     source: GGUFHeader | HeaderError | None = None) -> PackageCheck:
+                     source: GGUFHeader | HeaderProblem | None = None) -> PackageCheck:
     headers = {p: h for p, h in view.headers.items() if isinstance(h, GGUFHeader)}
     messages = [f"{p}: {h.message}" for p, h in sorted(view.headers.items())
-                if isinstance(h, HeaderError)]
+                if isinstance(h, HeaderProblem)]
     messages += [f.message for f in view.source_findings]
     if not headers:
         return PackageCheck(rule=RULE, package=package, status="unknown",
@@ -87,7 +87,7 @@ def check_nextn_down(view: PackageView, package: str,
     original: dict[str, int] = {}
     if isinstance(source, GGUFHeader):
         original = {t.name: t.ggml_type for t in source.tensors}
-    elif isinstance(source, HeaderError):
+    elif isinstance(source, HeaderProblem):
         messages.append(f"source GGUF: {source.message}")
     checks = [_layer_check(layer, downs.get(layer), original) for layer in nextn]
     status: Literal["passed", "failed", "not-applicable", "unknown"]
@@ -146,7 +146,7 @@ def load_package(ref_text: str) -> PackageView:
     return load_view(request, ref, NullProgress())
 
 
-def read_source_header(path: str) -> GGUFHeader | HeaderError:
+def read_source_header(path: str) -> GGUFHeader | HeaderProblem:
     from meshcert.core.gguf.reader import read_header_file
 
     return read_header_file(path)

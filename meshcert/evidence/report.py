@@ -102,7 +102,7 @@ class Inputs(_Model):
 class RowStats(_Model):
     """The samples of one (backend, op, params, variant)."""
 
-    labels: list[str] = Field(default_factory=list, description="Catalog rows it satisfies.")
+    labels: list[str] = Field(default_factory=list, description="Rule rows it satisfies.")
     backend: str | None
     op: str
     params: str
@@ -123,7 +123,7 @@ class RowStats(_Model):
 
 
 class ComponentRow(_Model):
-    """A catalog row and what the table holds for it."""
+    """A row of the rules and what the table holds for it."""
 
     label: str
     title: str
@@ -317,7 +317,7 @@ class Decision(_Model):
     value: str | None = Field(default=None, description="The policy value decided on, if any.")
     verdict: Verdict
     reason: str
-    rule: str = Field(description="The rule, fixed in the catalog before the data was read.")
+    rule: str = Field(description="The rule, fixed in the decision rules before the data was read.")
     threshold: float
     threshold_env: str | None = None
     threshold_source: ThresholdSource

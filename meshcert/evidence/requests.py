@@ -36,14 +36,14 @@ class DecisionsInput:
     via_deprecated_alias: bool = False
 
 
-def decisions_input(decisions: Path | None, catalog_alias: Path | None) -> DecisionsInput:
+def decisions_input(decisions: Path | None, deprecated_alias: Path | None) -> DecisionsInput:
     """--decisions FILE, or its deprecated alias --catalog FILE; not both."""
-    if catalog_alias is None:
+    if deprecated_alias is None:
         return DecisionsInput(decisions)
     if decisions is not None:
         raise OptionError("give --decisions only (--catalog is its deprecated alias)",
                           "--catalog")
-    return DecisionsInput(catalog_alias, via_deprecated_alias=True)
+    return DecisionsInput(deprecated_alias, via_deprecated_alias=True)
 
 
 @dataclass(frozen=True)

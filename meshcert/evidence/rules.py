@@ -18,7 +18,7 @@ from typing import Literal
 from meshcert.evidence.defaults import REQUIRE_GATES
 
 ParamValue = int | float | str | tuple[int | float | str, ...]
-Phase = Literal["E", "E-sweep", "D", "user"]  # "user": from a --catalog file
+Phase = Literal["E", "E-sweep", "D", "user"]  # "user": from a --decisions file
 # When a row is required by the Phase E gate (with gates on):
 #   "always": one of the 15; "sweep": with GLM52_PHASE_E_KERNEL_SWEEP non-zero; "never": optional.
 Requirement = Literal["always", "sweep", "never"]
@@ -524,7 +524,7 @@ DECISIONS: tuple[DecisionSpec, ...] = (
 
 @dataclass(frozen=True)
 class Rules:
-    """The tables one evaluation uses (tests build variants; the CLI uses `CATALOG`)."""
+    """The tables one evaluation uses (tests build variants; the CLI uses `RULES`)."""
 
     rows: tuple[RowSpec, ...] = ALL_ROWS
     dispatch_checks: tuple[DispatchCheckSpec, ...] = DISPATCH_CHECKS

@@ -18,8 +18,9 @@ from meshcert.evidence.build import BuildOptions, build_report
 from meshcert.evidence.decisions import DecisionOptions
 from meshcert.evidence.gates import evaluate_gate
 from meshcert.evidence.ingest import IngestResult, ingest_files, tool_version
-from meshcert.evidence.matching import Evidence
+from meshcert.evidence.matching import resolve_rules
 from meshcert.evidence.report import EvidenceReport, GateResult, PackageCheck
+from meshcert.evidence.rule_table import RuleTable
 from meshcert.evidence.rules import RULES, Rules
 from meshcert.evidence.settings import EvidenceSettings, load_settings
 
@@ -69,7 +70,7 @@ def _refuse_unusable(paths: list[str | os.PathLike[str]], result: IngestResult) 
 @dataclass
 class GateRun:
     ingest: IngestResult
-    evidence: Evidence
+    resolved: RuleTable
     gate: GateResult
 
 
@@ -86,8 +87,8 @@ def gate_files(paths: Iterable[str | os.PathLike[str]], *, settings: EvidenceSet
     paths = list(paths)
     result = ingest_files(paths, label=label)
     _refuse_unusable(paths, result)
-    ev = Evidence.build(result.table, RULES, backend)
-    return GateRun(result, ev, evaluate_gate(ev, settings, force=phase_e))
+    resolved = resolve_rules(result.table, RULES, backend)
+    return GateRun(result, resolved, evaluate_gate(resolved, settings, force=phase_e))
 
 
 def check_package(package: str, source_gguf: str | None = None) -> PackageCheck:

@@ -42,7 +42,8 @@ class EvidenceSettings:
         return _parse(ENV_BY_NAME[name], ENV_BY_NAME[name].default)
 
     def knows(self, name: str) -> bool:
-        """A built-in variable, or one a user catalog declared when these were loaded."""
+        """A built-in variable, or one a user's decision rules file declared when these were
+        loaded."""
         return name in self.values or name in ENV_BY_NAME
 
     def source(self, name: str) -> Source:
@@ -89,7 +90,7 @@ def load_settings(environ: Mapping[str, str] | None = None,
     """Effective settings: overrides (CLI flags) > environment > defaults.
 
     `environ` defaults to `os.environ`; unknown override names raise SettingsError. `extra`:
-    threshold variables a user catalog declares (parsed like the built-in ratios).
+    threshold variables a user's decision rules file declares (parsed like the built-in ratios).
     """
     env = os.environ if environ is None else environ
     values: dict[str, float] = {}

@@ -182,10 +182,14 @@ def run_certify_jobs(plan: CertifyJobsPlan, preflight: CertReport, jobs: Jobs, *
         finals = _wait(jobs, submitted, launch)
         for thread in followers:
             thread.join(timeout=30)
-    except BaseException:
+    except BaseException as exc:
         for _item, state in submitted:  # never leave jobs running (and billing) behind
             with contextlib.suppress(HubError):
                 jobs.cancel(state.job_id)
+        if isinstance(exc, HubError):  # the Hub's failure, and what became of the jobs
+            raise HubError(exc.code, f"{exc.message} (submitted jobs were cancelled)",
+                           retryable=exc.retryable, retry_after=exc.retry_after,
+                           status=exc.status) from exc
         raise
     return _merge(plan, preflight, jobs, finals)
 

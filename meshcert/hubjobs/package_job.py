@@ -29,8 +29,9 @@ writes to a file for `--generation-defaults`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from meshcert.core.errors import Refused
 from meshcert.core.hub.access import may_write
@@ -51,6 +52,9 @@ from meshcert.hubjobs.jobs_api import JobSpec, Mount
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 MODEL_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*(:[A-Za-z0-9][\w.-]*)?$")
 REPORT_TAG = "package-write"
+
+if TYPE_CHECKING:
+    from meshcert.certify.report import CertReport
 RAM_BYTES = 4 * 10**9  # the writer stays under 300 MB; pip, Python and headroom
 CPUS = 2
 
@@ -267,3 +271,22 @@ def job_spec(plan: PackageJobPlan, token: str | None, attest_key_pem: str | None
         env=dict(JOB_ENV) | ({GENERATION_DEFAULTS_ENV: plan.generation_defaults}
                              if plan.generation_defaults is not None else {}),
         secrets=secrets)
+
+
+def returned_report(streamed: list[str], stored: Callable[[], Iterable[str]]
+                    ) -> CertReport | str:
+    """The certification a package job handed back through its logs (the report channel):
+    decoded from the lines streamed while following it, else (a line lost while streaming)
+    from its whole stored log, read by `stored`; or why none came back (the channel is broken,
+    or what it carries is not a certification). A Hub failure reading the log is raised."""
+    from meshcert.certify.report import CertReport
+    from meshcert.hubjobs.report_channel import ChannelError, decode
+
+    try:
+        try:
+            raw = decode(streamed, REPORT_TAG)
+        except ChannelError:  # a line lost while streaming: the stored log has them all
+            raw = decode(list(stored()), REPORT_TAG)
+        return CertReport.model_validate_json(raw)
+    except (ChannelError, ValueError) as exc:
+        return str(exc)

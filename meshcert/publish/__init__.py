@@ -6,7 +6,7 @@
   hashed, certified or uploaded;
 - `catalog`: the catalog entry (`entries/<owner>/<repo>.json`) with the package pinned;
 - `hub_writer`: the small interface over huggingface_hub (uploads over plain LFS, never Xet);
-- `request`: what a publish is asked (PublishRequest) and what it reports (PublishResult);
+- `requests`: what a publish is asked (PublishRequest) and what it reports (PublishResult);
 - `service`: the use case, request in, result out, the model card (`meshcert.writer.card`)
   committed last. It never prints and never exits;
 - `attestation`: the signed attestation committed on top of a passed publish (`--attest-key`);

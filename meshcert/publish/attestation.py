@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from meshcert.core.hub.errors import HubError
-from meshcert.publish.request import Progress, PublishResult, SignPublished
+from meshcert.publish.requests import Progress, PublishResult, SignPublished
 
 if TYPE_CHECKING:
     from meshcert.publish.hub_writer import HubWriter

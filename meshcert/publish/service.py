@@ -50,7 +50,7 @@ from meshcert.publish.plan import (
     stale,
     stat_key,
 )
-from meshcert.publish.request import (
+from meshcert.publish.requests import (
     CatalogOutcome,
     Progress,
     PublishRequest,

@@ -29,7 +29,7 @@ from meshcert.publish.plan import (
     local_file,
     stat_key,
 )
-from meshcert.publish.request import Progress, PublishRequest, PublishResult
+from meshcert.publish.requests import Progress, PublishRequest, PublishResult
 from meshcert.publish.service import Upload
 
 if TYPE_CHECKING:

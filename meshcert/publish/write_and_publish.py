@@ -29,7 +29,7 @@ from meshcert.core.hub.errors import HubError
 from meshcert.core.hub.settings import HubSettings
 from meshcert.publish.attestation import commit_attestation
 from meshcert.publish.hub_writer import HubWriter
-from meshcert.publish.request import Progress, PublishRequest, PublishResult
+from meshcert.publish.requests import Progress, PublishRequest, PublishResult
 from meshcert.publish.service import (
     Failed,
     PublishRefused,
@@ -67,9 +67,6 @@ def write_and_publish(write_request: WriteRequest, request: PublishRequest, *,
     """Raises what `meshcert.writer.write` raises before or while writing (Refused, Aborted,
     Interrupted); every Hub outcome is in the returned PublishResult."""
     from meshcert.writer.certify_step import certify_written
-    from meshcert.writer.facts import source_facts
-    from meshcert.writer.publication_gate import refuse_unpublishable
-    from meshcert.writer.write import prepare, write
 
     say = say or (lambda _m: None)
     result = PublishResult("refused", "", request.target)
@@ -86,6 +83,40 @@ def write_and_publish(write_request: WriteRequest, request: PublishRequest, *,
         return outcome
     publisher = StreamingPublisher(request, hub, result, delete_after_upload=delete_after_upload,
                                    room=ROOM, say=say)
+    written = _write_uploading(write_request, publisher, result, progress,
+                               delete_after_upload=delete_after_upload)
+    if written is None:
+        return outcome
+    outcome.write = written
+    if not delete_after_upload:
+        outcome.local_report = certify_written(written, certify_progress)
+        if outcome.local_report.status != "passed":
+            result.status = "failed"
+            result.message = (f"the written package certifies {outcome.local_report.status}: "
+                              f"its artifacts are uploaded, its manifest was not published")
+            return outcome
+    if not _publish_manifest(written, request, publisher, result,
+                             delete_after_upload=delete_after_upload):
+        return outcome
+    if not _certify_published_commit(written, publisher, outcome, say,
+                                     delete_after_upload=delete_after_upload):
+        return outcome
+    if request.sign is not None and not commit_attestation(
+            request.sign, hub, result, publisher.upload.revision, say):
+        return outcome
+    if request.catalog is not None:
+        list_in_catalog(request, hub, result, written.manifest, say)
+    return outcome
+
+
+def _write_uploading(write_request: WriteRequest, publisher: StreamingPublisher,
+                     result: PublishResult, progress: WriteProgress | None, *,
+                     delete_after_upload: bool) -> WriteResult | None:
+    """The package written, each artifact uploaded as soon as it is written and verified; None
+    (`result` says why) when the upload could not start or stopped."""
+    from meshcert.writer.publication_gate import refuse_unpublishable
+    from meshcert.writer.write import prepare, write
+
     write_request.sink = publisher
     if delete_after_upload:
         write_request.sink_disk_bytes = lambda plan: streaming_disk_bytes(plan, ROOM)
@@ -96,25 +127,24 @@ def write_and_publish(write_request: WriteRequest, request: PublishRequest, *,
             publisher.start()
         except HubError as exc:
             result.status, result.message = hub_status(exc), exc.message
-            return outcome
+            return None
         try:
-            written = write(prepared, progress)
+            return write(prepared, progress)
         except UploadStopped as exc:
             error = publisher.failure
             result.status = hub_status(error) if isinstance(error, HubError) else "failed"
             result.message = f"{exc}; no manifest was published (a re-run resumes)"
-            return outcome
+            return None
     finally:
         prepared.source.close()
         publisher.close()
-    outcome.write = written
-    if not delete_after_upload:
-        outcome.local_report = certify_written(written, certify_progress)
-        if outcome.local_report.status != "passed":
-            result.status = "failed"
-            result.message = (f"the written package certifies {outcome.local_report.status}: "
-                              f"its artifacts are uploaded, its manifest was not published")
-            return outcome
+
+
+def _publish_manifest(written: WriteResult, request: PublishRequest,
+                      publisher: StreamingPublisher, result: PublishResult, *,
+                      delete_after_upload: bool) -> bool:
+    """`model-package.json` and the model card, last, in one commit; False (`result` says why)
+    when that commit was not made."""
     manifest_raw = (written.root / "model-package.json").read_bytes()
     checked = written.prepared.source_check
     card = render_card(written.manifest, manifest_sha256=written.manifest_sha256,
@@ -129,29 +159,33 @@ def write_and_publish(write_request: WriteRequest, request: PublishRequest, *,
             raise
     except (PublishRefused, Failed) as exc:
         result.status, result.message = "failed", f"{exc}; no manifest was published"
-        return outcome
+        return False
     except HubError as exc:
         result.status = hub_status(exc)
         result.message = (f"{exc.message}; no manifest was published" + (
             " (a re-run with --resume continues)" if delete_after_upload else
             f": the package is written in {written.root}; finish with `meshcert package "
             f"publish {written.root} --target {request.target}` (what is uploaded is kept)"))
-        return outcome
+        return False
+    return True
+
+
+def _certify_published_commit(written: WriteResult, publisher: StreamingPublisher,
+                              outcome: WritePublishOutcome, say: Progress, *,
+                              delete_after_upload: bool) -> bool:
+    """The published commit certified; when that fails after a deleting write, the manifest
+    withdrawn again in a further commit. False when it did not pass."""
+    from meshcert.writer.facts import source_facts
+
+    result = outcome.publish
     facts = source_facts(written.plan, written.state, written.prepared.source_ref)
     passed = certify_published(result, say, source_gguf=written.prepared.source_ref,
                                source_facts=facts)
-    if not passed:
-        if delete_after_upload and result.status == "failed":
-            try:
-                outcome.withdrawn_commit = publisher.upload.withdraw(
-                    "its published certification failed")
-                result.message += "; the manifest was withdrawn again"
-            except (HubError, PublishRefused, Failed) as exc:
-                result.message += f"; withdrawing the manifest failed: {exc}"
-        return outcome
-    if request.sign is not None and not commit_attestation(
-            request.sign, hub, result, publisher.upload.revision, say):
-        return outcome
-    if request.catalog is not None:
-        list_in_catalog(request, hub, result, written.manifest, say)
-    return outcome
+    if not passed and delete_after_upload and result.status == "failed":
+        try:
+            outcome.withdrawn_commit = publisher.upload.withdraw(
+                "its published certification failed")
+            result.message += "; the manifest was withdrawn again"
+        except (HubError, PublishRefused, Failed) as exc:
+            result.message += f"; withdrawing the manifest failed: {exc}"
+    return passed

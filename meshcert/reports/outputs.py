@@ -1,5 +1,5 @@
-"""Write a report in the requested formats (atomically); the renderers come from the registry
-(meshcert/reports/registry.py)."""
+"""Write a report in the requested formats (atomically); the renderers come from the report-format
+registry (meshcert/reports/registry.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from meshcert.core.atomic import write_atomic
-from meshcert.reports.registry import FORMATS, Report, render
+from meshcert.reports.registry import REPORT_FORMATS, Report, render
 
 if TYPE_CHECKING:
     from meshcert.evidence.report import EvidenceReport
@@ -21,15 +21,16 @@ SUMMARY_LABEL = "evidence summary (Markdown)"
 
 
 def write_reports(report: Report, **targets: str | os.PathLike[str] | None) -> dict[str, Path]:
-    """Render and write each format given a path (html=..., md=..., junit=..., sarif=..., any
-    format of the registry); returns format -> written path, in the registry's order.
+    """Render and write each format given a path (html=..., md=..., any format of the
+    registry; a command passes its ReportOutputs as `**outputs`); returns format -> written
+    path, in the registry's order.
     SARIF: findings of a certification or inspect report, or an evidence report's gate
     failures, blocking decisions and warnings (meshcert/reports/evidence/sarif.py)."""
-    unknown = sorted(set(targets) - set(FORMATS))
+    unknown = sorted(set(targets) - set(REPORT_FORMATS))
     if unknown:
         raise ValueError(f"unknown report format(s): {', '.join(unknown)}")
     written: dict[str, Path] = {}
-    for fmt in FORMATS:
+    for fmt in REPORT_FORMATS:
         target = targets.get(fmt)
         if target is not None:
             written[fmt] = write_atomic(target, render(fmt, report))

@@ -151,7 +151,7 @@ def discussion_body(cell: Cell, result: Recheck) -> str:
     package = f"`{cell.package}`" if _PACKAGE.match(cell.package) else plain(cell.package)
     lines = [f"mesh-llm {result.release}{abi} refuses {package}, as certified by "
              "meshcert:", ""] + [f"- {m}" for m in cell.messages]  # codes' own text
-    lines += ["", "Each code with its fix, from meshcert's finding catalog "
+    lines += ["", "Each code with its fix, from meshcert's finding-code table "
               "(docs/finding-codes.md). This discussion is opened once per release; close it "
               "when it is settled.",
               "<!-- meshcert -->"]

@@ -6,6 +6,7 @@ Interrupted run (Ctrl-C) is 130 and leaves no manifest."""
 from __future__ import annotations
 
 from meshcert.core.errors import ErrorKind, MeshcertError
+from meshcert.core.exit_status import ExitStatus
 
 
 class Aborted(MeshcertError):
@@ -20,7 +21,7 @@ class Aborted(MeshcertError):
         self.message = message
 
     @property
-    def exit_status(self) -> int:
+    def exit_status(self) -> ExitStatus:
         return ErrorKind.REFUSAL.exit_status
 
 

@@ -379,33 +379,12 @@ def stream_file(reader: ByteReader, prefix: bytes, shard: int, tensors: list[Sou
                 finisher: Finisher, progress: WriteProgress, cancel: threading.Event) -> str:
     """Read one source file front to back (its first bytes from `prefix`); returns its
     SHA-256."""
-    buffers = [bytearray(CHUNK) for _ in range(BUFFERS)]
-    views = [memoryview(b) for b in buffers]
-    free: queue.Queue[tuple[int, int, int] | None] = queue.Queue()
-    for i in range(BUFFERS):
-        free.put((i, 0, 0))
-    queues: list[queue.Queue[tuple[int, int, int] | None]] = [queue.Queue() for _ in range(3)]
+    views, free, queues = _buffer_ring()
     errors: list[BaseException] = []
     whole = hashlib.sha256()
     read_side = {t.name: xxhash.xxh3_128() for t in tensors}
     written_side = {t.name: xxhash.xxh3_128() for t in tensors}
-    ordered = sorted(tensors, key=lambda t: t.start)
-
-    def overlapping(position: int, n: int, cursor: list[int]) -> list[tuple[SourceTensor, int,
-                                                                            int]]:
-        """(tensor, low, high) absolute overlaps with [position, position+n), in order."""
-        out = []
-        end = position + n
-        i = cursor[0]
-        while i < len(ordered) and ordered[i].start + ordered[i].n_bytes <= position:
-            i += 1
-        cursor[0] = i
-        while i < len(ordered) and ordered[i].start < end:
-            t = ordered[i]
-            out.append((t, max(t.start, position), min(t.start + t.n_bytes, end)))
-            i += 1
-        return out
-
+    overlapping = _overlap_finder(sorted(tensors, key=lambda t: t.start))
     hash_cursor, write_cursor, account_cursor = [0], [0], [0]
 
     def hash_source(index: int, position: int, n: int) -> None:
@@ -461,20 +440,68 @@ def stream_file(reader: ByteReader, prefix: bytes, shard: int, tensors: list[Sou
         for stage in stages:
             while stage.is_alive():
                 stage.join(0.2)
+    _raise_unfinished(errors, finisher, cancel)
+    _check_tensor_digests(tensors, state)
+    state.source_sha256[shard] = whole.hexdigest()
+    return state.source_sha256[shard]
+
+
+def _buffer_ring() -> tuple[list[memoryview], queue.Queue[tuple[int, int, int] | None],
+                            list[queue.Queue[tuple[int, int, int] | None]]]:
+    """BUFFERS reused chunk buffers, all of them free at first, and the queues that hand a
+    chunk (buffer index, position, length) to each of the three stages in turn."""
+    buffers = [bytearray(CHUNK) for _ in range(BUFFERS)]
+    views = [memoryview(b) for b in buffers]
+    free: queue.Queue[tuple[int, int, int] | None] = queue.Queue()
+    for i in range(BUFFERS):
+        free.put((i, 0, 0))
+    queues: list[queue.Queue[tuple[int, int, int] | None]] = [queue.Queue() for _ in range(3)]
+    return views, free, queues
+
+
+def _overlap_finder(ordered: list[SourceTensor]) -> Callable[
+        [int, int, list[int]], list[tuple[SourceTensor, int, int]]]:
+    """What a stage asks of each chunk: the tensors of `ordered` (sorted by start) a chunk
+    overlaps, each stage walking them forward from its own cursor."""
+
+    def overlapping(position: int, n: int, cursor: list[int]) -> list[tuple[SourceTensor, int,
+                                                                            int]]:
+        """(tensor, low, high) absolute overlaps with [position, position+n), in order."""
+        out = []
+        end = position + n
+        i = cursor[0]
+        while i < len(ordered) and ordered[i].start + ordered[i].n_bytes <= position:
+            i += 1
+        cursor[0] = i
+        while i < len(ordered) and ordered[i].start < end:
+            t = ordered[i]
+            out.append((t, max(t.start, position), min(t.start + t.n_bytes, end)))
+            i += 1
+        return out
+
+    return overlapping
+
+
+def _raise_unfinished(errors: list[BaseException], finisher: Finisher,
+                      cancel: threading.Event) -> None:
+    """Why a file's pass stopped early, if it did: a stage's error, the finisher's, a cancel."""
     if errors:
         raise errors[0]
     if finisher.failure is not None:
         raise finisher.failure
     if cancel.is_set():
         raise Interrupted()
+
+
+def _check_tensor_digests(tensors: list[SourceTensor], state: StreamState) -> None:
+    """Every tensor reached the artifacts with the bytes read from the source (its two xxh3-128
+    digests agree), or Aborted."""
     changed = [t.name for t in tensors
                if state.tensor_digest.get(t.name) != state.package_tensor_digest.get(t.name)]
     if changed:
         raise Aborted("verification_failed", f"{len(changed)} tensor(s) reached the artifacts "
                       f"with other bytes than were read from the source (e.g. {changed[0]}: "
                       f"{TENSOR_DIGEST} differs)")
-    state.source_sha256[shard] = whole.hexdigest()
-    return state.source_sha256[shard]
 
 
 def copy_file(reader: ByteReader, prefix: bytes, target: Target, progress: WriteProgress,

@@ -13,7 +13,8 @@ from meshcert.attest.dsse import sign
 from meshcert.attest.keys import KeyPair, load_private, load_public
 from meshcert.attest.statement import canonical_json
 from meshcert.attest.trust import TrustPolicy
-from meshcert.attest.verify import UsageError, Verification, verify_ref, with_mode
+from meshcert.attest.verify import Verification, verify_ref, with_mode
+from meshcert.core.usage import OptionError
 from tests.conftest import PackageFactory
 from tests.support.attestations import (
     certify_and_sign,
@@ -231,9 +232,9 @@ def test_the_refusal_explains_the_envelope_that_got_furthest(signed: tuple[Path,
 
 
 def test_bad_arguments_are_usage_errors(tmp_path: Path, signer: KeyPair) -> None:
-    with pytest.raises(UsageError, match="not a package directory"):
+    with pytest.raises(OptionError, match="not a package directory"):
         verify_ref(str(tmp_path / "nope"), None, trusting(signer))
-    with pytest.raises(UsageError, match="GGUF file"):
+    with pytest.raises(OptionError, match="GGUF file"):
         verify_ref("model.gguf", None, trusting(signer))
 
 

@@ -18,7 +18,7 @@ from meshcert.certify.report import CertReport
 from meshcert.certify.scope import ScopeRequest
 from meshcert.certify.service import CertRequest, certify_package
 from meshcert.certify.view import CertOptions
-from meshcert.reports.html import render_cert_html
+from meshcert.reports.certification.html import render_cert_html
 from tests.conftest import PackageFactory
 from tests.core.hub.test_access import closed_port_url
 from tests.reports.dom import parse

@@ -3,10 +3,16 @@ exactly what the whole app shows: the same help, the same errors, the same exit 
 
 from __future__ import annotations
 
+import re
+
 import pytest
+import typer.main
 from typer.testing import CliRunner
 
+import meshcert.cli
 from meshcert.cli import GROUPS, app, app_for
+from meshcert.cli.root import GROUP_MODULES
+from tests.cli.test_cli_help_text import commands
 
 ARGVS = [[group, *tail] for group, commands in
          (("models", ["certify", "inspect"]), ("report", ["render", "merge"]),
@@ -28,3 +34,14 @@ def test_no_group_named_means_the_whole_app() -> None:
     assert app_for(["models"]) is not app
     assert set(GROUPS) == {"models", "report", "evidence", "package", "catalog", "attest",
                            "job"}
+
+
+def test_the_counts_the_cli_states_are_the_apps() -> None:
+    """The docstrings that say how many commands and groups there are say it rightly."""
+    leaves = [path for path, command in commands(typer.main.get_command(app))
+              if not hasattr(command, "commands")]
+    counted = re.search(r"for all (\d+) commands", meshcert.cli.app_for.__doc__ or "")
+    assert counted is not None and int(counted.group(1)) == len(leaves), leaves
+    words = {"seven": 7, "eight": 8, "nine": 9, "ten": 10}
+    groups = re.search(r"not all (\w+),", meshcert.cli.root.__doc__ or "")
+    assert groups is not None and words.get(groups.group(1)) == len(GROUP_MODULES)

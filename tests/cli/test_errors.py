@@ -1,4 +1,4 @@
-"""meshcert.cli.errors.error_exit: any meshcert error becomes one stderr line and the exit
+"""meshcert.cli.boundary.error_exit: any meshcert error becomes one stderr line and the exit
 status of its kind, whatever its class."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from meshcert.catalog.errors import CatalogError
-from meshcert.cli.errors import error_exit
+from meshcert.cli.boundary import error_exit
 from meshcert.cli.exit_codes import Exit
 from meshcert.core.errors import Refused
 from meshcert.core.hub.errors import HubError

@@ -1,6 +1,7 @@
 """`--strict`, `--catalog` and the report outputs (`--html`, `--md`, `--junit`, `--sarif`) mean
-the same on every command that takes them (one definition in meshcert.cli.shared_options), read
-from the commands' own click parameters."""
+the same on every command that takes them (one definition each: meshcert.cli.shared_options,
+and for the report outputs the rows of meshcert.reports.registry), read from the commands' own
+click parameters."""
 
 from __future__ import annotations
 
@@ -10,12 +11,8 @@ import pytest
 import typer.main
 
 from meshcert.cli import app
-from meshcert.cli.shared_options import (
-    CATALOG_HELP,
-    REPORT_OPTIONS,
-    STRICT_HELP,
-    catalog_target,
-)
+from meshcert.cli.shared_options import CATALOG_HELP, STRICT_HELP, catalog_target
+from meshcert.reports.registry import report_options
 from tests.cli.test_cli_help_text import commands
 
 
@@ -52,9 +49,9 @@ REPORT_WRITERS = {"models certify", "models inspect", "package write", "report r
                   "report merge", "evidence report", "evidence run", "catalog certify"}
 
 
-@pytest.mark.parametrize("fmt", list(REPORT_OPTIONS))
+@pytest.mark.parametrize("fmt", list(report_options()))
 def test_every_report_output_option_has_the_one_meaning(fmt: str) -> None:
-    flag, help_text = REPORT_OPTIONS[fmt]
+    flag, help_text = report_options()[fmt].flag, report_options()[fmt].help
     having = {name: _option(cmd, flag) for name, cmd in _commands().items()}
     having = {name: opt for name, opt in having.items() if opt is not None}
     assert set(having) == REPORT_WRITERS

@@ -1,4 +1,4 @@
-"""The finding catalog is a public contract: every code the spec names exists, with the
+"""The finding-code table is a public contract: every code the spec names exists, with the
 severity the spec gives it, and every catalogued code is exercised by some test."""
 
 from __future__ import annotations

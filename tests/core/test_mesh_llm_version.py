@@ -8,7 +8,7 @@ from pathlib import Path
 
 from meshcert.attest.statement import build_statement
 from meshcert.core.version import MESH_LLM_VERSION
-from meshcert.reports.html import render_cert_html
+from meshcert.reports.certification.html import render_cert_html
 from tests.conftest import PackageFactory, certify_dir
 from tests.reports.dom import parse
 

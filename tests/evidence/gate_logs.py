@@ -1,4 +1,4 @@
-"""Realistic test-backend-ops text for the gate / decision tests (rows named by catalog label).
+"""Realistic test-backend-ops text for the gate / decision tests (rows named by their rule label).
 
 Texts go through the real ingestion (`evidence.ingest_texts`), so the tests exercise the
 parsers, the tidy table and the rules together.

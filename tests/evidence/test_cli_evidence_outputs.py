@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from meshcert.cli import app
 from meshcert.evidence.examplegen import example_files
 from tests.evidence.parsers.helpers import DATA as MESH_DATA
-from tests.reports.test_sarif import validate
+from tests.reports.certification.test_sarif import validate
 
 runner = CliRunner()
 EXAMPLE = [str(p) for p in example_files()]

@@ -191,7 +191,7 @@ def _band_holds(svg: Node, point: Node) -> bool | None:
 def test_history_html_is_a_report_like_the_others(tmp_path: Path) -> None:
     # Issue 35 item 5: shared base template and stylesheet, labelled axes, each latest point
     # coloured by its own metric's class, and inside/outside its band as drawn.
-    from meshcert.reports.html import stylesheet
+    from meshcert.reports.htmlpage import stylesheet
 
     code, out, err = _run("history", str(DATA / "history.jsonl"), "--out-dir", str(tmp_path))
     assert code == 0, err

@@ -1,5 +1,5 @@
-"""`--catalog FILE`: a user's own decisions (TOML or JSON, schema-checked) decided by the same
-rules as the built-in GLM catalog; a bad file is a clear `error: ...` and exit 2."""
+"""`--decisions FILE`: a user's own decision rules (TOML or JSON, schema-checked) decided the
+same way as the built-in GLM rules; a bad file is a clear `error: ...` and exit 2."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from meshcert.evidence.decision_rules import (
     schema_json,
 )
 from meshcert.evidence.decisions import DecisionOptions, decide_all
-from meshcert.evidence.matching import Evidence
+from meshcert.evidence.matching import resolve_rules
 from meshcert.evidence.report import EvidenceReport
 from meshcert.evidence.settings import load_settings
 from tests.evidence.gate_logs import table
@@ -31,7 +31,7 @@ DATA = Path(__file__).resolve().parent / "data" / "mesh"
 BASE = "RMS_NORM(type=f32,ne=[4096,512,1,1],v=0,eps=0.000001)"
 CAND = "RMS_NORM_MUL(type=f32,ne=[4096,512,1,1],v=0,eps=0.000001)"
 
-CATALOG_TOML = """
+RULES_TOML = """
 schema_version = 1
 
 [[decisions]]
@@ -97,7 +97,7 @@ def user_decision(tmp: Path) -> dict[str, Any]:
 
 def test_a_user_decision_from_toml_is_decided_with_parity(tmp_path: Path) -> None:
     files = write(tmp_path, {**perf_logs(1000.0, 800.0), **PARITY})
-    code, out, err = report(tmp_path, CATALOG_TOML, "cat.toml", *files)
+    code, out, err = report(tmp_path, RULES_TOML, "cat.toml", *files)
     assert code == 0, err
     d = user_decision(tmp_path)
     assert d["verdict"] == "promote", d["reason"]
@@ -115,27 +115,27 @@ def test_the_threshold_env_var_overrides_the_file(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MYPROJ_FUSED_RMS_MIN_SPEEDUP", "1.5")
     files = write(tmp_path, {**perf_logs(1000.0, 800.0), **PARITY})
-    code, _, err = report(tmp_path, CATALOG_TOML, "cat.toml", *files)
+    code, _, err = report(tmp_path, RULES_TOML, "cat.toml", *files)
     assert code == 0, err
     d = user_decision(tmp_path)
     assert d["threshold"] == 1.5 and d["threshold_source"] == "env"
     assert d["verdict"] == "keep-evidence-gated"
 
 
-def test_json_catalog_and_parity_requirements(tmp_path: Path) -> None:
+def test_json_decision_rules_and_parity_requirements(tmp_path: Path) -> None:
     import tomllib
 
-    data = tomllib.loads(CATALOG_TOML)
+    data = tomllib.loads(RULES_TOML)
     (tmp_path / "cat.json").write_text(json.dumps(data))
     rules, extra = load_user_rules(tmp_path / "cat.json")
-    ev = Evidence.build(table(perf_logs(1000.0, 800.0)), rules)
+    ev = resolve_rules(table(perf_logs(1000.0, 800.0)), rules)
     s = load_settings({}, extra=extra)
     decisions, _ = decide_all(ev, s, DecisionOptions(replicates=2000))
     assert next(d for d in decisions if d.policy == "fused_rms_norm").verdict == "needs-parity"
     data["decisions"][0]["parity"] = False
     (tmp_path / "lax.json").write_text(json.dumps(data))
     rules, extra = load_user_rules(tmp_path / "lax.json")
-    ev = Evidence.build(table(perf_logs(1000.0, 800.0)), rules)
+    ev = resolve_rules(table(perf_logs(1000.0, 800.0)), rules)
     decisions, _ = decide_all(ev, load_settings({}, extra=extra),
                               DecisionOptions(replicates=2000))
     lax = next(d for d in decisions if d.policy == "fused_rms_norm")
@@ -146,14 +146,14 @@ def test_json_catalog_and_parity_requirements(tmp_path: Path) -> None:
     ("schema_version = 1\n[[decisions]\n", "bad.toml", "not valid TOML"),
     ('{"schema_version": 1, "decisions": [', "bad.json", "not valid JSON"),
     ("schema_version = 2\n", "v2.toml", "schema_version"),
-    (CATALOG_TOML.replace("threshold = 1.05", "threshold = -1"), "neg.toml",
+    (RULES_TOML.replace("threshold = 1.05", "threshold = -1"), "neg.toml",
      "decisions.0.threshold: Input should be greater than 0"),
-    (CATALOG_TOML.replace('[[decisions.candidate]]\nop = "RMS_NORM_MUL"\n'
+    (RULES_TOML.replace('[[decisions.candidate]]\nop = "RMS_NORM_MUL"\n'
                           'params = { type = "f32", ne = [4096, 512, 1, 1] }\n', ""),
      "nocand.toml", "decisions.0.candidate: Field required"),
-    (CATALOG_TOML.replace("fused_rms_norm", "q2_K_routed_down"), "clash.toml",
+    (RULES_TOML.replace("fused_rms_norm", "q2_K_routed_down"), "clash.toml",
      "built-in decision"),
-    (CATALOG_TOML.replace("MYPROJ_FUSED_RMS_MIN_SPEEDUP", "lower_case"), "env.toml",
+    (RULES_TOML.replace("MYPROJ_FUSED_RMS_MIN_SPEEDUP", "lower_case"), "env.toml",
      "UPPER_SNAKE_CASE"),
     ("schema_version = 1\n[sample_policy]\nmin_samples = 0\n", "zero.toml",
      "sample_policy.min_samples: Input should be greater than or equal to 1"),
@@ -163,12 +163,12 @@ def test_json_catalog_and_parity_requirements(tmp_path: Path) -> None:
      "neg-metric.toml",
      "ab.min_effect_percent_by_metric.ttft_ms_p95: Input should be greater than or equal to 0"),
 ])
-def test_an_invalid_catalog_is_a_clear_error_and_exit_2(tmp_path: Path, text: str, name: str,
-                                                       message: str) -> None:
+def test_an_invalid_decision_rules_file_is_a_clear_error_and_exit_2(
+        tmp_path: Path, text: str, name: str, message: str) -> None:
     files = write(tmp_path, perf_logs(1000.0, 800.0, runs=1))
     code, _, err = report(tmp_path, text, name, *files)
     assert code == 2
-    assert err.startswith(f"error: catalog {tmp_path / name}: ")
+    assert err.startswith(f"error: decision rules {tmp_path / name}: ")
     assert message in err and "Traceback" not in err
     with pytest.raises(DecisionRulesError):
         load_decision_rules(tmp_path / name)
@@ -189,7 +189,7 @@ def test_phase_e_and_ab_read_one_minimum_sample_policy(tmp_path: Path) -> None:
     comparison's 7 rounds (enough for the exact test's own k = 6) are both short of it."""
     files = write(tmp_path, {**perf_logs(1000.0, 800.0), **PARITY})
     ab = _ab_file(tmp_path, [9.6, 10.1, 10.4, 9.8, 10.0, 10.2, 9.9])
-    policy = CATALOG_TOML.replace("schema_version = 1\n",
+    policy = RULES_TOML.replace("schema_version = 1\n",
                                   "schema_version = 1\n[sample_policy]\nmin_samples = 8\n")
     code, _, err = report(tmp_path, policy, "policy.toml", *files, ab)
     assert code == 0, err
@@ -203,7 +203,7 @@ def test_phase_e_and_ab_read_one_minimum_sample_policy(tmp_path: Path) -> None:
     assert (m.verdict, m.reason, m.min_rounds) == (
         "undecided", "insufficient rounds: n = 7 < k = 8 (sample_policy.min_samples)", 8)
     # without the file: 3 samples a side, and the A/B rounds need only the test's k = 6
-    code, _, err = report(tmp_path, CATALOG_TOML, "cat.toml", *files, ab)
+    code, _, err = report(tmp_path, RULES_TOML, "cat.toml", *files, ab)
     doc = EvidenceReport.model_validate_json((tmp_path / "out" / "decisions.json").read_text())
     assert doc.method.min_samples == 3
     assert (doc.ab_decisions[0].verdict, doc.ab_decisions[0].metrics[0].min_rounds) == (
@@ -222,16 +222,16 @@ def test_the_ab_settings_of_a_rules_file_without_decisions(tmp_path: Path) -> No
     assert (m.verdict, m.p_value, m.min_effect_percent) == ("no-practical-change", 2 / 256, 20)
 
 
-def test_a_missing_catalog_file_is_a_clear_error(tmp_path: Path) -> None:
+def test_a_missing_decision_rules_file_is_a_clear_error(tmp_path: Path) -> None:
     files = write(tmp_path, perf_logs(1000.0, 800.0, runs=1))
     result = runner.invoke(app, ["evidence", "report", *files, "--out-dir", str(tmp_path),
                                  "--decisions", str(tmp_path / "nope.toml")])
-    assert result.exit_code == 2 and "cannot read catalog" in result.stderr
+    assert result.exit_code == 2 and "cannot read decision rules" in result.stderr
 
 
 def test_catalog_is_a_deprecated_alias_of_decisions(tmp_path: Path) -> None:
     files = write(tmp_path, perf_logs(1000.0, 800.0, runs=1))
-    (tmp_path / "cat.toml").write_text(CATALOG_TOML, encoding="utf-8")
+    (tmp_path / "cat.toml").write_text(RULES_TOML, encoding="utf-8")
     old = runner.invoke(app, ["evidence", "report", *files, "--out-dir", str(tmp_path / "old"),
                               "--catalog", str(tmp_path / "cat.toml")])
     new = runner.invoke(app, ["evidence", "report", *files, "--out-dir", str(tmp_path / "new"),

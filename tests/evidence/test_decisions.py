@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from meshcert.evidence.decisions import DecisionOptions, decide_all
-from meshcert.evidence.matching import Evidence
+from meshcert.evidence.matching import resolve_rules
 from meshcert.evidence.report import Decision
 from meshcert.evidence.rules import RULES
 from meshcert.evidence.settings import EvidenceSettings
@@ -40,7 +40,7 @@ GOOD_QUALITY = {"q2-k-routed-down.kld.log": kld_log()}  # the file stem is the d
 
 def decide(*texts: Mapping[str, str], s: EvidenceSettings | None = None,
            options: DecisionOptions | None = None) -> dict[str, Decision]:
-    ev = Evidence.build(table(*texts), RULES)
+    ev = resolve_rules(table(*texts), RULES)
     decisions, _ = decide_all(ev, s or settings(), options or DecisionOptions(replicates=4000))
     return {d.policy: d for d in decisions}
 
@@ -146,7 +146,7 @@ def test_quality_from_separate_perplexity_runs_and_custom_labels() -> None:
                                  "ppl-q3 logits"]
 
 
-# -- review tripwires: the gate trips, the decision follows the catalog rule --------------------
+# -- review tripwires: the gate trips, the decision follows its rule --------------------
 
 
 MERGED_PARITY = {"parity-merged.console.log": parity_console(
@@ -191,7 +191,7 @@ DECODE_US = {"d_direct_sparse_kv257_top64": 106.57, "d_selected_row_flash_kv257_
 
 
 def test_phase_d_decisions_appear_only_with_their_rows() -> None:
-    ev = Evidence.build(table(repeated(Q2_ROWS, 3)), RULES)
+    ev = resolve_rules(table(repeated(Q2_ROWS, 3)), RULES)
     decisions, omitted = decide_all(ev, settings(), DecisionOptions(replicates=2000))
     assert [d.policy for d in decisions] == ["moe_merged_shared_gate_up", "moe_weighted_down",
                                              "q2_K_routed_down"]
@@ -221,9 +221,9 @@ def test_selected_row_flash_sums_compact_gather_and_flash() -> None:
 
 def test_holm_turns_a_single_decisions_promotion_into_keep_when_three_are_tested() -> None:
     runs = repeated({"ffn_q3_down": 1147.21, "ffn_q2_down": 1050.0}, 12, spread=0.02, seed=3)
-    ev = Evidence.build(table(runs), RULES)
-    base = ev.match_label("ffn_q3_down").samples
-    cand = ev.match_label("ffn_q2_down").samples
+    resolved = resolve_rules(table(runs), RULES)
+    base = resolved.labels["ffn_q3_down"].samples
+    cand = resolved.labels["ffn_q2_down"].samples
     assert base is not None and cand is not None
     spec = next(d for d in RULES.decisions if d.policy == "q2_K_routed_down")
     name = f"{spec.policy}/{spec.comparisons[0].label}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from meshcert.evidence.gates import evaluate_gate
-from meshcert.evidence.matching import BackendError, Evidence
+from meshcert.evidence.matching import BackendError, resolve_rules
 from meshcert.evidence.report import GateResult
 from meshcert.evidence.rules import RULES
 from meshcert.evidence.settings import EvidenceSettings
@@ -27,7 +27,7 @@ MISSING = "error: missing Phase E MoE gate rows: "
 
 def gate_of(texts: dict[str, str], s: EvidenceSettings | None = None,
             backend: str | None = None) -> GateResult:
-    ev = Evidence.build(table(texts), RULES, backend)
+    ev = resolve_rules(table(texts), RULES, backend)
     return evaluate_gate(ev, s or settings())
 
 

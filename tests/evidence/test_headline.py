@@ -192,7 +192,7 @@ def test_the_a_b_decision_leads_the_mesh_llm_report(tmp_path: Path) -> None:
 
 def test_a_long_reason_is_cut_between_words_never_inside_a_name() -> None:
     # issue 45: piped, the headline cut 'GLM52_PHASE_E_MERGED_SHEXP_REVIEW_SP...'
-    from meshcert.cli.evidence_cmd import REASON_WIDTH, _shortened
+    from meshcert.cli.evidence_console import REASON_WIDTH, _shortened
 
     reason = ("combined FFN q3_K / q3_K merged shared gate/up speedup 1.321x is above "
               "GLM52_PHASE_E_MERGED_SHEXP_REVIEW_SPEEDUP=1.02: revisit disabled merged "

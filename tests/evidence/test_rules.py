@@ -62,7 +62,7 @@ def test_environment_variables_and_defaults_match_the_script() -> None:
         "GLM52_PHASE_E_ROUTED_WHOLE_GRAPH_SANITY": "1"}
 
 
-def test_decision_catalog_policies_thresholds_and_kinds() -> None:
+def test_decision_table_policies_thresholds_and_kinds() -> None:
     table = {d.policy: (d.kind, d.threshold_env, d.default_threshold()) for d in RULES.decisions}
     assert table == {
         "moe_merged_shared_gate_up": ("review-tripwire",

@@ -277,7 +277,7 @@ def glm_plan(repeats: int, parity: dict[str, bool] | None = None) -> RunPlan:
                    repeats=repeats, checks=checks)
 
 
-def test_runs_of_the_glm_fixtures_reach_the_catalog_decisions(tmp_path: Path) -> None:
+def test_runs_of_the_glm_fixtures_reach_the_glm_decisions(tmp_path: Path) -> None:
     evidence = evidence_from_runs(run_plan(glm_plan(repeats=4), tmp_path),
                                   settings=load_settings({}))
     report = evidence.report

@@ -2,7 +2,7 @@
 
 - test-backend-ops perf: two PAD_REFLECT_1D cases (the two that both perf and test mode have)
   as the variants `small` and `large` (they differ by their `-p` filter), 3 interleaved runs
-  each, plus one `test` mode check per variant for parity, decided by a small catalog: the
+  each, plus one `test` mode check per variant for parity, decided by a small set of rules: the
   small case has ~66x less data, so the verdicts are certain from real timings.
 - test-backend-ops test mode: with only the CPU backend, test mode skips CPU (it is the
   reference), so there is nothing to compare and no case row; `-b CPU` makes it test the CPU
@@ -54,7 +54,7 @@ def decision(policy: str, baseline: str, candidate: str) -> DecisionSpec:
 
 # The built-in tables (the GLM gate stays, advisory: its rows are absent) plus two decisions:
 # small work vs large work, so the large case as a candidate is a real, certain slowdown.
-CPU_CATALOG = replace(RULES, rows=(*RULES.rows, *ROWS), decisions=(
+CPU_RULES = replace(RULES, rows=(*RULES.rows, *ROWS), decisions=(
     decision("pad_shrink", "pad_large", "pad_small"),
     decision("pad_grow", "pad_small", "pad_large")))
 
@@ -81,7 +81,7 @@ def test_real_perf_runs_are_recorded_with_provenance(perf_session: RunSession) -
 
 def test_real_perf_rows_feed_a_decision(perf_session: RunSession) -> None:
     evidence = evidence_from_runs(perf_session, settings=load_settings({}),
-                                  rules=CPU_CATALOG, backend="CPU")
+                                  rules=CPU_RULES, backend="CPU")
     table = evidence.ingest.table
     perf = table[table["kind"] == "perf"]
     assert sorted(perf.groupby("variant").size().items()) == [("large", 3), ("small", 3)]
@@ -101,7 +101,7 @@ def test_real_test_mode_rows_in_todays_format(perf_session: RunSession) -> None:
     text = (perf_session.out_dir / str(check.log)).read_text()
     assert "Backend 1/1: CPU" in text and "1/1 backends passed" in text
     evidence = evidence_from_runs(perf_session, settings=load_settings({}),
-                                  rules=CPU_CATALOG, backend="CPU")
+                                  rules=CPU_RULES, backend="CPU")
     table = evidence.ingest.table
     small = table[(table["variant"] == "small") & (table["source_file"].str.endswith(
         "-check.log"))]

@@ -1,4 +1,4 @@
-"""Holdout-style verdict tests: every verdict of every catalog decision, from repeated runs.
+"""Holdout-style verdict tests: every verdict of every decision of the rules, from repeated runs.
 
 Each case builds fresh repeated perf logs (seeds 101+, never used while writing the rules),
 adds or leaves out parity / quality evidence, and checks that the decision gets the verdict
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from meshcert.evidence.decisions import DecisionOptions, decide_all
-from meshcert.evidence.matching import Evidence
+from meshcert.evidence.matching import resolve_rules
 from meshcert.evidence.report import Decision
 from meshcert.evidence.rules import RULES, DecisionSpec
 from tests.evidence.gate_logs import parity_console, repeated, settings, table
@@ -60,7 +60,7 @@ def _decide(spec: DecisionSpec, *, speedup: float, runs: int, seed: int,
         texts.append({"parity.console.log": parity_console(cases)})
     if quality and spec.quality is not None:
         texts.append({f"{spec.quality.candidate}.kld.log": _kld_log()})
-    ev = Evidence.build(table(*texts), RULES)
+    ev = resolve_rules(table(*texts), RULES)
     decisions, _ = decide_all(ev, settings(), DecisionOptions(replicates=2000))
     return next(d for d in decisions if d.policy == spec.policy)
 

@@ -155,3 +155,19 @@ def test_a_package_that_fails_its_preflight_submits_nothing(
     assert done.exit_code == 1
     assert "pre-flight failed: nothing was submitted" in done.output
     assert job_runs(hub) == 0
+
+
+def test_a_hub_that_fails_while_jobs_run_cancels_them_and_ends_incomplete(
+        hub: FakeHub, published: tuple[Path, str]) -> None:
+    _, sha = published
+    # every look at a job's state fails (after the door's retries): the jobs are running
+    hub.inject("jobs_inspect", 500, times=None)
+    done = CliRunner().invoke(app, ["models", "certify", f"hf://{REPO}@{sha}", "--package-only",
+                                    "--hf-job", "--stages", "2", "--confirm", "--install",
+                                    "meshcert"])
+    assert done.exit_code == 3, done.output
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith("error: ") and last.endswith(" (submitted jobs were cancelled)")
+    assert "Traceback" not in done.output
+    # each submitted job was asked to stop (whatever state the Hub's failure hid)
+    assert len(hub.requests("jobs_cancel")) == len(hub.jobs.jobs) == 2

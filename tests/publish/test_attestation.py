@@ -17,7 +17,7 @@ from meshcert.certify.report import CertReport
 from meshcert.cli import app
 from meshcert.cli.attest_sign import publish_signer
 from meshcert.publish.attestation import ATTESTATION_PATH
-from meshcert.publish.request import PublishRequest
+from meshcert.publish.requests import PublishRequest
 from meshcert.publish.service import publish_package
 from meshcert.testing import llama_spec, write_package, write_source_gguf
 from tests.support.attestations import keypair

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from meshcert.publish.request import PublishRequest
+from meshcert.publish.requests import PublishRequest
 from meshcert.publish.service import publish_package
 from meshcert.publish.write_and_publish import write_and_publish
 from meshcert.testing import llama_spec, write_source_gguf

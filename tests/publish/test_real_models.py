@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from meshcert.publish.request import PublishRequest
+from meshcert.publish.requests import PublishRequest
 from meshcert.publish.service import publish_package
 from tests.publish.test_service import CATALOG, assert_no_manifest_before_its_artifacts
 from tests.support.hub_server import FakeHub

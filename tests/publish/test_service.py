@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from meshcert.certify.card_facts import artifacts
-from meshcert.publish.request import PublishRequest, PublishResult
+from meshcert.publish.requests import PublishRequest, PublishResult
 from meshcert.publish.service import publish_package
 from meshcert.testing import PackageInfo, llama_spec, write_package
 from tests.publish.conftest import OUTSIDER

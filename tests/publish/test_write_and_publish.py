@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from meshcert.cli import app
 from meshcert.core.errors import Refused
-from meshcert.publish.request import PublishRequest
+from meshcert.publish.requests import PublishRequest
 from meshcert.publish.write_and_publish import write_and_publish
 from meshcert.testing import llama_spec, write_source_gguf
 from meshcert.writer.write import WriteRequest

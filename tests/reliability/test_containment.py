@@ -61,7 +61,7 @@ def test_a_crashing_check_via_the_cli_is_incomplete_with_every_report_written(
         package: PackageInfo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         figures: Callable[..., None]) -> None:
     registered = {c.name: c for c in checks.all_checks()}
-    monkeypatch.setitem(checks._REGISTRY, "artifact_files",
+    monkeypatch.setitem(checks._CHECKS, "artifact_files",
                         replace(registered["artifact_files"], func=_boom))
     out = tmp_path / "out"
     code, _ = cli(str(package.root), "--package-only", "--quiet",

@@ -1,4 +1,4 @@
-"""A realistic EvidenceReport built from the evidence catalog and the published GLM-5.2 Metal
+"""A realistic EvidenceReport built from the evidence rules and the published GLM-5.2 Metal
 headline timings (../shared/data/glm52-metal-headline.csv), with seeded repeated samples.
 
 Used until the evidence engineer's bundled example exists; the renderers only read the model,

@@ -13,8 +13,8 @@ from meshcert.catalog.report import (
 from meshcert.certify.report import AttestationSummary, CertReport, ToolInfo
 from meshcert.reports.catalog.html import render_catalog_html
 from meshcert.reports.catalog.markdown import render_catalog_markdown
-from meshcert.reports.html import render_cert_html
-from meshcert.reports.markdown import render_cert_markdown
+from meshcert.reports.certification.html import render_cert_html
+from meshcert.reports.certification.markdown import render_cert_markdown
 from meshcert.reports.mdutil import code
 from tests.reports.dom import parse
 

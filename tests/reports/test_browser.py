@@ -11,7 +11,8 @@ import pytest
 from meshcert.certify.report import CertReport
 from meshcert.evidence.headline import headline_of
 from meshcert.evidence.report import EvidenceReport
-from meshcert.reports.html import render_cert_html, render_evidence_html, render_history_html
+from meshcert.reports.certification.html import render_cert_html
+from meshcert.reports.evidence.html import render_evidence_html, render_history_html
 from tests.reports.browser import chromium_or_skip, dump_dom, print_pdf, screenshot
 from tests.reports.dom import parse
 from tests.reports.png import decode

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from meshcert.certify.report import CertReport
-from meshcert.reports.html import render_cert_html
+from meshcert.reports.certification.html import render_cert_html
 from tests.reports.checks_html import (
     assert_inert,
     assert_responsive_and_printable,

@@ -30,10 +30,10 @@ from meshcert.certify.view import CertOptions, PackageView
 from meshcert.cli.cert_console import plain_text, render_lines
 from meshcert.cli.exit_codes import EXIT_CODES
 from meshcert.core.findings import Finding
+from meshcert.reports.certification.html import render_cert_html
 from meshcert.reports.certification.junit import render_cert_junit
+from meshcert.reports.certification.markdown import render_cert_markdown
 from meshcert.reports.certification.sarif import build_sarif
-from meshcert.reports.html import render_cert_html
-from meshcert.reports.markdown import render_cert_markdown
 from tests.conftest import PackageFactory, certify_dir
 from tests.reports.dom import parse
 from tests.support.fake_openai import FakeOpenAI

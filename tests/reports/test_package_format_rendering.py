@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from meshcert.certify.report import CertReport
+from meshcert.reports.certification.html import render_cert_html
 from meshcert.reports.certification.junit import render_cert_junit
-from meshcert.reports.html import render_cert_html
-from meshcert.reports.markdown import render_cert_markdown
+from meshcert.reports.certification.markdown import render_cert_markdown
 from tests.certify.v2_packages import build_v2
 from tests.conftest import certify_dir
 

@@ -17,11 +17,11 @@ from meshcert.reports.outputs import (
     write_decisions,
     write_reports,
 )
-from meshcert.reports.registry import FORMATS, KINDS, kind_of, render, renderer
+from meshcert.reports.registry import KINDS, REPORT_FORMATS, kind_of, render, renderer
 from tests.reports.catalog_fixture import CatalogOut
 
 
-@pytest.mark.parametrize(("fmt", "kind"), [(f, k) for f, kinds in FORMATS.items()
+@pytest.mark.parametrize(("fmt", "kind"), [(f, k) for f, kinds in REPORT_FORMATS.items()
                                            for k in kinds])
 def test_every_registered_renderer_resolves(fmt: str, kind: str) -> None:
     assert kind in KINDS.values()

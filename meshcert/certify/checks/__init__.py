@@ -120,25 +120,25 @@ class Check:
         return (package_format or "v1") in self.formats
 
 
-_REGISTRY: dict[str, Check] = {}
+_CHECKS: dict[str, Check] = {}
 
 
 def register(name: str, codes: Iterable[str], order: int = 100,
              formats: Iterable[str] = ("v1", "v2"), runs_when: Iterable[SkipRule] = ()
              ) -> Callable[[CheckFunc], CheckFunc]:
-    """Register a check group. `codes` are every code it may emit (all must be catalogued);
+    """Register a check group. `codes` are every code it may emit (all must be in the code table);
     lower `order` runs first (only affects the order findings are listed); `formats` are the
     package formats it applies to (schema checks are format-specific, the rest are not);
     `runs_when` are the rules that tell, before it runs, that it has nothing to do."""
     code_set = frozenset(codes)
     unknown = sorted(code_set - CODES.keys())
     if unknown:
-        raise KeyError(f"check {name!r} declares codes missing from the catalog: {unknown}")
+        raise KeyError(f"check {name!r} declares codes missing from the code table: {unknown}")
 
     def decorate(func: CheckFunc) -> CheckFunc:
-        if name in _REGISTRY and _REGISTRY[name].func is not func:
+        if name in _CHECKS and _CHECKS[name].func is not func:
             raise ValueError(f"check {name!r} registered twice")
-        _REGISTRY[name] = Check(name, code_set, func, order, frozenset(formats),
+        _CHECKS[name] = Check(name, code_set, func, order, frozenset(formats),
                                 tuple(runs_when))
         return func
 
@@ -148,7 +148,7 @@ def register(name: str, codes: Iterable[str], order: int = 100,
 def all_checks() -> list[Check]:
     for name in _check_modules():
         importlib.import_module(f"{__name__}.{name}")
-    return sorted(_REGISTRY.values(), key=lambda c: (c.order, c.name))
+    return sorted(_CHECKS.values(), key=lambda c: (c.order, c.name))
 
 
 def _check_modules() -> list[str]:

@@ -10,7 +10,7 @@ from meshcert.certify.package_gguf.fragments import capped, declared_headers
 from meshcert.certify.view import PackageView
 from meshcert.core.findings import Finding, finding
 from meshcert.core.gguf.constants import GGML_QUANT_SIZES
-from meshcert.core.gguf.model import GGUFHeader, HeaderError, TensorInfo
+from meshcert.core.gguf.model import GGUFHeader, HeaderProblem, TensorInfo
 
 MAX_NAME_BYTES = 63  # GGML_MAX_NAME is 64 including the terminating NUL
 INT64_MAX = (1 << 63) - 1  # llama.cpp holds ne[] and element counts in int64_t
@@ -32,7 +32,7 @@ def check_gguf_structure(view: PackageView) -> Iterator[Finding]:
     """Every declared fragment whose header was read, projectors included."""
     for artifact, path, header in declared_headers(view):
         layer = artifact.layer_index
-        if isinstance(header, HeaderError):
+        if isinstance(header, HeaderProblem):
             where = f" (offset {header.offset})" if header.offset is not None else ""
             yield finding(header.code, f"{path}: {header.message}{where}", path=path,
                           layer_index=layer)

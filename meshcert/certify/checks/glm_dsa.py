@@ -157,7 +157,7 @@ def _nextn_problems(kv: dict[str, Any], layers: dict[int, tuple[str, list[str]]]
 @register("glm_dsa_architecture_v2", order=350, codes=[CODE], formats=["v2"], runs_when=[
     applicable(lambda view: _carrier_architecture(view) == GLM_DSA_ARCH,
                f"the metadata carrier's architecture is not {GLM_DSA_ARCH}"),
-    applicable(lambda view: (catalog := view.tensor_catalog()) is not None and catalog.usable,
+    applicable(lambda view: (tensors := view.tensor_catalog()) is not None and tensors.usable,
                "the tensor catalog could not be read (see v2_tensor_catalog)")])
 def check_glm_dsa_architecture_v2(view: PackageView) -> Iterator[Finding]:
     """v2 has no generation.policy, so no profile to hold to: a package whose carrier says
@@ -165,12 +165,12 @@ def check_glm_dsa_architecture_v2(view: PackageView) -> Iterator[Finding]:
     v2"), from the carrier's metadata and tensor catalog alone."""
     carrier = view.carrier_entry()
     header = view.headers.get(carrier.path) if carrier is not None else None
-    catalog = view.tensor_catalog()
+    tensor_catalog = view.tensor_catalog()
     if not isinstance(header, GGUFHeader) or header.architecture != GLM_DSA_ARCH \
-            or catalog is None or not catalog.usable:
+            or tensor_catalog is None or not tensor_catalog.usable:
         return
     layers: dict[int, tuple[str, list[str]]] = {}
-    for t in catalog.tensors:
+    for t in tensor_catalog.tensors:
         if t.layer_ordinal is not None and t.artifact is not None:
             layers.setdefault(t.layer_ordinal, (str(t.artifact.path), []))[1].append(t.name)
     for problem, where in contract_problems(header.architecture, header.kv,

@@ -11,7 +11,7 @@ from meshcert.certify.package_gguf.fragments import declared_headers
 from meshcert.certify.view import PackageView
 from meshcert.certify.workers.llama_gguf import LLAMA_CPP_FACTS_KEY, LlamaCppFacts, LlamaCppVerdict
 from meshcert.core.findings import Finding, finding
-from meshcert.core.gguf.model import GGUFHeader, HeaderError
+from meshcert.core.gguf.model import GGUFHeader, HeaderProblem
 
 # llama.cpp's complaint about tensor-info offsets (gguf.cpp: "tensor '%s' has offset %lu,
 # expected %zu"): by design for a package-v2 metadata carrier, whose infos point elsewhere.
@@ -50,7 +50,7 @@ def check_llama_cpp_gguf(view: PackageView) -> Iterator[Finding]:
         verdict = facts.verdicts.get(path)
         if verdict is None or verdict.accepted:
             continue
-        if isinstance(header, HeaderError) and header.code == "check_not_run":
+        if isinstance(header, HeaderProblem) and header.code == "check_not_run":
             continue  # the file could not be read at all: already incomplete, not llama's call
         if isinstance(header, GGUFHeader) and exempt_carrier(view, artifact, header) \
                 and _only_offset_rule(verdict):

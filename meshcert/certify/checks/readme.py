@@ -190,8 +190,8 @@ def _projector_items(manifest: dict[str, Any], card: Card) -> Iterator[str]:
 def _sidecar_items(manifest: dict[str, Any], card: Card) -> Iterator[str]:
     sidecars = {s.get("artifact_id") for s in manifest.get("sidecars") or []
                 if isinstance(s, dict)}
-    catalog = _dict(manifest.get("artifact_catalog")).get("entries")
-    for entry in catalog if isinstance(catalog, list) else []:
+    artifact_entries = _dict(manifest.get("artifact_catalog")).get("entries")
+    for entry in artifact_entries if isinstance(artifact_entries, list) else []:
         entry = _dict(entry)
         if entry.get("id") not in sidecars:
             continue

@@ -20,7 +20,7 @@ from meshcert.certify.package_gguf.source_facts import SourceFacts, SourceTensor
 from meshcert.certify.view import PackageView
 from meshcert.core.findings import Finding, finding
 from meshcert.core.gguf.constants import GGML_TYPE_NAMES
-from meshcert.core.gguf.model import GGUFHeader, HeaderError, TensorInfo
+from meshcert.core.gguf.model import GGUFHeader, HeaderProblem, TensorInfo
 from meshcert.core.gguf.names import layer_of
 
 
@@ -158,7 +158,7 @@ def _tensor_set_summary(view: PackageView, facts: SourceFacts,
                              f"{compared}; {why}", False)
 
 
-def _carrier_differences(view: PackageView, source: GGUFHeader | HeaderError | None
+def _carrier_differences(view: PackageView, source: GGUFHeader | HeaderProblem | None
                          ) -> list[str]:
     carrier = view.carrier_entry() if view.package_format == "v2" else None
     header = view.headers.get(carrier.path) if carrier is not None else None
@@ -180,12 +180,12 @@ def _package_architecture(view: PackageView) -> str | None:
 
 
 def _v2_package_tensors(view: PackageView) -> dict[str, tuple[Fragment, TensorInfo]]:
-    """v2: every catalog tensor where its locator puts it, then any tensor a payload artifact's
-    own directory adds (a foreign one is not in the source: reported below)."""
+    """v2: every tensor of the tensor catalog where its locator puts it, then any tensor a
+    payload artifact's own directory adds (a foreign one is not in the source: reported below)."""
     out: dict[str, tuple[Fragment, TensorInfo]] = {}
-    catalog = view.tensor_catalog()
+    tensor_catalog = view.tensor_catalog()
     frags = {f.path: f for f in fragments(view)}
-    for t in catalog.tensors if catalog is not None else []:
+    for t in tensor_catalog.tensors if tensor_catalog is not None else []:
         frag = frags.get(t.artifact.path) if t.artifact is not None else None
         if frag is not None:
             out.setdefault(t.name, (frag, TensorInfo(t.name, t.shape, t.ggml_type,

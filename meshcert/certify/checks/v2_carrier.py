@@ -3,11 +3,11 @@ tensor catalog"), from headers only.
 
 - the carrier: no payload bytes, `general.architecture` and a positive
   `{arch}.embedding_length`, well-formed locator keys (`invalid_metadata_carrier`);
-- every rebuilt catalog tensor: unique, non-zero dimensions, ordinal in range, alignment a power
-  of two, aligned offset, stored length equal to its type and shape, inside its artifact, not
-  overlapping another tensor of that artifact;
+- every tensor of the rebuilt tensor catalog: unique, non-zero dimensions, ordinal in range,
+  alignment a power of two, aligned offset, stored length equal to its type and shape, inside
+  its artifact, not overlapping another tensor of that artifact;
 - placement: `blk.N.*` tensors stored in layer N's artifact, other tensors outside layer files
-  (`tensor_in_wrong_layer`); every tensor the architecture requires is in the catalog;
+  (`tensor_in_wrong_layer`); every tensor the architecture requires is in the tensor catalog;
 - every payload artifact's own GGUF directory agrees with the carrier's locators and holds no
   foreign tensor (`carrier_directory_mismatch`): what the builder's verify command re-checks;
 - artifacts mesh-llm's certifier cannot select (`mesh_certify_would_fail`, a warning).
@@ -71,8 +71,8 @@ def v2_carrier(view: PackageView) -> Iterator[Finding]:
         if not (is_int(width) and width > 0):
             yield finding("invalid_metadata_carrier", f"{path}: {arch}.embedding_length must be "
                           f"a positive integer, found {width!r}", path=path)
-    catalog = view.tensor_catalog()
-    for problem in catalog.problems if catalog is not None else []:
+    tensor_catalog = view.tensor_catalog()
+    for problem in tensor_catalog.problems if tensor_catalog is not None else []:
         yield finding("invalid_metadata_carrier", f"{path}: {problem}", path=path)
 
 
@@ -87,11 +87,11 @@ def _unidentified(view: PackageView) -> Finding:
                    path=layout.path if layout is not None else None)
 
 
-def _catalog(view: PackageView) -> TensorCatalog | None:
+def _usable_tensor_catalog(view: PackageView) -> TensorCatalog | None:
     if view.package_format != "v2":
         return None
-    catalog = view.tensor_catalog()
-    return catalog if catalog is not None and catalog.usable else None
+    tensor_catalog = view.tensor_catalog()
+    return tensor_catalog if tensor_catalog is not None and tensor_catalog.usable else None
 
 
 @register("v2_tensor_catalog", order=301, codes=[
@@ -100,21 +100,21 @@ def _catalog(view: PackageView) -> TensorCatalog | None:
     "overlapping_storage", "unknown_artifact",
 ], formats=["v2"])
 def v2_tensor_catalog(view: PackageView) -> Iterator[Finding]:
-    catalog = _catalog(view)
-    if catalog is None:
+    tensor_catalog = _usable_tensor_catalog(view)
+    if tensor_catalog is None:
         return
     manifest = view.manifest or {}
     layers = manifest.get("layer_count") if is_int(manifest.get("layer_count")) else None
-    names = Counter(t.name for t in catalog.tensors)
+    names = Counter(t.name for t in tensor_catalog.tensors)
     for name, n in sorted(names.items()):
         if n > 1:
             yield finding("duplicate_tensor", f"tensor {name!r} appears {n} times in the "
                           "carrier's directory", path=_carrier_path(view))
     out: list[Finding] = []
-    for t in catalog.tensors:
+    for t in tensor_catalog.tensors:
         out.extend(_tensor_rules(t, layers))
     yield from capped(out, limit=50)
-    yield from capped(list(_overlaps(catalog)), limit=20)
+    yield from capped(list(_overlaps(tensor_catalog)), limit=20)
 
 
 def _carrier_path(view: PackageView) -> str | None:
@@ -154,9 +154,9 @@ def _tensor_rules(t: CatalogTensor, layers: int | None) -> Iterator[Finding]:
                       layer_index=t.layer_ordinal)
 
 
-def _overlaps(catalog: TensorCatalog) -> Iterator[Finding]:
+def _overlaps(tensor_catalog: TensorCatalog) -> Iterator[Finding]:
     by_part: dict[int, list[CatalogTensor]] = defaultdict(list)
-    for t in catalog.tensors:
+    for t in tensor_catalog.tensors:
         if t.size:
             by_part[t.part].append(t)
     for tensors in by_part.values():
@@ -173,25 +173,25 @@ def _overlaps(catalog: TensorCatalog) -> Iterator[Finding]:
     "tensor_in_wrong_layer", "missing_required_tensor",
 ], formats=["v2"])
 def v2_tensor_placement(view: PackageView) -> Iterator[Finding]:
-    catalog = _catalog(view)
-    if catalog is None:
+    tensor_catalog = _usable_tensor_catalog(view)
+    if tensor_catalog is None:
         return
     wrong: dict[str, list[str]] = defaultdict(list)
-    for t in catalog.tensors:
+    for t in tensor_catalog.tensors:
         if t.artifact is None or not isinstance(t.artifact.path, str):
             continue
         own = layer_of(t.name)
         if own != t.layer_ordinal:
             wrong[t.artifact.path].append(t.name)
     for path, names in wrong.items():
-        entry = next(t.artifact for t in catalog.tensors
+        entry = next(t.artifact for t in tensor_catalog.tensors
                      if t.artifact is not None and t.artifact.path == path)
         kind = (f"layer {entry.layer_index}'s artifact" if entry.layer_index is not None
                 else "a non-layer artifact")
         yield finding("tensor_in_wrong_layer", f"{path} is {kind} but stores {len(names)} "
                       f"tensor(s) of another owner: {preview(names)}", path=path,
                       layer_index=entry.layer_index)
-    present = {t.name for t in catalog.tensors}
+    present = {t.name for t in tensor_catalog.tensors}
     found = _carrier(view)
     arch = found[1].architecture if found is not None else None
     manifest = view.manifest or {}
@@ -210,12 +210,12 @@ def v2_tensor_placement(view: PackageView) -> Iterator[Finding]:
 @register("v2_payload_directories", order=302, codes=["carrier_directory_mismatch"], formats=["v2"])
 def v2_payload_directories(view: PackageView) -> Iterator[Finding]:
     """Each payload artifact's own GGUF directory against the carrier's locators."""
-    catalog = _catalog(view)
-    if catalog is None:
+    tensor_catalog = _usable_tensor_catalog(view)
+    if tensor_catalog is None:
         return
-    directory = {t.name for t in catalog.tensors}
+    directory = {t.name for t in tensor_catalog.tensors}
     located: dict[str, list[CatalogTensor]] = defaultdict(list)
-    for t in catalog.tensors:
+    for t in tensor_catalog.tensors:
         if t.artifact is not None and isinstance(t.artifact.path, str):
             located[t.artifact.path].append(t)
     out: list[Finding] = []

@@ -67,11 +67,11 @@ def _as_v2(findings: Iterable[Finding]) -> Iterator[Finding]:
 
 def _mtp_layers(view: PackageView) -> dict[int, bool] | None:
     """layer ordinal -> whether the tensor catalog has `blk.N.nextn.*` tensors for it."""
-    catalog = view.tensor_catalog()
-    if catalog is None or not catalog.usable:
+    tensor_catalog = view.tensor_catalog()
+    if tensor_catalog is None or not tensor_catalog.usable:
         return None
     out: dict[int, bool] = {}
-    for t in catalog.tensors:
+    for t in tensor_catalog.tensors:
         layer = layer_of(t.name)
         if layer is not None:
             out[layer] = out.get(layer, False) or ".nextn." in t.name

@@ -262,12 +262,13 @@ def v2_artifact_catalog(view: PackageView) -> Iterator[Finding]:
     m = _v2(view)
     if m is None:
         return
-    catalog = m.get("artifact_catalog")
-    if not isinstance(catalog, dict):
-        yield _f("missing_value", f"artifact_catalog must be an object, found {catalog!r}")
+    artifact_catalog = m.get("artifact_catalog")
+    if not isinstance(artifact_catalog, dict):
+        yield _f("missing_value", f"artifact_catalog must be an object, "
+                 f"found {artifact_catalog!r}")
         return
-    yield from unknown_keys("artifact_catalog.", catalog, frozenset({"entries"}))
-    entries = catalog.get("entries")
+    yield from unknown_keys("artifact_catalog.", artifact_catalog, frozenset({"entries"}))
+    entries = artifact_catalog.get("entries")
     if not isinstance(entries, list) or not entries:
         yield _f("missing_value", "artifact_catalog.entries must be a non-empty list")
         return

@@ -64,7 +64,7 @@ def publication_refusals(manifest: Mapping[str, Any] | None, *,
     """Every rule of mesh-llm's HF publication job this manifest breaks, in the job's order.
 
     `manifest` may be partial (a writer checks what it knows before writing: the source
-    identity; the artifact rules then have no catalog to read). `manifest_bytes` is the size of
+    identity; the artifact rules have no artifact_catalog to read). `manifest_bytes` is the size of
     model-package.json when known. `resolved_repo`/`resolved_revision` are the source the job
     would resolve (the writer's Hub source, or its --source-repo/--source-revision); without
     them the manifest's own values stand for it."""
@@ -110,10 +110,10 @@ def _source_identity(repo: object, revision: object, resolved_repo: str | None,
     return out
 
 
-def _artifact_roster(catalog: object) -> list[PublicationRefusal]:
+def _artifact_roster(artifact_catalog: object) -> list[PublicationRefusal]:
     """Rule 6: every artifact has a non-zero byte_size, a unique path, and a path that is
     neither model-package.json nor README.md."""
-    entries = catalog.get("entries") if isinstance(catalog, Mapping) else None
+    entries = artifact_catalog.get("entries") if isinstance(artifact_catalog, Mapping) else None
     if not isinstance(entries, list):
         return []
     out: list[PublicationRefusal] = []

@@ -32,8 +32,8 @@ NOT_PAYLOAD_ROLES = frozenset({"shared.metadata", "projector", PUBLISHER_ROLE})
 
 
 def catalog_entries(manifest: dict[str, Any]) -> list[dict[str, Any]]:
-    catalog = manifest.get("artifact_catalog")
-    entries = catalog.get("entries") if isinstance(catalog, dict) else None
+    artifact_catalog = manifest.get("artifact_catalog")
+    entries = artifact_catalog.get("entries") if isinstance(artifact_catalog, dict) else None
     return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
 
 

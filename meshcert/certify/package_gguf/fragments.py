@@ -2,7 +2,7 @@
 
 Every GGUF check starts from here, so each one tolerates the same things the same way: no
 manifest, a manifest whose entries are malformed, artifacts that were never read (missing,
-unsafe path, not a file) and headers that failed to parse (HeaderError) are simply skipped.
+unsafe path, not a file) and headers that failed to parse (HeaderProblem) are simply skipped.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from meshcert.certify.manifest_model import ArtifactEntry
 from meshcert.certify.view import PackageView
 from meshcert.core.findings import Finding, finding
-from meshcert.core.gguf.model import GGUFHeader, HeaderError
+from meshcert.core.gguf.model import GGUFHeader, HeaderProblem
 
 METADATA_ROLE = "shared.metadata"
 PROJECTOR_ROLE = "projector"
@@ -40,7 +40,7 @@ class Fragment:
         return [t.name for t in self.header.tensors]
 
 
-Declared = tuple[ArtifactEntry, str, GGUFHeader | HeaderError]
+Declared = tuple[ArtifactEntry, str, GGUFHeader | HeaderProblem]
 
 
 def declared_headers(view: PackageView) -> list[Declared]:

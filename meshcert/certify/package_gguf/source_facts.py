@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from meshcert.certify.view import PackageView
-from meshcert.core.gguf.model import GGUFHeader, HeaderError
+from meshcert.core.gguf.model import GGUFHeader, HeaderProblem
 
 SOURCE_FACTS_KEY = "source_gguf"
 
@@ -16,7 +16,7 @@ class SourceShard:
     """One file of the source model (the only one, or one of a -0000i-of-0000N split set)."""
 
     path: str
-    header: GGUFHeader | HeaderError
+    header: GGUFHeader | HeaderProblem
     size: int | None = None
     sha256: str | None = None  # of the whole file, lower-case hex
     error: str | None = None  # why the file could not be read or hashed

@@ -8,6 +8,6 @@ One job per module:
 - `rules.py`: mesh-llm's pass rules for the JSON bodies;
 - `redact.py`: keeps the API key out of everything the gates report;
 - `stats.py`: percentiles;
-- `request.py`: `RuntimeRequest`, what the gates are asked to do;
+- `requests.py`: `RuntimeRequest`, what the gates are asked to do;
 - `gates.py`: the gate functions and `run_runtime_gates`.
 """

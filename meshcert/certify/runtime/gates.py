@@ -28,7 +28,7 @@ from meshcert.certify.runtime.client import (
     RuntimeClient,
     TransportFailure,
 )
-from meshcert.certify.runtime.request import RuntimeRequest
+from meshcert.certify.runtime.requests import RuntimeRequest
 from meshcert.certify.runtime.rules import (
     chat_texts,
     error_object,

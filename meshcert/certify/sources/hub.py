@@ -36,7 +36,7 @@ from meshcert.certify.sources.local import (
 from meshcert.certify.view import MAX_PUBLISHER_FILE_BYTES, CertOptions, PackageView, SmallFile
 from meshcert.core.byte_source import TailCache
 from meshcert.core.findings import Finding, finding
-from meshcert.core.gguf.model import GGUFHeader, HeaderError
+from meshcert.core.gguf.model import GGUFHeader, HeaderProblem
 from meshcert.core.gguf.reader import read_header
 from meshcert.core.gguf.tensor_digests import (
     FragmentDigests,
@@ -209,7 +209,7 @@ def _read_headers(view: PackageView, files: HubFiles, settings: HubSettings,
     digests: dict[str, FragmentDigests] = {}
     metadata_copies = view.package_format != "v2"  # v1 copies metadata-role tensors around
 
-    def read(path: str) -> GGUFHeader | HeaderError | HubError:
+    def read(path: str) -> GGUFHeader | HeaderProblem | HubError:
         remote = HubRangeSource(files, path, view.files[path].size)
         source = TailCache(remote)  # the bytes after the header come with its last block
         try:

@@ -27,14 +27,14 @@ from meshcert.certify.view import (
 from meshcert.core.byte_source import LocalFileSource
 from meshcert.core.file_facts import FileFact
 from meshcert.core.findings import finding
-from meshcert.core.gguf.model import GGUFHeader, HeaderError
+from meshcert.core.gguf.model import GGUFHeader, HeaderProblem
 from meshcert.core.gguf.reader import read_header_file
 from meshcert.core.gguf.tensor_digests import (
     FragmentDigests,
     digest_metadata_tensors,
     metadata_role_tensors,
 )
-from meshcert.core.hashing import Interrupted, VerifyCache, hash_files
+from meshcert.core.hashing import HashingInterrupted, VerifyCache, hash_files
 from meshcert.core.progress import NullProgress, ProgressObserver
 
 README_NAME = "README.md"
@@ -233,7 +233,7 @@ def _hashed(view: PackageView, root: str, progress: ProgressObserver,
     try:
         results = hash_files(regular.values(), progress=progress, cache=cache)
         interrupted = False
-    except Interrupted as stop:
+    except HashingInterrupted as stop:
         results, interrupted = stop.results, True
     unverified = 0
     for rel, full in regular.items():
@@ -251,12 +251,12 @@ def _hashed(view: PackageView, root: str, progress: ProgressObserver,
     return facts
 
 
-def read_local_headers(root: str, view: PackageView) -> dict[str, GGUFHeader | HeaderError]:
+def read_local_headers(root: str, view: PackageView) -> dict[str, GGUFHeader | HeaderProblem]:
     """GGUF headers of every declared .gguf artifact that is a regular file (v2 publisher
     artifacts aside: they are never GGUFs, whatever their name).
 
     Header reads touch only the first bytes of each file (meshcert.core.gguf.reader); a file that
-    is not a GGUF, or is cut short, yields a HeaderError for the structure checks to report.
+    is not a GGUF, or is cut short, yields a HeaderProblem for the structure checks to report.
     """
     return {rel: read_header_file(os.path.join(root, *rel.split("/")))
             for rel in gguf_header_paths(view)}

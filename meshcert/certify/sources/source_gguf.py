@@ -21,7 +21,7 @@ from meshcert.certify.package_gguf.source_facts import (
     SourceTensor,
 )
 from meshcert.certify.view import PackageView
-from meshcert.core.gguf.model import GGUFHeader, HeaderError
+from meshcert.core.gguf.model import GGUFHeader, HeaderProblem
 from meshcert.core.gguf.reader import read_header_file
 from meshcert.core.hashing import CHUNK
 
@@ -39,7 +39,7 @@ def attach_source(view: PackageView, path: str, known: SourceFacts | None = None
     if facts.shards:
         view.source_header = facts.shards[0].header
     else:
-        view.source_header = HeaderError("check_not_run", facts.error or "no source file", None)
+        view.source_header = HeaderProblem("check_not_run", facts.error or "no source file", None)
 
 
 def shard_paths(path: str) -> tuple[list[str], str | None]:
@@ -94,14 +94,14 @@ def package_tensor_ranges(view: PackageView) -> dict[str, dict[str, tuple[int, i
     stores: v1 from each fragment's own directory, v2 through the carrier's locators (plus
     every tensor a payload artifact's own directory lists, so a foreign one is seen too)."""
     out: dict[str, dict[str, tuple[int, int]]] = {}
-    catalog = view.tensor_catalog()
+    tensor_catalog = view.tensor_catalog()
     for frag in fragments(view):
         if view.package_format == "v2" and frag.role == "shared.metadata":
             continue  # the carrier's directory points at the payload artifacts, not at itself
         out[frag.path] = {t.name: (frag.header.data_offset + t.offset, t.n_bytes)
                           for t in frag.header.tensors}
-    if catalog is not None:
-        for t in catalog.tensors:
+    if tensor_catalog is not None:
+        for t in tensor_catalog.tensors:
             if t.artifact is not None and isinstance(t.artifact.path, str):
                 out.setdefault(t.artifact.path, {})[t.name] = (t.offset, t.size)
     return out

@@ -55,7 +55,7 @@ class GGUFHeader:
 
 
 @dataclass(frozen=True)
-class HeaderError:
+class HeaderProblem:
     """The header could not be read; `code` is a finding code (gguf_bad_magic, ...)."""
 
     code: str

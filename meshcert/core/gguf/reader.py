@@ -21,7 +21,7 @@ keys, so it cannot report them. This reader instead:
 - bounds memory and time on hostile input: every length and count is checked against the bytes
   that can possibly remain before anything is allocated or looped over, the header may not grow
   past ``ReadLimits.max_header_bytes``, and the number of materialized array elements has a
-  budget. Malformed input gives a ``HeaderError`` (a finding code, a message, an offset), never
+  budget. Malformed input gives a ``HeaderProblem`` (a finding code, a message, an offset), never
   an exception.
 
 Duplicate keys and duplicate tensor names are recorded on the header (the first value wins),
@@ -45,7 +45,7 @@ from typing import Any
 from meshcert.core.byte_source import ByteSource, LocalFileSource
 from meshcert.core.errors import MeshcertError
 from meshcert.core.gguf.constants import GGML_QUANT_SIZES
-from meshcert.core.gguf.model import ArraySummary, GGUFHeader, HeaderError, TensorInfo
+from meshcert.core.gguf.model import ArraySummary, GGUFHeader, HeaderProblem, TensorInfo
 
 MAGIC = b"GGUF"
 SUPPORTED_VERSIONS = (2, 3)
@@ -88,19 +88,19 @@ DEFAULT_LIMITS = ReadLimits()
 
 
 class _Stop(MeshcertError):
-    """Internal: abandon the parse with this HeaderError."""
+    """Internal: abandon the parse with this HeaderProblem."""
 
     def __init__(self, code: str, message: str, offset: int | None) -> None:
         super().__init__(message)
-        self.error = HeaderError(code, message, offset)
+        self.problem = HeaderProblem(code, message, offset)
 
 
-def read_header(source: ByteSource) -> GGUFHeader | HeaderError:
+def read_header(source: ByteSource) -> GGUFHeader | HeaderProblem:
     """Read the GGUF header from `source` with the default limits."""
     return read_header_with_limits(source, DEFAULT_LIMITS)
 
 
-def read_header_file(path: str | os.PathLike[str]) -> GGUFHeader | HeaderError:
+def read_header_file(path: str | os.PathLike[str]) -> GGUFHeader | HeaderProblem:
     """Read the GGUF header of a local file.
 
     A file that cannot be opened is not a header property: it yields a ``check_not_run``
@@ -109,18 +109,18 @@ def read_header_file(path: str | os.PathLike[str]) -> GGUFHeader | HeaderError:
     try:
         source = LocalFileSource(path)
     except OSError as exc:
-        return HeaderError("check_not_run", f"cannot open {os.fspath(path)}: "
+        return HeaderProblem("check_not_run", f"cannot open {os.fspath(path)}: "
                            f"{exc.strerror or exc}", None)
     return read_header(source)
 
 
-def read_header_with_limits(source: ByteSource, limits: ReadLimits) -> GGUFHeader | HeaderError:
+def read_header_with_limits(source: ByteSource, limits: ReadLimits) -> GGUFHeader | HeaderProblem:
     """Read the header under explicit limits (tests shrink them; callers use read_header)."""
     return read_header_and_bytes(source, limits)[0]
 
 
 def read_header_and_bytes(source: ByteSource, limits: ReadLimits = DEFAULT_LIMITS
-                          ) -> tuple[GGUFHeader | HeaderError, bytes]:
+                          ) -> tuple[GGUFHeader | HeaderProblem, bytes]:
     """The header and every byte the read fetched (the file's first bytes, at least up to
     ``header_end``), for a writer that copies metadata entries verbatim
     (``GGUFHeader.kv_spans`` locates each one) and would not fetch those bytes twice; no bytes
@@ -129,7 +129,7 @@ def read_header_and_bytes(source: ByteSource, limits: ReadLimits = DEFAULT_LIMIT
     try:
         header = parser.parse()
     except _Stop as stop:
-        return stop.error, b""
+        return stop.problem, b""
     return header, parser.raw()
 
 
@@ -294,7 +294,7 @@ class _Parser:
         try:
             self._need(len(MAGIC), "magic", 0)  # the first read fetches a whole initial block
         except _Stop as stop:
-            if stop.error.code != "gguf_truncated":
+            if stop.problem.code != "gguf_truncated":
                 raise
             if self._size:  # shorter than the magic: read what there is, to say what it is
                 self._need(self._size, "magic", 0)

@@ -1,6 +1,6 @@
 """One parser per input format: pure functions `parse(text, source) -> ParsedFile`.
 
-Every format is one entry of `registry.FORMATS` (name, recognising rules, parser, example):
+Every format is one entry of `registry.EVIDENCE_FORMATS` (name, recognising rules, parser, example):
 `PARSERS` (format -> parser) and `detect` are derived from it; the evidence JSON reader
 (`evidence_json`) is separate because its rows already carry every column.
 """

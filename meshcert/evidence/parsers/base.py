@@ -34,11 +34,11 @@ PROMOTION = "competitive-promotion"        # promotion.json
 PERF_HISTORY = "perf-history"              # performance history JSONL
 AB_COMPARISON = "ab-comparison"            # adaptive / mixed A/B comparison.json
 TOKEN_LENGTHS = "token-lengths"            # skippy-bench token-lengths summary
-MESH_FORMATS = (SKIPPY_RUN, SKIPPY_FOCUSED, SKIPPY_LOCAL, SKIPPY_EVAL, SPEC_BENCH,
+MESH_FORMAT_NAMES = (SKIPPY_RUN, SKIPPY_FOCUSED, SKIPPY_LOCAL, SKIPPY_EVAL, SPEC_BENCH,
                 METRICS_SERVER, COMPETITIVE, PROMOTION, PERF_HISTORY, AB_COMPARISON,
                 TOKEN_LENGTHS)
-FORMATS = (TBO_CONSOLE, TBO_TEST, TBO_SQL, GGML_TEST, LLAMA_BENCH, PERPLEXITY, EVIDENCE_JSON,
-           *MESH_FORMATS)
+FORMAT_NAMES = (TBO_CONSOLE, TBO_TEST, TBO_SQL, GGML_TEST, LLAMA_BENCH, PERPLEXITY, EVIDENCE_JSON,
+           *MESH_FORMAT_NAMES)
 
 # Row kinds (the `kind` column).
 KINDS = ("perf", "perf_sample", "perf_warmup", "perf_summary", "perf_metadata", "parity",

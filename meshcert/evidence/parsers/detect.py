@@ -1,4 +1,4 @@
-"""Which format is this text? Decided by content (the rules of `registry.FORMATS`, in their
+"""Which format is this text? Decided by content (the rules of `registry.EVIDENCE_FORMATS`, in their
 order); the file name only when no content rule holds."""
 
 from __future__ import annotations

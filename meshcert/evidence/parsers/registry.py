@@ -3,8 +3,8 @@ it, and (mesh-llm formats) what rows it gives and when it is refused.
 
 Detection (`detect.detect`), the parser table (`PARSERS`), the "unrecognised format" message
 and the format tables of docs/evidence.md (`python3 scripts/generate.py evidence-format-tables`,
-checked by tests/evidence/parsers/test_registry.py) are all derived from `FORMATS`. Adding a
-format: one `EvidenceFormat` here, its parser module, its tests.
+checked by tests/evidence/parsers/test_registry.py) are all derived from `EVIDENCE_FORMATS`.
+Adding a format: one `EvidenceFormat` here, its parser module, its tests.
 
 Detection tries every rule of every format in `Rule.order` (most specific first: our own JSON,
 llama-bench JSON, the mesh-llm JSON shapes, SQL, tables, CSV headers, then console markers);
@@ -195,7 +195,7 @@ def _console(probe: Probe) -> bool:
             or _CONSOLE_ROW.search(body) is not None or _ERROR_FIRST_ROW.search(body) is not None)
 
 
-FORMATS: tuple[EvidenceFormat, ...] = (
+EVIDENCE_FORMATS: tuple[EvidenceFormat, ...] = (
     EvidenceFormat(
         TBO_CONSOLE, "test-backend-ops console (perf mode)",
         (Rule(61, "` us/run`, a `Backend 1/3: ` / `Testing N devices` section or a "
@@ -436,15 +436,15 @@ FORMATS: tuple[EvidenceFormat, ...] = (
         refused="stage layer counts differing by more than one"),
 )
 
-BY_NAME: dict[str, EvidenceFormat] = {f.name: f for f in FORMATS}
-PARSERS: dict[str, Parser] = {f.name: f.parse for f in FORMATS if f.parse is not None}
+BY_NAME: dict[str, EvidenceFormat] = {f.name: f for f in EVIDENCE_FORMATS}
+PARSERS: dict[str, Parser] = {f.name: f.parse for f in EVIDENCE_FORMATS if f.parse is not None}
 RULES: tuple[tuple[Rule, str], ...] = tuple(sorted(
-    ((rule, f.name) for f in FORMATS for rule in f.rules), key=lambda pair: pair[0].order))
+    ((rule, f.name) for f in EVIDENCE_FORMATS for rule in f.rules), key=lambda pair: pair[0].order))
 
 
 def unrecognised_message() -> str:
     """The problem of a file no rule recognises: every format it could have been."""
-    titles = [f.title for f in FORMATS if f.rules]
+    titles = [f.title for f in EVIDENCE_FORMATS if f.rules]
     return "unrecognised format: none of " + "; ".join(titles)
 
 
@@ -455,7 +455,7 @@ def _cell(text: str) -> str:
 def formats_table() -> str:
     """The markdown table of every format: name, how it is recognised, a line of it."""
     out = ["| format | recognised by | one line of it |", "| --- | --- | --- |"]
-    for f in FORMATS:
+    for f in EVIDENCE_FORMATS:
         says = "; ".join(r.says for r in sorted(f.rules, key=lambda r: r.order)) \
             or f"its rows come out of a `{f.within}` file (test mode: `: OK` / `FAIL` cases)"
         for i, ex in enumerate(f.examples):
@@ -469,7 +469,7 @@ def mesh_table() -> str:
     """The markdown table of the mesh-llm formats: files, rows, refusals."""
     out = ["| format (`format` column) | file | rows (`metric` = the producer's field name) "
            "| refused (a problem naming why; no rows) or flagged |", "| --- | --- | --- | --- |"]
-    for f in FORMATS:
+    for f in EVIDENCE_FORMATS:
         if f.rows:
             out.append(f"| `{f.name}` | {_cell(f.files)} | {_cell(f.rows)} | "
                        f"{_cell(f.refused)} |")

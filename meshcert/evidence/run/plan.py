@@ -1,6 +1,6 @@
 """What to run: one fixture command, its variants, how many repeats, in which order.
 
-A variant is a label (the `variant` column the decision catalog matches on) plus what makes it
+A variant is a label (the `variant` column the decision rules match on) plus what makes it
 different: environment overrides (the GLM kernel sweep: same binary, same arguments, different
 `GGML_METAL_*` settings), extra arguments, or a whole other command (an old vs a new build).
 
@@ -9,7 +9,7 @@ load) lands on every variant alike instead of on whichever ran last.
 
 A plan may also carry check commands (test-backend-ops `test` mode: the parity evidence a
 promotion needs), run once per variant, with the variant's environment and extra arguments,
-before the timed runs. Their rows carry the variant label like the timed ones, so the catalog
+before the timed runs. Their rows carry the variant label like the timed ones, so the rules
 finds parity for exactly the variant it decides about.
 """
 

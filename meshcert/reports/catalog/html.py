@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from meshcert.catalog.report import CatalogReport
 from meshcert.reports.catalog.view import build_catalog_view
-from meshcert.reports.html import render_page
+from meshcert.reports.htmlpage import render_page
 
 
 def render_catalog_html(report: CatalogReport, link_prefix: str = "") -> str:

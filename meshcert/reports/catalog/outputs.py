@@ -1,6 +1,6 @@
 """Write a catalog run's files: each package's cert.json and cert.html under --out-dir (as the
 packages are certified), and the catalog report as JSON, HTML, Markdown, JUnit and SARIF (each
-rendered by the registry, meshcert/reports/registry.py).
+rendered by the report-format registry, meshcert/reports/registry.py).
 
 --out-dir DIR holds packages/<ns>/<name>/<commit>/cert.{json,html}, catalog.json and
 catalog.html; the report's paths are relative to DIR, so the page's links hold wherever DIR is
@@ -16,7 +16,7 @@ from pathlib import Path
 from meshcert.catalog.report import CatalogReport
 from meshcert.certify.report import CertReport
 from meshcert.core.atomic import write_atomic
-from meshcert.reports.registry import FORMATS, render
+from meshcert.reports.registry import REPORT_FORMATS, render
 
 CATALOG_JSON = "catalog.json"
 CATALOG_HTML = "catalog.html"
@@ -71,14 +71,14 @@ def write_catalog_reports(report: CatalogReport, *, out_dir: str | os.PathLike[s
                           **targets: str | os.PathLike[str] | None) -> list[tuple[str, Path]]:
     """Write the JSON to report_out and each format given a path (html=..., md=..., junit=...,
     sarif=...); with --out-dir also catalog.json and catalog.html there. Returns (format, path)
-    for each file written, in the registry's order."""
-    unknown = sorted(set(targets) - set(FORMATS) | ({"json"} & set(targets)))
+    for each file written, in REPORT_FORMATS order."""
+    unknown = sorted(set(targets) - set(REPORT_FORMATS) | ({"json"} & set(targets)))
     if unknown:
         raise ValueError(f"not a catalog report target: {', '.join(unknown)}")
     base = Path(out_dir) if out_dir is not None else None
     given = {**targets, "json": report_out}
     written: list[tuple[str, Path]] = []
-    for fmt in FORMATS:
+    for fmt in REPORT_FORMATS:
         paths = [Path(p) for p in (given.get(fmt),) if p is not None]
         if base is not None and fmt in OUT_DIR_FILES:
             paths.append(base / OUT_DIR_FILES[fmt])

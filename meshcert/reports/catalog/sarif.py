@@ -5,7 +5,7 @@ path), per catalog-level finding of a package row, and per distinct error or war
 package's certification (the row's `error_codes` / `warning_codes`: the per-package cert.json
 holds the findings themselves). Rows are located at their entry file
 (entries/<owner>/<repo>.json); `properties` carry the package repo, revision and variant. The
-rules come from the finding-code registry, as for a certification report's SARIF.
+rules come from the finding-code table, as for a certification report's SARIF.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """SARIF 2.1.0 (OASIS) for code-scanning dashboards: one result per finding.
 
-ruleId = the finding code; the rules (one per code present) come from the finding catalog:
+ruleId = the finding code; the rules (one per code present) come from the finding-code table:
 severity -> defaultConfiguration.level (error/warning/note), remediation -> help. Each result is
 located at its artifact path (relative to the package directory, `uriBaseId` PACKAGE_ROOT, when
 the report has one); the layer index and the check group ride in `properties`. A finding with
@@ -56,9 +56,9 @@ def _location(report: CertReport, path: str | None) -> dict[str, Any]:
 
 
 def rule(code: str) -> dict[str, Any]:
-    """The SARIF rule of a finding code, from the registry (shared by the catalog's SARIF)."""
+    """The SARIF rule of a finding code, from the code table (shared by the catalog's SARIF)."""
     row = CODES.get(code)
-    if row is None:  # a code outside the catalog cannot be emitted; keep the result valid
+    if row is None:  # a code outside the code table cannot be emitted; keep the result valid
         return {"id": code, "defaultConfiguration": {"level": "error"}}
     return {
         "id": code,

@@ -134,13 +134,13 @@ def series_plot(h: HistoryVerdict, v: HistoryMetricVerdict) -> Markup:
     return svg_root(_W, _H, title, body)
 
 
-def _pct(value: float | None) -> str:
+def change_text(value: float | None) -> str:
     return "-" if value is None else f"{value:+.1%}"
 
 
-def _interval(v: HistoryMetricVerdict) -> str:
+def interval_text(v: HistoryMetricVerdict) -> str:
     return ("-" if v.change_low is None
-            else f"[{_pct(v.change_low)}, {_pct(v.change_high)}] {v.interval_says}")
+            else f"[{change_text(v.change_low)}, {change_text(v.change_high)}] {v.interval_says}")
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,8 @@ def build_history_view(history: list[HistoryVerdict], *, title: str = "Performan
                       badge=BADGE[metric_class(h, v)], metric=v.metric,
                       current="-" if v.current is None else f"{v.current:g}",
                       median="-" if v.baseline_median is None else f"{v.baseline_median:g}",
-                      change=_pct(v.change), baseline=h.baseline_n, interval=_interval(v),
+                      change=change_text(v.change), baseline=h.baseline_n,
+                      interval=interval_text(v),
                       row=f"{h.file}:{h.line}")
             for h in history for v in h.metrics]
     setups = [SetupFigures(cohort=h.cohort_key[:12], setup=_setup_text(h),
@@ -212,19 +213,3 @@ def build_history_view(history: list[HistoryVerdict], *, title: str = "Performan
                        headline=f"{HEADLINES[status]}: {summary}", subject=title, stats=stats,
                        rows=rows, setups=setups, problems=list(problems or []),
                        sources=list(sources or []))
-
-
-def render_history_markdown(history: list[HistoryVerdict]) -> str:
-    status = history_status(history)
-    out = [f"## {status.upper()}: performance history", "",
-           "| setup | setup class | metric | metric class | current | median | change | "
-           "baseline | interval |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for h in history:
-        for v in h.metrics:
-            out.append(f"| `{h.cohort_key[:12]}` | {h.history_class} | {v.metric} | "
-                       f"{metric_class(h, v)} | "
-                       f"{'-' if v.current is None else f'{v.current:g}'} | "
-                       f"{'-' if v.baseline_median is None else f'{v.baseline_median:g}'} | "
-                       f"{_pct(v.change)} | {h.baseline_n} | {_interval(v)} |")
-    return "\n".join(out) + "\n"

@@ -8,7 +8,7 @@ show as a broken test infrastructure. Decisions suite: one testcase per decision
 a result, not a test failure, so promote / reject / keep-evidence-gated pass (verdict and reason
 in <system-out>), while inconclusive / needs-parity / needs-quality are <skipped/> with the
 missing evidence (the decision could not be made); omitted decisions are skipped too, and so
-is a catalog decision the evidence does not speak to (none of its rows present and the Phase E
+is a decision of the rules the evidence does not speak to (none of its rows present and the Phase E
 gate not applying): every other format leaves it out, so it claims no verdict here either.
 
 Headline suite (first): one testcase `verdict` stating the report's overall status (the

@@ -12,15 +12,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from meshcert.evidence.headline import headline_of, supported_decisions
+from meshcert.evidence.history import history_status, metric_class
 from meshcert.evidence.mesh_tables import mesh_sections
-from meshcert.evidence.method_text import ab_method, catalog_method_applies
+from meshcert.evidence.method_text import ab_method, bootstrap_method_applies
 from meshcert.evidence.report import (
     ComponentRow,
     Decision,
     EvidenceReport,
+    HistoryVerdict,
     PackageCheck,
     SourceRef,
 )
+from meshcert.reports.evidence.history import change_text, interval_text
 from meshcert.reports.fmt import (
     gate_switches,
     gate_threshold,
@@ -257,7 +260,7 @@ def render_evidence_summary(report: EvidenceReport) -> str:
         lines += _decisions(report)
     lines += _phase_d(report) + _mesh(report) + _package(report.package_check)
     lines += ["## Method", ""]
-    if catalog_method_applies(report) or not report.ab_decisions:
+    if bootstrap_method_applies(report) or not report.ab_decisions:
         lines += [f"- samples: {m.sample_rule}", f"- statistics: {m.description}",
                   f"- multiple comparisons: {m.multiple_comparisons}",
                   f"- bootstrap: {m.replicates} replicates, seed {m.seed}; at least "
@@ -267,3 +270,19 @@ def render_evidence_summary(report: EvidenceReport) -> str:
     lines.append("")
     lines += [f"- note: {n}" for n in report.notes]
     return inert_document("\n".join(lines).rstrip("\n") + "\n")
+
+
+def render_history_markdown(history: list[HistoryVerdict]) -> str:
+    status = history_status(history)
+    out = [f"## {status.upper()}: performance history", "",
+           "| setup | setup class | metric | metric class | current | median | change | "
+           "baseline | interval |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for h in history:
+        for v in h.metrics:
+            out.append(f"| `{h.cohort_key[:12]}` | {h.history_class} | {v.metric} | "
+                       f"{metric_class(h, v)} | "
+                       f"{'-' if v.current is None else f'{v.current:g}'} | "
+                       f"{'-' if v.baseline_median is None else f'{v.baseline_median:g}'} | "
+                       f"{change_text(v.change)} | {h.baseline_n} | {interval_text(v)} |")
+    return "\n".join(out) + "\n"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from meshcert.evidence.headline import headline_of, supported_decisions
-from meshcert.evidence.method_text import ab_method, catalog_method_applies
+from meshcert.evidence.method_text import ab_method, bootstrap_method_applies
 from meshcert.evidence.report import (
     Comparison,
     Decision,
@@ -38,7 +38,7 @@ HEADLINES = {"passed": "Every decision passed", "failed": "The evidence says no"
              "incomplete": "Not every decision could be made"}
 OUTCOME_TONES = {"passed": "passed", "failed": "failed", "undecided": "incomplete"}
 COMPARATOR_TEXT = {">": ">", ">=": "\u2265", "<": "<", "<=": "\u2264"}
-UNCATALOGUED = "other rows"
+UNGROUPED = "other rows"
 
 
 @dataclass(frozen=True)
@@ -480,12 +480,12 @@ def _spread_note(row: RowStats) -> str:
 
 
 def spread_figures(report: EvidenceReport) -> list[SpreadFigure]:
-    """One chart per catalog group: each measured row (per variant) with median, IQR, range."""
-    groups = {c.label: c.group or UNCATALOGUED for c in report.components}
+    """One chart per group of the rules: each measured row (per variant) with median, IQR, range."""
+    groups = {c.label: c.group or UNGROUPED for c in report.components}
     titles = {c.label: c.title for c in report.components}
     grouped: dict[str, list[RowStats]] = {}
     for row in report.rows:
-        group = groups.get(row.labels[0], UNCATALOGUED) if row.labels else UNCATALOGUED
+        group = groups.get(row.labels[0], UNGROUPED) if row.labels else UNGROUPED
         grouped.setdefault(group, []).append(row)
     figures = []
     for group, rows in grouped.items():
@@ -527,7 +527,7 @@ def _provenance(report: EvidenceReport) -> list[Fact]:
         Fact("backend evaluated", report.inputs.backend or "\u2014"),
     ]
     ab = ab_method(report)
-    if catalog_method_applies(report) or ab is None:
+    if bootstrap_method_applies(report) or ab is None:
         facts += [
             Fact("statistics", m.name, note=m.description),
             Fact("confidence", f"{m.confidence:.0%}",
@@ -553,7 +553,7 @@ def build_evidence_view(report: EvidenceReport) -> EvidenceView:
     head = headline_of(report)
     required, missing = _required_rows(report)
     estimate = report.estimate or report.gate.estimate
-    ordered = supported_decisions(report)  # catalog order, as the report lists them
+    ordered = supported_decisions(report)  # the rules' order, as the report lists them
     return EvidenceView(
         title=f"{head.status.upper()}: {head.summary}",
         banner=_banner(report, head),

@@ -25,7 +25,7 @@ from meshcert.certify.manifest_parse import ParsedManifest
 from meshcert.certify.report_ref import RefInfo
 from meshcert.certify.view import PackageView
 from meshcert.core.findings import Finding
-from meshcert.core.gguf.model import GGUFHeader, HeaderError
+from meshcert.core.gguf.model import GGUFHeader, HeaderProblem
 from meshcert.core.gguf.reader import read_header_file
 from meshcert.testing import PackageInfo
 from meshcert.testing.writer import add_kv, render_readme, sha256_of
@@ -121,7 +121,7 @@ def fragment_paths(info: PackageInfo) -> list[str]:
 
 def single_file_view(*paths: Path) -> PackageView:
     """What auditing one GGUF (or a split set) without a manifest looks like to the checks."""
-    headers: dict[str, GGUFHeader | HeaderError] = {p.name: read_header_file(p) for p in paths}
+    headers: dict[str, GGUFHeader | HeaderProblem] = {p.name: read_header_file(p) for p in paths}
     return PackageView(ref=RefInfo(kind="local", pinned=True), display_ref=str(paths[0]),
                        local_dir=None, manifest_raw=None, parsed=ParsedManifest(None),
                        headers=headers)

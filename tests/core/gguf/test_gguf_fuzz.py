@@ -1,7 +1,7 @@
 """Corruption: truncations and random byte mutations of real headers never raise.
 
-Every result is a GGUFHeader or a HeaderError with a catalogued code, and nothing reads past
-what the file holds. Seeded, with a bounded number of cases, so failures reproduce.
+Every result is a GGUFHeader or a HeaderProblem with a code of the code table, and nothing reads
+past what the file holds. Seeded, with a bounded number of cases, so failures reproduce.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from meshcert.core.codes import CODES
-from meshcert.core.gguf.model import GGUFHeader, HeaderError
+from meshcert.core.gguf.model import GGUFHeader, HeaderProblem
 from meshcert.core.gguf.reader import read_header
 from meshcert.testing import glm_dsa_spec, write_package
 from tests.core.gguf.ggufbuild import load
@@ -44,11 +44,11 @@ def infos_end(data: bytes, tmp_path: Path) -> int:
     return len(header)
 
 
-def check(data: bytes) -> GGUFHeader | HeaderError:
+def check(data: bytes) -> GGUFHeader | HeaderProblem:
     source = CountingSource(data)
     result = read_header(source)
-    assert isinstance(result, GGUFHeader | HeaderError)
-    if isinstance(result, HeaderError):
+    assert isinstance(result, GGUFHeader | HeaderProblem)
+    if isinstance(result, HeaderProblem):
         assert result.code in HEADER_CODES and result.code in CODES
         assert result.message
     assert all(offset + length <= max(len(data), 64 * 1024) for offset, length in source.reads)
@@ -62,7 +62,7 @@ def test_truncation_at_every_offset_of_a_header(fragment: bytes, tmp_path: Path)
     for cut in range(end + 40):
         result = check(fragment[:cut])
         if cut < end:
-            assert isinstance(result, HeaderError) and result.code in (
+            assert isinstance(result, HeaderProblem) and result.code in (
                 "gguf_truncated", "gguf_bad_magic"), cut
             assert result.code == "gguf_truncated" or cut < 4
         else:  # the infos are complete: the header reads, and knows the file is short
@@ -112,4 +112,4 @@ def test_truncated_tokenizer_metadata(metadata: bytes) -> None:
     assert isinstance(full, GGUFHeader)
     for cut in range(24, full.data_offset - 64, 97):
         result = check(metadata[:cut])
-        assert isinstance(result, HeaderError) and result.code == "gguf_truncated", cut
+        assert isinstance(result, HeaderProblem) and result.code == "gguf_truncated", cut

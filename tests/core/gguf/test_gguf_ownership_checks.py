@@ -14,7 +14,7 @@ from meshcert.certify.manifest_parse import ParsedManifest
 from meshcert.certify.report_ref import RefInfo
 from meshcert.certify.sources.local import load_local_package
 from meshcert.certify.view import CertOptions, PackageView
-from meshcert.core.gguf.model import HeaderError
+from meshcert.core.gguf.model import HeaderProblem
 from tests.certify.checks.manifest_edits import GARBAGE
 from tests.conftest import PackageFactory, certify_dir
 from tests.core.gguf.ggufbuild import (
@@ -190,7 +190,7 @@ def _run_mine(view: PackageView) -> list[Any]:
 def test_no_manifest_and_broken_headers_do_not_crash() -> None:
     view = PackageView(ref=RefInfo(kind="local", pinned=False), display_ref="x", local_dir=None,
                        manifest_raw=None, parsed=ParsedManifest(None),
-                       headers={"layers/layer-00000.gguf": HeaderError("gguf_truncated", "cut",
+                       headers={"layers/layer-00000.gguf": HeaderProblem("gguf_truncated", "cut",
                                                                        9)})
     assert _run_mine(view) == []
 
@@ -215,5 +215,5 @@ def test_header_errors_are_skipped_by_the_package_wide_checks(packages: PackageF
     view = load_local_package(str(info.root), display_ref=str(info.root),
                               options=CertOptions(verify_sha256=False))
     for path in list(view.headers):
-        view.headers[path] = HeaderError("gguf_truncated", "cut", 0)
+        view.headers[path] = HeaderProblem("gguf_truncated", "cut", 0)
     assert {f.code for f in _run_mine(view)} == {"gguf_truncated"}

@@ -9,7 +9,7 @@ import pytest
 from gguf import GGMLQuantizationType as Q
 
 from meshcert.core.byte_source import BytesSource
-from meshcert.core.gguf.model import ArraySummary, GGUFHeader, HeaderError
+from meshcert.core.gguf.model import ArraySummary, GGUFHeader, HeaderProblem
 from meshcert.core.gguf.reader import (
     ReadLimits,
     read_header,
@@ -42,13 +42,13 @@ class FailingSource(CountingSource):
         raise OSError(5, "Input/output error")
 
 
-def ok(result: GGUFHeader | HeaderError) -> GGUFHeader:
+def ok(result: GGUFHeader | HeaderProblem) -> GGUFHeader:
     assert isinstance(result, GGUFHeader), result
     return result
 
 
-def err(result: GGUFHeader | HeaderError) -> HeaderError:
-    assert isinstance(result, HeaderError), result
+def err(result: GGUFHeader | HeaderProblem) -> HeaderProblem:
+    assert isinstance(result, HeaderProblem), result
     return result
 
 

@@ -11,9 +11,8 @@ import pytest
 
 from meshcert.evidence.ingest import ingest_texts
 from meshcert.evidence.parsers import PARSERS, detect
-from meshcert.evidence.parsers.base import FORMATS as FORMAT_NAMES
-from meshcert.evidence.parsers.base import MESH_FORMATS, TBO_CSV
-from meshcert.evidence.parsers.registry import FORMATS, formats_table, mesh_table
+from meshcert.evidence.parsers.base import FORMAT_NAMES, MESH_FORMAT_NAMES, TBO_CSV
+from meshcert.evidence.parsers.registry import EVIDENCE_FORMATS, formats_table, mesh_table
 from tests.evidence.parsers.helpers import DATA
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "evidence.md"
@@ -50,12 +49,12 @@ def test_the_docs_tables_are_the_registry() -> None:
 
 
 def test_one_entry_per_format_and_every_parser_comes_from_it() -> None:
-    names = [f.name for f in FORMATS]
+    names = [f.name for f in EVIDENCE_FORMATS]
     assert len(names) == len(set(names))
     assert set(names) == {*FORMAT_NAMES, TBO_CSV}
     assert set(PARSERS) == set(names) - {"evidence-json"}   # the merge is read apart
-    assert all(f.examples and f.title for f in FORMATS)
-    assert all(f.rows and f.refused for f in FORMATS if f.name in MESH_FORMATS)
+    assert all(f.examples and f.title for f in EVIDENCE_FORMATS)
+    assert all(f.rows and f.refused for f in EVIDENCE_FORMATS if f.name in MESH_FORMAT_NAMES)
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURE_FORMATS))
@@ -74,7 +73,7 @@ def test_a_truncated_mesh_file_still_gets_its_parser_and_a_finding() -> None:
 def test_the_unrecognised_message_names_every_format_it_tried() -> None:
     result = ingest_texts({"notes.txt": "hello\n"})
     (problem,) = result.problems
-    for f in FORMATS:
+    for f in EVIDENCE_FORMATS:
         if f.rules:
             assert f.title in problem.reason
     assert "A/B comparison.json" in problem.reason and "token-lengths" in problem.reason

@@ -17,7 +17,7 @@ from meshcert.reports.evidence.sarif import build_evidence_sarif, render_evidenc
 from meshcert.reports.outputs import write_reports
 from tests.evidence.gate_logs import parity_console, repeated, row_name, settings
 from tests.evidence.parsers.helpers import DATA as MESH_DATA
-from tests.reports.test_sarif import validate
+from tests.reports.certification.test_sarif import validate
 
 MESH_FILES = ["history.jsonl", "comparison-adaptive.json", "comparison-failed.json",
               "promotion.json", "spec-bench.json", "focused-schema-smoke.json"]

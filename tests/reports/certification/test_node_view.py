@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from meshcert.certify.report import CertReport
-from meshcert.reports.html import render_cert_html
-from meshcert.reports.markdown import render_cert_markdown
+from meshcert.reports.certification.html import render_cert_html
+from meshcert.reports.certification.markdown import render_cert_markdown
 from tests.certify.publisher_packages import TINY_CONFIG, build_published, json_bytes
 from tests.certify.v2_packages import build_v1
 from tests.conftest import certify_dir

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from meshcert.certify.report import CertReport
+from meshcert.reports.certification.html import render_cert_html
 from meshcert.reports.certification.view import NO_CHECK
-from meshcert.reports.html import render_cert_html
 from tests.reports.dom import Node, parse
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from meshcert.certify.report import CertReport
-from meshcert.reports.html import render_cert_html
+from meshcert.reports.certification.html import render_cert_html
 from tests.certify.v2_packages import build_v2
 from tests.conftest import certify_dir
 from tests.reports.dom import parse

@@ -6,8 +6,8 @@ import pytest
 
 from meshcert.evidence.headline import headline_of
 from meshcert.evidence.report import EvidenceReport
+from meshcert.reports.evidence.html import render_evidence_html
 from meshcert.reports.evidence.view import gate_status
-from meshcert.reports.html import render_evidence_html
 from tests.reports.checks_html import (
     assert_inert,
     assert_responsive_and_printable,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from meshcert.certify.report import CertReport
-from meshcert.reports.markdown import render_cert_markdown
+from meshcert.reports.certification.markdown import render_cert_markdown
 from meshcert.reports.mdutil import code, text
 
 

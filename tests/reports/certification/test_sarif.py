@@ -19,7 +19,7 @@ from tests.conftest import PackageFactory
 from tests.core.gguf.ggufbuild import layer_rel, load, write_raw
 from tests.core.gguf.hostile import CORPUS, write_case
 
-SCHEMA_FILE = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
+SCHEMA_FILE = Path(__file__).parents[1] / "data" / "sarif-schema-2.1.0.json"
 SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
 runner = CliRunner()
 

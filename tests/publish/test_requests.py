@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from meshcert.core.usage import OptionError
-from meshcert.publish.request import PublishWhileWriting
+from meshcert.publish.requests import PublishWhileWriting
 
 
 def test_with_a_target_every_option_goes() -> None:
