@@ -186,7 +186,8 @@ def run_certify_jobs(plan: CertifyJobsPlan, preflight: CertReport, jobs: Jobs, *
         for _item, state in submitted:  # never leave jobs running (and billing) behind
             with contextlib.suppress(HubError):
                 jobs.cancel(state.job_id)
-        if isinstance(exc, HubError):  # the Hub's failure, and what became of the jobs
+        if isinstance(exc, HubError) and submitted:  # the Hub's failure, and what became of
+            # the jobs (none submitted: the Hub's failure alone, nothing was cancelled)
             raise HubError(exc.code, f"{exc.message} (submitted jobs were cancelled)",
                            retryable=exc.retryable, retry_after=exc.retry_after,
                            status=exc.status) from exc

@@ -171,3 +171,16 @@ def test_a_hub_that_fails_while_jobs_run_cancels_them_and_ends_incomplete(
     assert "Traceback" not in done.output
     # each submitted job was asked to stop (whatever state the Hub's failure hid)
     assert len(hub.requests("jobs_cancel")) == len(hub.jobs.jobs) == 2
+
+
+def test_a_hub_that_refuses_the_first_job_cancels_nothing_and_says_only_its_failure(
+        hub: FakeHub, published: tuple[Path, str]) -> None:
+    _, sha = published
+    hub.inject("jobs_run", 500, times=None)  # no job is ever created
+    done = CliRunner().invoke(app, ["models", "certify", f"hf://{REPO}@{sha}", "--package-only",
+                                    "--hf-job", "--stages", "2", "--confirm", "--install",
+                                    "meshcert"])
+    assert done.exit_code == 3, done.output
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith("error: ") and "cancelled" not in last  # nothing was submitted
+    assert hub.jobs.jobs == {} and hub.requests("jobs_cancel") == []
