@@ -93,8 +93,11 @@ class HfJobsSection(_Section):
 
     def mode(self) -> str:
         """How a verdict is produced, part of every job's key: a header-only verdict is not
-        the verdict of full hashing."""
-        return f"hf-jobs/{self.stages}/{self.flavor}" if self.runs_jobs else "header-only"
+        the verdict of full hashing. The cap is part of it: a plan above one cap stays
+        header-only, and a higher cap must certify again rather than re-use that verdict."""
+        if not self.runs_jobs:
+            return "header-only"
+        return f"hf-jobs/{self.stages}/{self.flavor}/{self.max_cost_usd!r}"
 
 
 class ReleaseSection(_Section):

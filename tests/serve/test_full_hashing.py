@@ -137,3 +137,19 @@ def test_confirming_jobs_without_a_cap_is_a_config_error(rig: ServeRig) -> None:
                               extra="[hf_jobs]\nstages = 4\nconfirm = true\n")
     with pytest.raises(ConfigError, match=r"confirm = true needs max_cost_usd"):
         load_config(config)
+
+
+def test_a_verdict_is_keyed_by_how_it_was_produced() -> None:
+    from meshcert.serve.certifier import job_key
+    from meshcert.serve.config import HfJobsSection
+
+    def key(**section: object) -> str:
+        return job_key(REPO, "a" * 40, "trust", HfJobsSection.model_validate(section).mode())
+
+    header_only = key()
+    assert key(stages=2) == header_only  # a dry run produces the header-only verdict
+    on_jobs = key(stages=2, confirm=True, max_cost_usd=1.0)
+    assert on_jobs != header_only
+    # a plan the lower cap refused stayed header-only: a higher cap certifies again
+    assert key(stages=2, confirm=True, max_cost_usd=5.0) != on_jobs
+    assert key(stages=4, confirm=True, max_cost_usd=1.0) != on_jobs
